@@ -1,0 +1,70 @@
+"""``AsyncMemory``: the same engine for asyncio code.
+
+Every method has the same name, parameters and behaviour as on
+:class:`~kenning.engine.Memory`; the logic is shared, only the I/O runs in a
+worker thread so the event loop never blocks. A parity test locks this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from .engine import Memory
+
+__all__ = ["AsyncMemory"]
+
+T = TypeVar("T")
+
+#: The engine methods AsyncMemory mirrors.
+PUBLIC_METHODS = (
+    "remember", "remember_many", "upsert", "update", "forget", "archive", "restore",
+    "feedback", "get", "recall", "list", "history", "stats", "export_jsonl", "import_jsonl",
+)  # fmt: skip
+
+
+def _mirror(name: str) -> Callable[..., Coroutine[Any, Any, Any]]:
+    sync = getattr(Memory, name)
+
+    @functools.wraps(sync)
+    async def method(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
+
+    method.__signature__ = inspect.signature(sync)  # type: ignore[attr-defined]
+    return method
+
+
+class AsyncMemory:
+    """Asynchronous façade over :class:`Memory` (same constructor arguments)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.sync = kwargs.pop("memory", None) or Memory(*args, **kwargs)
+
+    async def close(self) -> None:
+        """Release the store and worker threads."""
+        await asyncio.to_thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    remember = _mirror("remember")
+    remember_many = _mirror("remember_many")
+    upsert = _mirror("upsert")
+    update = _mirror("update")
+    forget = _mirror("forget")
+    archive = _mirror("archive")
+    restore = _mirror("restore")
+    feedback = _mirror("feedback")
+    get = _mirror("get")
+    recall = _mirror("recall")
+    list = _mirror("list")
+    history = _mirror("history")
+    stats = _mirror("stats")
+    export_jsonl = _mirror("export_jsonl")
+    import_jsonl = _mirror("import_jsonl")

@@ -1,0 +1,104 @@
+"""Settings: every knob in one place, read from ``KENNING_*`` environment variables.
+
+Nothing is read or created at import; :class:`Settings` reads the environment
+when it is instantiated, and paths are resolved lazily by :meth:`Settings.db_path`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "ScoringWeights", "default_home"]
+
+
+def default_home() -> Path:
+    """``$KENNING_HOME`` or ``~/.kenning`` (not created here)."""
+    env = os.environ.get("KENNING_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".kenning"
+
+
+class ScoringWeights(BaseSettings):
+    """Priority score weights and boosts (DESIGN.md §3, seed 000)."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_SCORING_", extra="forbid")
+
+    confidence: float = Field(0.5, ge=0, le=1)
+    temporal: float = Field(0.2, ge=0, le=1)
+    relevance: float = Field(0.3, ge=0, le=1)
+    strength: float = Field(0.0, ge=0, le=1)
+    layer_boost: float = Field(0.05, ge=0, le=1)
+    exact_match_boost: float = Field(0.5, ge=0, le=2)
+    high_confidence_boost: float = Field(0.02, ge=0, le=1)
+    persona_user_boost: float = Field(0.03, ge=0, le=1)
+    persona_boost: float = Field(0.015, ge=0, le=1)
+    #: How fused relevance is normalised before mixing: ``max`` divides by the
+    #: best candidate's score, ``minmax`` spreads the candidates over [0, 1].
+    relevance_norm: str = Field("max", pattern="^(max|minmax|rank)$")
+
+
+class Settings(BaseSettings):
+    """kenning's configuration. Environment variables use the ``KENNING_`` prefix."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_", extra="forbid")
+
+    home: Path | None = None
+    database_url: str | None = None
+
+    embedder: str = "minilm"
+    embedder_options: dict[str, str] = Field(default_factory=dict)
+    embed_threads: int | None = None
+
+    max_content_chars: int = Field(20_000, gt=0)
+    max_key_chars: int = Field(120, gt=0)
+    max_tags: int = Field(32, gt=0)
+    max_batch: int = Field(10_000, gt=0)
+    max_k: int = Field(1_000, gt=0)
+
+    # retrieval
+    candidates_dense: int = Field(100, gt=0)
+    candidates_keyword: int = Field(100, gt=0)
+    fusion: str = Field("convex", pattern="^(convex|rrf)$")
+    fusion_alpha: float = Field(0.5, ge=0, le=1)
+    rrf_k: int = Field(60, gt=0)
+    min_confidence: float = Field(0.0, ge=0, le=1)
+    exact_search_max: int = Field(20_000, gt=0)
+    ann_min_rows: int = Field(50_000, gt=0)
+    ann_expansion: int = Field(64, gt=0)
+    ann_connectivity: int = Field(16, gt=0)
+
+    # temporal decay per layer (seed 000): days and floor
+    decay_days_personal: float = Field(365, gt=0)
+    decay_days_shared: float = Field(180, gt=0)
+    decay_days_organization: float = Field(730, gt=0)
+    min_temporal_personal: float = Field(0.1, ge=0, le=1)
+    min_temporal_shared: float = Field(0.2, ge=0, le=1)
+    min_temporal_organization: float = Field(0.3, ge=0, le=1)
+
+    scoring: ScoringWeights = Field(default_factory=ScoringWeights)
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.database_url is not None and not (
+            self.database_url.startswith("sqlite:///")
+            or self.database_url.startswith("postgresql://")
+        ):
+            from .errors import ConfigError
+
+            raise ConfigError(
+                f"database_url must start with sqlite:/// or postgresql://; got {self.database_url!r}"
+            )
+        return self
+
+    def resolved_home(self) -> Path:
+        """The data directory (not created here)."""
+        return self.home.expanduser() if self.home else default_home()
+
+    def db_path(self) -> Path:
+        """Path of the embedded SQLite database."""
+        if self.database_url and self.database_url.startswith("sqlite:///"):
+            return Path(self.database_url.removeprefix("sqlite:///")).expanduser()
+        return self.resolved_home() / "kenning.db"

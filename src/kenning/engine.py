@@ -1,0 +1,563 @@
+"""The engine façade: every door (SDK, CLI, REST, MCP) calls these methods.
+
+``Memory`` owns a store, an embedder, an access policy and a clock. Every
+method takes an optional ``principal``; without one it acts for the instance's
+default principal (the embedded single-user install: org ``default``, user
+``default``, admin of that org).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from .access import AccessPolicy
+from .clock import Clock, SystemClock
+from .config import Settings
+from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
+from .errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from .models import (
+    ALL_SCOPES,
+    FeedbackKind,
+    HistoryEntry,
+    Layer,
+    LayerStats,
+    MemoryFilter,
+    MemoryRecord,
+    Page,
+    Principal,
+    RecallResult,
+    Scope,
+    Status,
+)
+from .retrieval.ranker import rank
+from .scoring import adjust_confidence
+from .stores import Store, open_store
+from .validation import (
+    build_filter,
+    clean_confidence,
+    clean_content,
+    clean_importance,
+    clean_k,
+    clean_key,
+    clean_memory_type,
+    clean_metadata,
+    clean_tags,
+    clean_text,
+    clean_time,
+)
+
+__all__ = ["Memory", "SOURCE_RELIABILITY", "ScopesArg"]
+
+#: Seed 000's source reliability, the default confidence of a new memory.
+SOURCE_RELIABILITY: Mapping[str, float] = {
+    "user_input": 0.8,
+    "webhook": 0.9,
+    "mcp_tool": 0.95,
+    "api": 0.85,
+}
+_DEFAULT_RELIABILITY = 0.7
+
+ScopesArg = Scope | str | Iterable[Scope | str] | None
+_UPDATABLE = (
+    "content", "key", "memory_type", "importance", "confidence", "tags", "metadata",
+    "event_at", "valid_from", "valid_to", "sector_id",
+)  # fmt: skip
+
+
+def new_id() -> str:
+    """A 32-hex-digit id that sorts by creation time (48-bit ms + 80 random bits)."""
+    return f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
+
+
+class Memory:
+    """Long-term memory for agents, on the embedded store by default.
+
+    >>> mem = Memory("/tmp/kenning-demo.db")            # doctest: +SKIP
+    >>> mem.remember("Alice prefers tea over coffee")   # doctest: +SKIP
+    >>> mem.recall("what does Alice drink?")[0].memory.content  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        clock: Clock | None = None,
+        principal: Principal | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        if path is not None:
+            self.settings = self.settings.model_copy(update={"database_url": f"sqlite:///{path}"})
+        inner = embedder or create_embedder(self.settings.embedder, **self._embed_options())
+        self.store: Store = store or open_store(self.settings, inner.model_id, inner.dim)
+        self.embedder = CachedEmbedder(inner, [MemoryCacheBackend(50_000), self.store])
+        self.clock: Clock = clock or SystemClock()
+        self.principal = principal or Principal()
+        self.policy = AccessPolicy()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall")
+        self._lock = threading.Lock()
+
+    def _embed_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = dict(self.settings.embedder_options)
+        if self.settings.embedder == "minilm" and self.settings.embed_threads:
+            options.setdefault("threads", self.settings.embed_threads)
+        return options
+
+    def close(self) -> None:
+        """Release the store and worker threads."""
+        self._pool.shutdown(wait=True)
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- helpers --------------------------------------------------------------------
+
+    def _who(self, principal: Principal | None) -> Principal:
+        if principal is not None and not isinstance(principal, Principal):
+            raise InvalidInput("principal must be a Principal", field="principal")
+        return principal or self.principal
+
+    def _default_write_scope(self, who: Principal) -> Scope:
+        if who.active_persona:
+            return Scope.persona_user(who.active_persona, who.user_id)
+        return Scope.user(who.user_id)
+
+    def _scope(self, scope: Scope | str | None, who: Principal) -> Scope:
+        if scope is None:
+            return self._default_write_scope(who)
+        return scope if isinstance(scope, Scope) else Scope.parse(scope)
+
+    def _visible(self, memory_id: str, who: Principal) -> MemoryRecord:
+        memory_id = clean_text(memory_id, "memory id", 64)
+        found = self.store.get([memory_id], self.policy.readable(who))
+        if not found:
+            raise NotFound(f"memory {memory_id!r} not found")
+        return found[0]
+
+    def _writable(self, memory_id: str, who: Principal) -> MemoryRecord:
+        record = self._visible(memory_id, who)
+        self.policy.check_write(who, record.scope)
+        return record
+
+    def _build(self, who: Principal, item: Mapping[str, Any], now: datetime) -> MemoryRecord:
+        """Validate one memory description into a new record (nothing stored)."""
+        unknown = set(item) - _REMEMBER_FIELDS
+        if unknown:
+            raise InvalidInput(f"unknown field(s) {sorted(unknown)}", field=sorted(unknown)[0])
+        s = self.settings
+        content = clean_content(item.get("content"), s.max_content_chars)
+        scope = self._scope(item.get("scope"), who)
+        self.policy.check_write(who, scope)
+        source = clean_text(item.get("source", "api"), "source", 64)
+        confidence = item.get("confidence")
+        confidence = (
+            SOURCE_RELIABILITY.get(source, _DEFAULT_RELIABILITY)
+            if confidence is None
+            else clean_confidence(confidence)
+        )
+        status = item.get("status", Status.ACTIVE)
+        if status not in (Status.ACTIVE, Status.PENDING_REVIEW, "active", "pending_review"):
+            raise InvalidInput("a new memory is 'active' or 'pending_review'", field="status")
+        valid_from = clean_time(item.get("valid_from"), "valid_from")
+        valid_to = clean_time(item.get("valid_to"), "valid_to")
+        if valid_from and valid_to and valid_to < valid_from:
+            raise InvalidInput("valid_to is before valid_from", field="valid_to")
+        optional = {
+            name: None if item.get(name) is None else clean_text(item[name], name, 256)
+            for name in ("source_channel_id", "agent_id", "session_id", "episode_id", "sector_id")
+        }
+        return MemoryRecord(
+            id=new_id(),
+            org_id=who.org_id,
+            scope=scope,
+            content=content,
+            key=clean_key(item.get("key"), s.max_key_chars),
+            memory_type=clean_memory_type(item.get("memory_type", "semantic")),
+            importance=clean_importance(item.get("importance", 3)),
+            confidence=confidence,
+            status=Status(status),
+            tags=clean_tags(item.get("tags"), s.max_tags),
+            metadata=clean_metadata(item.get("metadata")),
+            source=source,
+            created_by=who.user_id,
+            created_at=now,
+            updated_at=now,
+            event_at=clean_time(item.get("event_at"), "event_at"),
+            valid_from=valid_from,
+            valid_to=valid_to,
+            content_hash=content_hash(content),
+            **optional,
+        )
+
+    # -- writes -----------------------------------------------------------------------
+
+    def remember(
+        self, content: str, *, scope: Scope | str | None = None, principal: Principal | None = None,
+        **fields: Any,
+    ) -> MemoryRecord:  # fmt: skip
+        """Store one memory and return it.
+
+        ``fields`` may set ``key``, ``memory_type``, ``importance``, ``confidence``,
+        ``tags``, ``metadata``, ``source``, ``source_channel_id``, ``agent_id``,
+        ``session_id``, ``episode_id``, ``sector_id``, ``event_at``,
+        ``valid_from``, ``valid_to`` and ``status``. The scope defaults to the
+        caller's personal scope (persona_user when a persona is active).
+        """
+        return self.remember_many([{"content": content, "scope": scope, **fields}], principal=principal)[0]
+
+    def remember_many(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        principal: Principal | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[MemoryRecord]:
+        """Store a batch atomically: every item is validated first; all or nothing."""
+        who = self._who(principal)
+        if isinstance(items, Mapping) or not isinstance(items, Sequence):
+            raise InvalidInput("items must be a list of memory objects", field="items")
+        if not items:
+            return []
+        if len(items) > self.settings.max_batch:
+            raise InvalidInput(
+                f"a batch holds at most {self.settings.max_batch} memories, got {len(items)}",
+                field="items",
+            )
+        now = self.clock.now()
+        records: list[MemoryRecord] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InvalidInput(f"items[{index}] must be an object", field="items")
+            try:
+                records.append(self._build(who, item, now))
+            except InvalidInput as exc:
+                raise InvalidInput(f"items[{index}]: {exc}", field=exc.field) from None
+        keys = [(r.scope, r.key) for r in records if r.key]
+        if len(keys) != len(set(keys)):
+            raise InvalidInput("two items of the batch share a scope and key", field="key")
+        for r in records:
+            if r.key and self.store.find_by_key(r.org_id, r.scope, r.key) is not None:
+                raise Conflict(f"key {r.key!r} already exists in {r.scope.key!r}; use upsert")
+        vectors = self.embedder.embed_many([r.content for r in records], batch_size=64, progress=progress)
+        self.store.insert(list(zip(records, vectors, strict=True)), who.user_id)
+        return records
+
+    def upsert(
+        self, key: str, content: str, *, scope: Scope | str | None = None,
+        principal: Principal | None = None, **fields: Any,
+    ) -> MemoryRecord:  # fmt: skip
+        """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics)."""
+        who = self._who(principal)
+        target = self._scope(scope, who)
+        clean = clean_key(key, self.settings.max_key_chars)
+        assert clean is not None
+        for _ in range(3):
+            existing = self.store.find_by_key(who.org_id, target, clean)
+            try:
+                if existing is None:
+                    return self.remember(content, scope=target, key=clean, principal=who, **fields)
+                self.policy.check_write(who, existing.scope)
+                return self.update(
+                    existing.id, content=content, principal=who, _op="upsert",
+                    _status=Status.ACTIVE, **fields,
+                )  # fmt: skip
+            except Conflict:
+                continue
+        raise Conflict(f"key {clean!r} kept changing under concurrent writers; try again")
+
+    def update(
+        self, memory_id: str, *, principal: Principal | None = None,
+        expected_version: int | None = None, _op: str = "update",
+        _status: Status | None = None, **changes: Any,
+    ) -> MemoryRecord:  # fmt: skip
+        """Change fields of a memory (content is re-embedded); returns the new state."""
+        who = self._who(principal)
+        unknown = set(changes) - set(_UPDATABLE)
+        if unknown:
+            raise InvalidInput(
+                f"cannot update {sorted(unknown)}; updatable: {list(_UPDATABLE)}",
+                field=sorted(unknown)[0],
+            )
+        record = self._writable(memory_id, who)
+        new = self._apply_changes(record, changes)
+        if _status is not None:
+            new.status = _status
+        diff = _diff(record, new)
+        if not diff:
+            return record
+        new.updated_at = self.clock.now()
+        vector = None
+        if "content" in diff:
+            new.content_hash = content_hash(new.content)
+            vector = self.embedder.embed(new.content)
+        return self.store.replace(
+            new, vector, op=_op, actor=who.user_id, changes=diff, expected_version=expected_version
+        )
+
+    def _apply_changes(self, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord:
+        s = self.settings
+        new = replace(record, tags=record.tags, metadata=dict(record.metadata))
+        cleaners: dict[str, Callable[[Any], Any]] = {
+            "content": lambda v: clean_content(v, s.max_content_chars),
+            "key": lambda v: clean_key(v, s.max_key_chars),
+            "memory_type": clean_memory_type,
+            "importance": clean_importance,
+            "confidence": clean_confidence,
+            "tags": lambda v: clean_tags(v, s.max_tags),
+            "metadata": clean_metadata,
+            "event_at": lambda v: clean_time(v, "event_at"),
+            "valid_from": lambda v: clean_time(v, "valid_from"),
+            "valid_to": lambda v: clean_time(v, "valid_to"),
+            "sector_id": lambda v: None if v is None else clean_text(v, "sector_id", 256),
+        }
+        for name, value in changes.items():
+            setattr(new, name, cleaners[name](value))
+        if new.valid_from and new.valid_to and new.valid_to < new.valid_from:
+            raise InvalidInput("valid_to is before valid_from", field="valid_to")
+        return new
+
+    def forget(self, memory_id: str, *, principal: Principal | None = None) -> None:
+        """Delete a memory from every index; its history keeps who and when only."""
+        who = self._who(principal)
+        record = self._writable(memory_id, who)
+        if not self.store.delete(record.org_id, record.id, who.user_id):
+            raise NotFound(f"memory {memory_id!r} not found")
+
+    def _set_status(self, memory_id: str, status: Status, op: str, who: Principal) -> MemoryRecord:
+        record = self._writable(memory_id, who)
+        if record.status is status:
+            return record
+        new = replace(record, status=status, updated_at=self.clock.now())
+        changes = {"status": [record.status.value, status.value]}
+        return self.store.replace(new, None, op=op, actor=who.user_id, changes=changes)
+
+    def archive(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
+        """Take a memory out of recall without deleting it (reversible)."""
+        return self._set_status(memory_id, Status.ARCHIVED, "archive", self._who(principal))
+
+    def restore(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
+        """Bring an archived (or pending/superseded) memory back to active."""
+        return self._set_status(memory_id, Status.ACTIVE, "restore", self._who(principal))
+
+    def feedback(
+        self, memory_id: str, kind: FeedbackKind | str, *, principal: Principal | None = None
+    ) -> MemoryRecord:
+        """Adjust confidence (upvote, downvote, validate, contradict, confirm)."""
+        who = self._who(principal)
+        try:
+            fb = FeedbackKind(kind)
+        except ValueError:
+            known = ", ".join(k.value for k in FeedbackKind)
+            raise InvalidInput(f"feedback must be one of {known}; got {kind!r}", field="kind") from None
+        record = self._visible(memory_id, who)
+        if fb in (FeedbackKind.VALIDATE, FeedbackKind.CONTRADICT):
+            self.policy.check_write(who, record.scope)
+        new = replace(record, confidence=adjust_confidence(record.confidence, fb),
+                      updated_at=self.clock.now())  # fmt: skip
+        changes = {"feedback": fb.value, "confidence": [record.confidence, new.confidence]}
+        return self.store.replace(new, None, op="feedback", actor=who.user_id, changes=changes)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
+        """One memory the caller may read (``NotFound`` otherwise, never a hint)."""
+        return self._visible(memory_id, self._who(principal))
+
+    def recall(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        scopes: ScopesArg = None,
+        layers: Iterable[Layer | str] | None = None,
+        filters: MemoryFilter | Mapping[str, Any] | None = None,
+        min_confidence: float | None = None,
+        explain: bool = False,
+        principal: Principal | None = None,
+    ) -> RecallResult:
+        """The ``k`` memories that best answer ``query``, ranked by priority.
+
+        ``scopes``: None for the caller's default view, ``"all"`` for every
+        readable scope, or named scopes (each checked). ``layers`` restricts to
+        personal/shared/organization. ``filters`` see :class:`MemoryFilter`.
+        """
+        started = time.perf_counter()
+        who = self._who(principal)
+        query = clean_text(query, "query", self.settings.max_content_chars)
+        k = clean_k(k, self.settings.max_k)
+        floor = self.settings.min_confidence if min_confidence is None else clean_confidence(
+            min_confidence, "min_confidence")  # fmt: skip
+        flt = build_filter(filters)
+        view = self.policy.resolve(who, scopes, layers)
+        timings: dict[str, float] = {}
+        s = self.settings
+        t0 = time.perf_counter()
+        embed_job = self._pool.submit(self._timed, self.embedder.embed, query)
+        keyword = self.store.keyword_search(query, view, flt, s.candidates_keyword)
+        timings["keyword"] = _ms(t0)
+        qvec, timings["embed"] = embed_job.result()
+        t1 = time.perf_counter()
+        dense = self.store.vector_search(qvec, view, flt, s.candidates_dense)
+        timings["dense"] = _ms(t1)
+        t2 = time.perf_counter()
+        ids = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
+        records = {r.id: r for r in self.store.get(ids, view)}
+        timings["fetch"] = _ms(t2)
+        t3 = time.perf_counter()
+        hits = rank(query=query, dense=dense, keyword=keyword, records=records, principal=who,
+                    settings=s, now=self.clock.now(), explain=explain)  # fmt: skip
+        hits = [h for h in hits if h.memory.confidence >= floor][:k]
+        timings["rank"] = _ms(t3)
+        timings["total"] = _ms(started)
+        counts = {"dense": len(dense), "keyword": len(keyword), "fused": len(records)}
+        return RecallResult(hits, timings if explain else {}, counts if explain else {})
+
+    @staticmethod
+    def _timed(fn: Callable[[str], np.ndarray], arg: str) -> tuple[np.ndarray, float]:
+        t = time.perf_counter()
+        return fn(arg), _ms(t)
+
+    def list(
+        self,
+        *,
+        scopes: ScopesArg = None,
+        layers: Iterable[Layer | str] | None = None,
+        filters: MemoryFilter | Mapping[str, Any] | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        principal: Principal | None = None,
+    ) -> Page:
+        """Memories newest first, one page at a time (pass ``next_cursor`` back)."""
+        who = self._who(principal)
+        limit = clean_k(limit, self.settings.max_k)
+        view = self.policy.resolve(who, scopes, layers)
+        rows = self.store.list(view, build_filter(filters), limit=limit + 1, cursor=_decode_cursor(cursor))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        nxt = _encode_cursor(rows[-1]) if more and rows else None
+        return Page(rows, nxt)
+
+    def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
+        """Every change to a memory, oldest first (deleted ones too: who and when)."""
+        who = self._who(principal)
+        memory_id = clean_text(memory_id, "memory id", 64)
+        entries = self.store.history(memory_id, self.policy.readable(who))
+        if not entries:
+            raise NotFound(f"memory {memory_id!r} not found")
+        return entries
+
+    def stats(
+        self, *, scopes: ScopesArg = ALL_SCOPES, principal: Principal | None = None
+    ) -> list[LayerStats]:
+        """Seed 000's per-layer statistics over the scopes the caller may read."""
+        who = self._who(principal)
+        return self.store.stats(self.policy.resolve(who, scopes), self.clock.now())
+
+    # -- export / import ----------------------------------------------------------------
+
+    def export_jsonl(
+        self, out: TextIO, *, scopes: ScopesArg = ALL_SCOPES, principal: Principal | None = None
+    ) -> int:
+        """Write every readable memory (record, vector, history) as JSON lines."""
+        who = self._who(principal)
+        n = 0
+        for row in self.store.iter_export(self.policy.resolve(who, scopes)):
+            out.write(json.dumps(row, sort_keys=True) + "\n")
+            n += 1
+        return n
+
+    def import_jsonl(
+        self, lines: Iterable[str], *, principal: Principal | None = None,
+        progress: Callable[[int], None] | None = None, batch: int = 500,
+    ) -> int:  # fmt: skip
+        """Load an export; every row is checked before anything is written."""
+        who = self._who(principal)
+        rows = list(_parse_export(lines, who, self.policy, self.embedder.dim))
+        for start in range(0, len(rows), batch):
+            chunk = rows[start : start + batch]
+            self.store.import_rows(chunk)
+            if progress:
+                progress(len(chunk))
+        return len(rows)
+
+
+_REMEMBER_FIELDS = frozenset(
+    {"content", "scope", "key", "memory_type", "importance", "confidence", "tags", "metadata",
+     "source", "source_channel_id", "agent_id", "session_id", "episode_id", "sector_id",
+     "event_at", "valid_from", "valid_to", "status"}
+)  # fmt: skip
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+def _diff(old: MemoryRecord, new: MemoryRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in (*_UPDATABLE, "status"):
+        a, b = getattr(old, name), getattr(new, name)
+        if a != b:
+            out[name] = [_plain(a), _plain(b)]
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return list(value)
+    return getattr(value, "value", value)
+
+
+def _encode_cursor(record: MemoryRecord) -> str:
+    raw = json.dumps([record.created_at.timestamp(), record.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def _decode_cursor(cursor: str | None) -> tuple[float, str] | None:
+    if cursor is None:
+        return None
+    try:
+        ts, mid = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return float(ts), str(mid)
+    except (ValueError, TypeError):
+        raise InvalidInput(f"invalid cursor {cursor!r}", field="cursor") from None
+
+
+def _parse_export(
+    lines: Iterable[str], who: Principal, policy: AccessPolicy, dim: int
+) -> Iterator[dict[str, Any]]:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            record = MemoryRecord.from_dict(row["record"])
+            vector = base64.b64decode(row["vector"], validate=True)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InvalidInput(f"line {n}: not a kenning export row ({exc})", field="import") from None
+        if record.org_id != who.org_id:
+            raise PermissionDenied(f"line {n}: memory belongs to organization {record.org_id!r}")
+        policy.check_write(who, record.scope)
+        if len(vector) != dim * 4:
+            raise InvalidInput(f"line {n}: vector has {len(vector) // 4} dimensions, expected {dim}")
+        yield row
+

@@ -1,0 +1,69 @@
+"""The one exception tree of kenning.
+
+Every error kenning raises on purpose derives from :class:`KenningError`::
+
+    KenningError
+    ├── InvalidInput          bad arguments: empty/oversized content, bad ranges,
+    │                         malformed filters, unknown scope kinds, bad UTF-8
+    ├── PermissionDenied      the principal may not read/write that scope
+    ├── NotFound              no such memory (or not visible to the caller)
+    ├── Conflict              a concurrent change won (version mismatch)
+    ├── ConfigError           settings that cannot work (unknown embedder, bad URL)
+    ├── EmbeddingError        the embedding model or endpoint failed
+    └── StoreError            the database failed in a way the caller cannot fix
+
+Doors (CLI, REST, MCP) translate this tree into their own error shapes in one
+place; nothing else needs to know about them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KenningError",
+    "InvalidInput",
+    "PermissionDenied",
+    "NotFound",
+    "Conflict",
+    "ConfigError",
+    "EmbeddingError",
+    "StoreError",
+]
+
+
+class KenningError(Exception):
+    """Root of every error raised by kenning."""
+
+
+class InvalidInput(KenningError, ValueError):
+    """The caller passed something kenning cannot accept; nothing was changed.
+
+    ``field`` names the offending argument when there is one.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class PermissionDenied(KenningError):
+    """The principal may not perform this operation on this scope."""
+
+
+class NotFound(KenningError, LookupError):
+    """The memory does not exist, or the caller may not know that it exists."""
+
+
+class Conflict(KenningError):
+    """The write lost against a concurrent change (for example a version check)."""
+
+
+class ConfigError(KenningError):
+    """The configuration cannot work as given."""
+
+
+class EmbeddingError(KenningError):
+    """The embedding model or remote embedding endpoint failed."""
+
+
+class StoreError(KenningError):
+    """The storage backend failed in a way the caller cannot correct."""

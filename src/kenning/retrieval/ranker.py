@@ -1,0 +1,123 @@
+"""Fusion and priority scoring of recall candidates (no I/O).
+
+Dense and keyword candidates are fused into one relevance score, normalised
+within the candidate set, then mixed with confidence, temporal decay per layer
+and strength by seed 000's priority formula, plus the layer, persona-scope,
+high-confidence and exact-match boosts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from ..config import Settings
+from ..models import Hit, Layer, MemoryRecord, Principal, RecallMode, ScopeKind, ScoreBreakdown
+from ..scoring import fuse_convex, fuse_rrf, normalise, priority, temporal_score
+from .text import normalise_text
+
+__all__ = ["fuse", "rank"]
+
+
+def fuse(
+    dense: Sequence[tuple[str, float]], keyword: Sequence[tuple[str, float]], settings: Settings
+) -> dict[str, float]:
+    """One fused relevance score per candidate id (higher is better)."""
+    if settings.fusion == "rrf":
+        return fuse_rrf([[i for i, _ in dense], [i for i, _ in keyword]], settings.rrf_k)
+    return fuse_convex(dict(dense), dict(keyword), settings.fusion_alpha)
+
+
+def _temporal(record: MemoryRecord, now: datetime, settings: Settings) -> float:
+    at = record.event_at or record.created_at
+    layer = record.layer
+    if layer is Layer.PERSONAL:
+        return temporal_score(at, now, settings.decay_days_personal, settings.min_temporal_personal)
+    if layer is Layer.SHARED:
+        return temporal_score(at, now, settings.decay_days_shared, settings.min_temporal_shared)
+    return temporal_score(
+        at, now, settings.decay_days_organization, settings.min_temporal_organization
+    )
+
+
+def _boosts(record: MemoryRecord, principal: Principal, settings: Settings) -> tuple[float, float]:
+    w = settings.scoring
+    personal_mode = principal.mode is RecallMode.PERSONAL
+    layer = 0.0
+    if personal_mode and record.layer is Layer.PERSONAL:
+        layer = w.layer_boost
+    elif not personal_mode and record.layer is Layer.SHARED:
+        layer = w.layer_boost
+    scope = 0.0
+    if principal.active_persona and record.scope.owner_id == principal.active_persona:
+        if record.scope.kind is ScopeKind.PERSONA_USER:
+            scope = w.persona_user_boost
+        elif record.scope.kind is ScopeKind.PERSONA:
+            scope = w.persona_boost
+    return layer, scope
+
+
+def rank(
+    *,
+    query: str,
+    dense: Sequence[tuple[str, float]],
+    keyword: Sequence[tuple[str, float]],
+    records: Mapping[str, MemoryRecord],
+    principal: Principal,
+    settings: Settings,
+    now: datetime,
+    strength_of: Mapping[str, float] | None = None,
+    explain: bool = False,
+) -> list[Hit]:
+    """Score every candidate that has a record; best first."""
+    fused = {k: v for k, v in fuse(dense, keyword, settings).items() if k in records}
+    relevance = normalise(fused, settings.scoring.relevance_norm)
+    dense_of = dict(dense)
+    keyword_of = dict(keyword)
+    w = settings.scoring
+    weights = {
+        "confidence": w.confidence,
+        "temporal": w.temporal,
+        "relevance": w.relevance,
+        "strength": w.strength,
+    }
+    wanted = normalise_text(query)
+    hits: list[Hit] = []
+    for mid, rel in relevance.items():
+        record = records[mid]
+        temporal = _temporal(record, now, settings)
+        strength = (strength_of or {}).get(mid, record.strength)
+        layer_boost, scope_boost = _boosts(record, principal, settings)
+        exact = bool(wanted) and (
+            normalise_text(record.content) == wanted
+            or (record.key is not None and normalise_text(record.key) == wanted)
+        )
+        boost = layer_boost + scope_boost + (w.exact_match_boost if exact else 0.0)
+        if record.confidence > 0.9:
+            boost += w.high_confidence_boost
+        final = priority(
+            relevance=rel,
+            confidence=record.confidence,
+            temporal=temporal,
+            strength=strength,
+            weights=weights,
+            boost=boost,
+        )
+        breakdown = None
+        if explain:
+            breakdown = ScoreBreakdown(
+                dense=dense_of.get(mid),
+                keyword=keyword_of.get(mid),
+                fused=fused[mid],
+                relevance=rel,
+                confidence=record.confidence,
+                temporal=temporal,
+                strength=strength,
+                layer_boost=layer_boost,
+                scope_boost=scope_boost,
+                exact_match=exact,
+                final=final,
+            )
+        hits.append(Hit(record, final, breakdown))
+    hits.sort(key=lambda h: (-h.score, h.memory.id))
+    return hits

@@ -1,0 +1,144 @@
+"""Pure scoring functions: temporal decay, confidence adjustment, priority, fusion.
+
+No I/O here; every function takes the time it needs as an argument so the
+results are reproducible under an injected clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from .models import FeedbackKind, Layer
+
+__all__ = [
+    "temporal_score",
+    "confidence_level",
+    "adjust_confidence",
+    "CONFIDENCE_ADJUSTMENTS",
+    "normalise",
+    "fuse_convex",
+    "fuse_rrf",
+    "priority",
+]
+
+#: Seed 000's confidence adjustments.
+CONFIDENCE_ADJUSTMENTS: Mapping[FeedbackKind, float] = {
+    FeedbackKind.UPVOTE: 0.05,
+    FeedbackKind.DOWNVOTE: -0.10,
+    FeedbackKind.VALIDATE: 0.15,
+    FeedbackKind.CONTRADICT: -0.20,
+    FeedbackKind.CONFIRM: 0.10,
+}
+
+
+def temporal_score(at: datetime, now: datetime, decay_days: float, floor: float) -> float:
+    """Seed 000's temporal score: exponential decay with half-life ``decay_days / 2``.
+
+    Memories from the last 7 days get x1.2, the last 30 days x1.1, capped at 1;
+    the result never drops below the layer's ``floor``. A future ``at`` scores 1.
+    """
+    age_days = (now - at).total_seconds() / 86_400.0
+    if age_days < 0:
+        return 1.0
+    score = math.exp(-math.log(2) / (decay_days / 2.0) * age_days)
+    if age_days <= 7:
+        score = min(1.0, score * 1.2)
+    elif age_days <= 30:
+        score = min(1.0, score * 1.1)
+    return max(floor, score)
+
+
+def confidence_level(confidence: float) -> str:
+    """Seed 000's named confidence bands."""
+    if confidence >= 0.90:
+        return "very_high"
+    if confidence >= 0.75:
+        return "high"
+    if confidence >= 0.60:
+        return "medium"
+    if confidence >= 0.40:
+        return "low"
+    return "very_low"
+
+
+def adjust_confidence(confidence: float, kind: FeedbackKind) -> float:
+    """Apply one seed-000 adjustment, clamped to [0, 1]."""
+    return round(min(1.0, max(0.0, confidence + CONFIDENCE_ADJUSTMENTS[kind])), 4)
+
+
+def normalise(scores: Mapping[str, float], how: str) -> dict[str, float]:
+    """Map raw scores to [0, 1] within one candidate set.
+
+    ``max``: divide by the best (keeps ratios; a weak best stays weak only if
+    scores are absolute, so callers pass non-negative scores); ``minmax``:
+    spread over [0, 1]; ``rank``: 1 / (1 + rank / 10).
+    """
+    if not scores:
+        return {}
+    if how == "rank":
+        order = sorted(scores, key=lambda k: -scores[k])
+        return {k: 1.0 / (1.0 + i / 10.0) for i, k in enumerate(order)}
+    hi = max(scores.values())
+    if how == "minmax":
+        lo = min(scores.values())
+        span = hi - lo
+        return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
+    return {k: (v / hi if hi > 0 else 0.0) for k, v in scores.items()}
+
+
+def fuse_convex(
+    dense: Mapping[str, float], keyword: Mapping[str, float], alpha: float
+) -> dict[str, float]:
+    """Convex combination of min-max normalised dense and keyword scores.
+
+    ``alpha`` weighs the dense side. A candidate missing from one list gets 0
+    for that side.
+    """
+    d = normalise(dense, "minmax")
+    k = normalise(keyword, "minmax")
+    return {
+        key: alpha * d.get(key, 0.0) + (1.0 - alpha) * k.get(key, 0.0) for key in set(d) | set(k)
+    }
+
+
+def fuse_rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> dict[str, float]:
+    """Reciprocal rank fusion over ranked id lists."""
+    out: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking):
+            out[key] = out.get(key, 0.0) + 1.0 / (k + rank + 1)
+    return out
+
+
+def priority(
+    *,
+    relevance: float,
+    confidence: float,
+    temporal: float,
+    strength: float,
+    weights: Mapping[str, float],
+    boost: float = 0.0,
+) -> float:
+    """Seed 000's priority: weighted confidence, temporal and relevance (+ strength).
+
+    ``weights`` holds ``confidence``, ``temporal``, ``relevance`` and ``strength``;
+    ``boost`` adds the layer, scope and exact-match boosts.
+    """
+    return (
+        weights["confidence"] * confidence
+        + weights["temporal"] * temporal
+        + weights["relevance"] * relevance
+        + weights["strength"] * strength
+        + boost
+    )
+
+
+def layer_of_mode_boost(layer: Layer, personal_mode: bool, boost: float) -> float:
+    """+boost for the personal layer in personal mode, the shared layer in org mode."""
+    if personal_mode and layer is Layer.PERSONAL:
+        return boost
+    if not personal_mode and layer is Layer.SHARED:
+        return boost
+    return 0.0

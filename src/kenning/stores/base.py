@@ -1,0 +1,107 @@
+"""The storage seam: one protocol every backend implements.
+
+Contract (the contract suite in ``tests/test_store_contract.py`` checks it on
+every store):
+
+* **Scoped reads.** Every read takes a :class:`~kenning.access.ScopeFilter` and
+  applies it inside the query (keyword, vector, list, get, history, stats):
+  a row outside the filter is never returned, counted or ranked, and the top
+  ``limit`` is the true top within the filter.
+* **Atomic writes.** ``insert``, ``replace`` and ``delete`` each commit the
+  record, its vector, its keyword-index row and its history row together or
+  not at all. A batch ``insert`` is one transaction.
+* **History.** Every create, update, archive, restore, feedback and delete
+  writes one history row. A delete scrubs the content of the memory's earlier
+  history rows; the trail keeps who and when, not what it said.
+* **Keys.** At most one non-superseded memory per (scope, key); an insert that
+  would break this raises :class:`~kenning.errors.Conflict` and writes nothing.
+* **Versions.** ``replace`` with ``expected_version`` raises ``Conflict`` when
+  the stored version differs; every replace increments ``version``.
+* **Concurrency.** Several processes may write one database at once; the
+  store waits for locks itself and never surfaces "database is locked".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..access import ScopeFilter
+from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
+
+__all__ = ["Store"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What the engine needs from a database."""
+
+    def close(self) -> None:
+        """Release connections and caches."""
+
+    def insert(
+        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None
+    ) -> None:
+        """Store new records with their vectors in one transaction (history: ``create``)."""
+
+    def replace(
+        self,
+        record: MemoryRecord,
+        vector: np.ndarray | None,
+        *,
+        op: str,
+        actor: str | None,
+        changes: Mapping[str, Any],
+        expected_version: int | None = None,
+    ) -> MemoryRecord:
+        """Overwrite a record (and its vector when given); bump its version; log ``op``."""
+
+    def delete(self, org_id: str, memory_id: str, actor: str | None) -> bool:
+        """Remove a memory from every table and index; False when it did not exist."""
+
+    def get(self, ids: Sequence[str], scopes: ScopeFilter) -> list[MemoryRecord]:
+        """The records among ``ids`` visible through ``scopes`` (in the order given)."""
+
+    def find_by_key(self, org_id: str, scope: Scope, key: str) -> MemoryRecord | None:
+        """The non-superseded record with this key in this scope, if any."""
+
+    def list(
+        self,
+        scopes: ScopeFilter,
+        filters: MemoryFilter,
+        *,
+        limit: int,
+        cursor: tuple[float, str] | None,
+    ) -> list[MemoryRecord]:
+        """Records newest first, starting after ``cursor`` = (created_at, id)."""
+
+    def keyword_search(
+        self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> list[tuple[str, float]]:
+        """BM25 top ``limit`` as (id, score), higher is better."""
+
+    def vector_search(
+        self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> list[tuple[str, float]]:
+        """Cosine top ``limit`` as (id, similarity)."""
+
+    def history(self, memory_id: str, scopes: ScopeFilter) -> list[HistoryEntry]:
+        """The change trail of one memory, oldest first, if its scope is visible."""
+
+    def stats(self, scopes: ScopeFilter, now: datetime) -> list[LayerStats]:
+        """Seed 000's per-layer statistics over what ``scopes`` covers."""
+
+    def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
+        """Every record (with vector and history) under ``scopes``, for export."""
+
+    def import_rows(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert exported rows verbatim (ids, times, history) in one transaction."""
+
+    def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Embedding cache lookup by content hash."""
+
+    def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
+        """Embedding cache write."""

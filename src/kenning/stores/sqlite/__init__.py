@@ -1,0 +1,5 @@
+"""The embedded SQLite store."""
+
+from .store import SQLiteStore
+
+__all__ = ["SQLiteStore"]

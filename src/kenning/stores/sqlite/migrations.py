@@ -1,0 +1,157 @@
+"""Named, ordered schema migrations of the SQLite store.
+
+Each migration is a function applied inside one transaction together with the
+row that records it in ``_migrations``; a database is never left half-migrated.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+__all__ = ["MIGRATIONS", "apply_migrations"]
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def m001_core(conn: sqlite3.Connection) -> None:
+    """Scopes, memories, vectors, the keyword index, history, metadata."""
+    conn.executescript(
+        """
+        CREATE TABLE scopes (
+            pk INTEGER PRIMARY KEY,
+            org_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            owner_id TEXT NOT NULL,
+            user_id TEXT,
+            key TEXT NOT NULL,
+            UNIQUE (org_id, key)
+        );
+        CREATE TABLE memories (
+            pk INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            org_id TEXT NOT NULL,
+            scope_pk INTEGER NOT NULL REFERENCES scopes(pk),
+            content TEXT NOT NULL,
+            key TEXT,
+            memory_type TEXT NOT NULL,
+            importance INTEGER NOT NULL,
+            confidence REAL NOT NULL,
+            status TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            source TEXT NOT NULL,
+            source_channel_id TEXT,
+            agent_id TEXT,
+            session_id TEXT,
+            episode_id TEXT,
+            created_by TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            event_at REAL,
+            valid_from REAL,
+            valid_to REAL,
+            strength REAL NOT NULL,
+            decay_rate REAL NOT NULL,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            reinforcement_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed REAL,
+            sector_id TEXT,
+            supersedes TEXT,
+            superseded_by TEXT,
+            version INTEGER NOT NULL DEFAULT 1,
+            content_hash TEXT NOT NULL
+        );
+        CREATE INDEX memories_scope ON memories (scope_pk, status, created_at);
+        CREATE INDEX memories_org_created ON memories (org_id, created_at, id);
+        CREATE UNIQUE INDEX memories_key ON memories (scope_pk, key)
+            WHERE key IS NOT NULL AND status != 'superseded';
+        CREATE INDEX memories_session ON memories (session_id) WHERE session_id IS NOT NULL;
+        CREATE INDEX memories_channel ON memories (source_channel_id)
+            WHERE source_channel_id IS NOT NULL;
+        CREATE TABLE vectors (
+            pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE,
+            model_id TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (
+            content, key, tags, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TABLE history (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id TEXT NOT NULL,
+            org_id TEXT NOT NULL,
+            scope_pk INTEGER NOT NULL,
+            op TEXT NOT NULL,
+            actor TEXT,
+            at REAL NOT NULL,
+            version INTEGER,
+            content TEXT,
+            changes TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX history_memory ON history (memory_id, seq);
+        CREATE INDEX history_scope ON history (scope_pk, seq);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE INDEX memories_hash ON memories (content_hash);
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [("001_core", m001_core)]
+
+
+def apply_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Apply every pending migration, each in its own transaction; return their names."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    applied: list[str] = []
+    for name, migration in MIGRATIONS:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone()
+            if done is None:
+                # executescript would COMMIT the open transaction; run statements one by one.
+                _run_in_transaction(conn, migration)
+                conn.execute(
+                    "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
+                )
+                applied.append(name)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return applied
+
+
+class _NoScriptConnection:
+    """Lets a migration call ``executescript`` without committing the transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def executescript(self, script: str) -> None:
+        for statement in _split_sql(script):
+            self._conn.execute(statement)
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        return self._conn.execute(sql, params)
+
+
+def _split_sql(script: str) -> list[str]:
+    statements: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements
+
+
+def _run_in_transaction(conn: sqlite3.Connection, migration: Migration) -> None:
+    migration(_NoScriptConnection(conn))  # type: ignore[arg-type]

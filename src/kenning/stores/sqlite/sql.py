@@ -1,0 +1,145 @@
+"""Row <-> record conversion and filter -> SQL for the SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+from ...access import ScopeFilter
+from ...models import MemoryFilter, MemoryRecord, MemoryType, Scope, ScopeKind, Status
+
+__all__ = [
+    "MEMORY_COLUMNS",
+    "SELECT_MEMORY",
+    "ts",
+    "dt",
+    "record_from_row",
+    "record_params",
+    "scope_clause",
+    "scope_subquery",
+    "filter_clause",
+]
+
+MEMORY_COLUMNS = (
+    "id", "org_id", "content", "key", "memory_type", "importance", "confidence", "status",
+    "tags", "metadata", "source", "source_channel_id", "agent_id", "session_id", "episode_id",
+    "created_by", "created_at", "updated_at", "event_at", "valid_from", "valid_to", "strength",
+    "decay_rate", "access_count", "reinforcement_count", "last_accessed", "sector_id",
+    "supersedes", "superseded_by", "version", "content_hash",
+)  # fmt: skip
+
+SELECT_MEMORY = (
+    "SELECT "
+    + ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
+    + ", s.kind, s.owner_id, s.user_id FROM memories m JOIN scopes s ON s.pk = m.scope_pk"
+)
+
+_TIME_FIELDS = {"created_at", "updated_at", "event_at", "valid_from", "valid_to", "last_accessed"}
+
+
+def ts(value: datetime | None) -> float | None:
+    """Datetime -> epoch seconds (None stays None)."""
+    return None if value is None else value.timestamp()
+
+
+def dt(value: float | None) -> datetime | None:
+    """Epoch seconds -> aware UTC datetime (None stays None)."""
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
+    """Build a record from a ``SELECT_MEMORY`` row."""
+    values = dict(zip(MEMORY_COLUMNS, row[: len(MEMORY_COLUMNS)], strict=True))
+    kind, owner, user = row[len(MEMORY_COLUMNS) :]
+    for name in _TIME_FIELDS:
+        values[name] = dt(values[name])
+    values["tags"] = tuple(json.loads(values["tags"]))
+    values["metadata"] = json.loads(values["metadata"])
+    values["memory_type"] = MemoryType(values["memory_type"])
+    values["status"] = Status(values["status"])
+    return MemoryRecord(scope=Scope(ScopeKind(kind), owner, user), **values)
+
+
+def record_params(record: MemoryRecord) -> list[Any]:
+    """Values of ``MEMORY_COLUMNS`` for an INSERT/UPDATE."""
+    out: list[Any] = []
+    for name in MEMORY_COLUMNS:
+        value = getattr(record, name)
+        if name in _TIME_FIELDS:
+            value = ts(value)
+        elif name == "tags":
+            value = json.dumps(list(value))
+        elif name == "metadata":
+            value = json.dumps(value, sort_keys=True)
+        elif name in ("memory_type", "status"):
+            value = value.value
+        out.append(value)
+    return out
+
+
+def scope_subquery(scopes: ScopeFilter) -> tuple[str, list[Any]]:
+    """``SELECT pk FROM scopes ...`` for the filter's scopes."""
+    if scopes.is_empty:
+        return "SELECT pk FROM scopes WHERE 0", []
+    parts: list[str] = []
+    params: list[Any] = [scopes.org_id]
+    if scopes.kinds:
+        parts.append(f"kind IN ({','.join('?' * len(scopes.kinds))})")
+        params.extend(sorted(k.value for k in scopes.kinds))
+    if scopes.scopes:
+        parts.append(f"key IN ({','.join('?' * len(scopes.scopes))})")
+        params.extend(sorted(s.key for s in scopes.scopes))
+    return f"SELECT pk FROM scopes WHERE org_id = ? AND ({' OR '.join(parts)})", params
+
+
+def scope_clause(scopes: ScopeFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """SQL condition restricting ``alias.scope_pk`` to the filter's scopes."""
+    sub, params = scope_subquery(scopes)
+    return f"{alias}.scope_pk IN ({sub})", params
+
+
+def filter_clause(filters: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """SQL condition for every structured filter (always at least ``1``)."""
+    m = alias
+    parts: list[str] = []
+    params: list[Any] = []
+
+    def add(sql: str, *values: Any) -> None:
+        parts.append(sql)
+        params.extend(values)
+
+    if filters.statuses:
+        add(f"{m}.status IN ({','.join('?' * len(filters.statuses))})",
+            *sorted(s.value for s in filters.statuses))  # fmt: skip
+    if filters.types:
+        add(f"{m}.memory_type IN ({','.join('?' * len(filters.types))})",
+            *sorted(t.value for t in filters.types))  # fmt: skip
+    if filters.tags_any:
+        marks = ",".join("?" * len(filters.tags_any))
+        add(f"EXISTS (SELECT 1 FROM json_each({m}.tags) WHERE value IN ({marks}))",
+            *sorted(filters.tags_any))  # fmt: skip
+    for tag in sorted(filters.tags_all):
+        add(f"EXISTS (SELECT 1 FROM json_each({m}.tags) WHERE value = ?)", tag)
+    if filters.created_after is not None:
+        add(f"{m}.created_at >= ?", ts(filters.created_after))
+    if filters.created_before is not None:
+        add(f"{m}.created_at < ?", ts(filters.created_before))
+    if filters.event_after is not None:
+        add(f"COALESCE({m}.event_at, {m}.created_at) >= ?", ts(filters.event_after))
+    if filters.event_before is not None:
+        add(f"COALESCE({m}.event_at, {m}.created_at) < ?", ts(filters.event_before))
+    for name, value in sorted(filters.metadata.items()):
+        path = '$."' + name.replace('"', '""') + '"'
+        if value is None:
+            add(f"json_type({m}.metadata, ?) = 'null'", path)
+        else:
+            add(f"json_extract({m}.metadata, ?) = ?", path, int(value) if isinstance(value, bool) else value)
+    if filters.min_importance is not None:
+        add(f"{m}.importance >= ?", filters.min_importance)
+    for column in ("source", "agent_id", "session_id", "episode_id", "sector_id", "key"):
+        value = getattr(filters, column)
+        if value is not None:
+            add(f"{m}.{column} = ?", value)
+    return (" AND ".join(parts) or "1"), params

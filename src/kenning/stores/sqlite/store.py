@@ -1,0 +1,514 @@
+"""The embedded SQLite store (WAL, FTS5 BM25, in-process vector index).
+
+One connection per store object, serialised by a lock; several processes may
+share the file (WAL, ``BEGIN IMMEDIATE`` with a busy wait). See
+:mod:`kenning.stores.base` for the contract this class keeps.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...access import ScopeFilter
+from ...errors import ConfigError, Conflict, NotFound, StoreError
+from ...models import (
+    LAYER_OF,
+    HistoryEntry,
+    LayerStats,
+    MemoryFilter,
+    MemoryRecord,
+    Scope,
+    ScopeKind,
+)
+from ...retrieval.text import query_terms
+from .migrations import apply_migrations
+from .sql import (
+    MEMORY_COLUMNS,
+    SELECT_MEMORY,
+    dt,
+    filter_clause,
+    record_from_row,
+    record_params,
+    scope_clause,
+    scope_subquery,
+    ts,
+)
+from .vectors import VectorIndex
+
+__all__ = ["SQLiteStore"]
+
+_BUSY_WAIT_S = 60.0
+_AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
+
+
+class SQLiteStore:
+    """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        model_id: str,
+        dim: int,
+        exact_search_max: int = 20_000,
+        ann_min_rows: int = 50_000,
+        ann_connectivity: int = 16,
+        ann_expansion: int = 64,
+    ) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT_S
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            f"busy_timeout={int(_BUSY_WAIT_S * 1000)}",
+            "temp_store=MEMORY",
+            "cache_size=-65536",
+        ):
+            self._conn.execute(f"PRAGMA {pragma}")
+        with self._lock:
+            self._retry_busy(lambda: apply_migrations(self._conn))
+            self._check_model(model_id, dim)
+        self.model_id = model_id
+        self.vectors = VectorIndex(
+            dim,
+            exact_max=exact_search_max,
+            ann_min_rows=ann_min_rows,
+            connectivity=ann_connectivity,
+            expansion=ann_expansion,
+        )
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    def _retry_busy(self, fn: Any) -> Any:
+        deadline = time.monotonic() + _BUSY_WAIT_S
+        delay = 0.005
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise StoreError(f"SQLite error: {exc}") from exc
+                if time.monotonic() > deadline:
+                    raise StoreError(f"database stayed locked for {_BUSY_WAIT_S:.0f}s") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; nested calls become savepoints."""
+        with self._lock:
+            if self._depth == 0:
+                self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            else:
+                self._conn.execute(f"SAVEPOINT sp{self._depth}")
+            self._depth += 1
+            try:
+                yield self._conn
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._conn.execute("ROLLBACK")
+                else:
+                    self._conn.execute(f"ROLLBACK TO sp{self._depth}")
+                    self._conn.execute(f"RELEASE sp{self._depth}")
+                raise
+            self._depth -= 1
+            if self._depth == 0:
+                self._retry_busy(lambda: self._conn.execute("COMMIT"))
+            else:
+                self._conn.execute(f"RELEASE sp{self._depth}")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read snapshot (or the enclosing write transaction)."""
+        with self._lock:
+            if self._depth > 0:
+                yield self._conn
+                return
+            self._retry_busy(lambda: self._conn.execute("BEGIN"))
+            self._depth += 1
+            try:
+                yield self._conn
+            finally:
+                self._depth -= 1
+                self._conn.execute("COMMIT")
+
+    def _check_model(self, model_id: str, dim: int) -> None:
+        with self.atomic() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'embedding'").fetchone()
+            wanted = json.dumps({"model_id": model_id, "dim": dim})
+            if row is None:
+                conn.execute("INSERT INTO meta (key, value) VALUES ('embedding', ?)", (wanted,))
+            elif json.loads(row[0])["dim"] != dim:
+                raise ConfigError(
+                    f"this database holds {row[0]} vectors; the configured embedder is "
+                    f"{model_id} ({dim}-d). Use the same model or re-embed the store."
+                )
+            elif json.loads(row[0])["model_id"] != model_id:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'embedding'", (wanted,))
+
+    def _scope_pk(self, conn: sqlite3.Connection, org_id: str, scope: Scope) -> int:
+        conn.execute(
+            "INSERT OR IGNORE INTO scopes (org_id, kind, owner_id, user_id, key) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (org_id, scope.kind.value, scope.owner_id, scope.user_id, scope.key),
+        )
+        row = conn.execute(
+            "SELECT pk FROM scopes WHERE org_id = ? AND key = ?", (org_id, scope.key)
+        ).fetchone()
+        return int(row[0])
+
+    @staticmethod
+    def _history(
+        conn: sqlite3.Connection, record: MemoryRecord, scope_pk: int, op: str,
+        actor: str | None, changes: Mapping[str, Any], content: str | None,
+    ) -> None:  # fmt: skip
+        conn.execute(
+            "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, content, "
+            "changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.id, record.org_id, scope_pk, op, actor, ts(record.updated_at),
+             record.version, content, json.dumps(dict(changes), default=str, sort_keys=True)),
+        )  # fmt: skip
+
+    @staticmethod
+    def _fts_write(conn: sqlite3.Connection, pk: int, record: MemoryRecord) -> None:
+        conn.execute(
+            "INSERT INTO memories_fts (rowid, content, key, tags) VALUES (?, ?, ?, ?)",
+            (pk, record.content, record.key or "", " ".join(record.tags)),
+        )
+
+    # -- writes -------------------------------------------------------------------
+
+    def insert(self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None) -> None:
+        """Store new records, vectors, keyword rows and history in one transaction."""
+        cols = ", ".join(MEMORY_COLUMNS)
+        marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
+        with self.atomic() as conn:
+            for record, vector in items:
+                scope_pk = self._scope_pk(conn, record.org_id, record.scope)
+                try:
+                    cur = conn.execute(
+                        f"INSERT INTO memories ({cols}, scope_pk) VALUES ({marks})",
+                        [*record_params(record), scope_pk],
+                    )
+                except sqlite3.IntegrityError as exc:
+                    raise Conflict(
+                        f"memory {record.id!r} or key {record.key!r} already exists in "
+                        f"scope {record.scope.key!r}"
+                    ) from exc
+                pk = int(cur.lastrowid or 0)
+                conn.execute(
+                    "INSERT INTO vectors (pk, model_id, vector) VALUES (?, ?, ?)",
+                    (pk, self.model_id, np.asarray(vector, dtype=np.float32).tobytes()),
+                )
+                self._fts_write(conn, pk, record)
+                self._history(conn, record, scope_pk, "create", actor, {}, record.content)
+
+    def replace(
+        self,
+        record: MemoryRecord,
+        vector: np.ndarray | None,
+        *,
+        op: str,
+        actor: str | None,
+        changes: Mapping[str, Any],
+        expected_version: int | None = None,
+    ) -> MemoryRecord:
+        """Overwrite one record (and vector), bump its version, write history."""
+        with self.atomic() as conn:
+            row = conn.execute(
+                "SELECT pk, scope_pk, version FROM memories WHERE id = ?", (record.id,)
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"memory {record.id!r} not found")
+            pk, scope_pk, version = row
+            if expected_version is not None and version != expected_version:
+                raise Conflict(
+                    f"memory {record.id!r} is at version {version}, not {expected_version}"
+                )
+            record.version = version + 1
+            sets = ", ".join(f"{c} = ?" for c in MEMORY_COLUMNS)
+            try:
+                conn.execute(f"UPDATE memories SET {sets} WHERE pk = ?", [*record_params(record), pk])
+            except sqlite3.IntegrityError as exc:
+                raise Conflict(f"key {record.key!r} already exists in {record.scope.key!r}") from exc
+            if vector is not None:
+                conn.execute(
+                    "UPDATE vectors SET vector = ?, model_id = ? WHERE pk = ?",
+                    (np.asarray(vector, dtype=np.float32).tobytes(), self.model_id, pk),
+                )
+            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (pk,))
+            self._fts_write(conn, pk, record)
+            content = record.content if "content" in changes or op == "create" else None
+            self._history(conn, record, scope_pk, op, actor, changes, content)
+        return record
+
+    def delete(self, org_id: str, memory_id: str, actor: str | None) -> bool:
+        """Hard delete from every table; scrub earlier history content."""
+        with self.atomic() as conn:
+            row = conn.execute(
+                "SELECT pk, scope_pk, version FROM memories WHERE id = ? AND org_id = ?",
+                (memory_id, org_id),
+            ).fetchone()
+            if row is None:
+                return False
+            pk, scope_pk, version = row
+            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (pk,))
+            conn.execute("DELETE FROM vectors WHERE pk = ?", (pk,))
+            conn.execute("DELETE FROM memories WHERE pk = ?", (pk,))
+            conn.execute(
+                "UPDATE history SET content = NULL, changes = '{}' WHERE memory_id = ?",
+                (memory_id,),
+            )
+            conn.execute(
+                "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, changes)"
+                " VALUES (?, ?, ?, 'delete', ?, ?, ?, '{}')",
+                (memory_id, org_id, scope_pk, actor, time.time(), version),
+            )
+        return True
+
+    # -- reads --------------------------------------------------------------------
+
+    def get(self, ids: Sequence[str], scopes: ScopeFilter) -> list[MemoryRecord]:
+        """Visible records among ``ids``, in the order given."""
+        if not ids:
+            return []
+        where, params = scope_clause(scopes)
+        found: dict[str, MemoryRecord] = {}
+        with self._read() as conn:
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start : start + 500])
+                rows = conn.execute(
+                    f"{SELECT_MEMORY} WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
+                    [*chunk, *params],
+                ).fetchall()
+                for row in rows:
+                    rec = record_from_row(row)
+                    found[rec.id] = rec
+        return [found[i] for i in ids if i in found]
+
+    def find_by_key(self, org_id: str, scope: Scope, key: str) -> MemoryRecord | None:
+        """The non-superseded record with ``key`` in ``scope``."""
+        with self._read() as conn:
+            row = conn.execute(
+                f"{SELECT_MEMORY} WHERE s.org_id = ? AND s.key = ? AND m.key = ? "
+                "AND m.status != 'superseded'",
+                (org_id, scope.key, key),
+            ).fetchone()
+        return None if row is None else record_from_row(row)
+
+    def list(
+        self,
+        scopes: ScopeFilter,
+        filters: MemoryFilter,
+        *,
+        limit: int,
+        cursor: tuple[float, str] | None,
+    ) -> list[MemoryRecord]:
+        """Newest first, keyset-paginated on (created_at, id)."""
+        swhere, sparams = scope_clause(scopes)
+        fwhere, fparams = filter_clause(filters)
+        params: list[Any] = [*sparams, *fparams]
+        after = ""
+        if cursor is not None:
+            after = " AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))"
+            params.extend([cursor[0], cursor[0], cursor[1]])
+        with self._read() as conn:
+            rows = conn.execute(
+                f"{SELECT_MEMORY} WHERE {swhere} AND {fwhere}{after} "
+                "ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+                [*params, limit],
+            ).fetchall()
+        return [record_from_row(r) for r in rows]
+
+    def keyword_search(
+        self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> list[tuple[str, float]]:
+        """FTS5 BM25 (porter stemming), filtered inside the query."""
+        terms = query_terms(query)
+        if not terms or scopes.is_empty:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        swhere, sparams = scope_clause(scopes)
+        fwhere, fparams = filter_clause(filters)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
+                "JOIN memories m ON m.pk = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {swhere} AND {fwhere} "
+                "ORDER BY bm25(memories_fts) LIMIT ?",
+                [match, *sparams, *fparams, limit],
+            ).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def vector_search(
+        self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> list[tuple[str, float]]:
+        """Cosine top ``limit`` inside the readable scopes and filters."""
+        if scopes.is_empty:
+            return []
+        swhere, sparams = scope_subquery(scopes)
+        restrict: list[int] | None = None
+        with self._read() as conn:
+            self.vectors.refresh(conn)
+            scope_pks = [r[0] for r in conn.execute(swhere, sparams)]
+            if not filters.is_plain:
+                fwhere, fparams = filter_clause(filters)
+                mwhere, mparams = scope_clause(scopes)
+                restrict = [
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT m.pk FROM memories m WHERE {mwhere} AND {fwhere}",
+                        [*mparams, *fparams],
+                    )
+                ]
+        statuses = [s.value for s in filters.statuses]
+        return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict)
+
+    def history(self, memory_id: str, scopes: ScopeFilter) -> list[HistoryEntry]:
+        """The trail of one memory when its scope is visible."""
+        swhere, sparams = scope_clause(scopes, alias="h")
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT seq, memory_id, op, actor, at, version, content, changes FROM history h "
+                f"WHERE h.memory_id = ? AND {swhere} ORDER BY seq",
+                [memory_id, *sparams],
+            ).fetchall()
+        return [
+            HistoryEntry(r[0], r[1], r[2], r[3], dt(r[4]) or datetime.min, r[5], r[6], json.loads(r[7]))  # type: ignore[arg-type]
+            for r in rows
+        ]
+
+    def stats(self, scopes: ScopeFilter, now: datetime) -> list[LayerStats]:
+        """Per-layer counts, confidence and age distributions (aggregated in SQL)."""
+        swhere, sparams = scope_clause(scopes)
+        now_ts = now.timestamp()
+        age = " ".join(f"WHEN ? - m.created_at < {d * 86400} THEN '{name}'" for name, d in _AGE_BUCKETS)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT s.kind, m.status, m.memory_type, CASE WHEN m.confidence >= 0.9 THEN "
+                "'very_high' WHEN m.confidence >= 0.75 THEN 'high' WHEN m.confidence >= 0.6 THEN "
+                "'medium' WHEN m.confidence >= 0.4 THEN 'low' ELSE 'very_low' END, "
+                f"CASE {age} ELSE '>=365d' END, COUNT(*), SUM(m.confidence) "
+                f"FROM memories m JOIN scopes s ON s.pk = m.scope_pk WHERE {swhere} "
+                "GROUP BY 1, 2, 3, 4, 5",
+                [*([now_ts] * len(_AGE_BUCKETS)), *sparams],
+            ).fetchall()
+        return _layer_stats(rows)
+
+    # -- export / import / embedding cache ------------------------------------------
+
+    def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
+        """Every visible record with its vector (base64 float32) and history."""
+        swhere, sparams = scope_clause(scopes)
+        with self._read() as conn:
+            rows = conn.execute(
+                f"{SELECT_MEMORY.replace('FROM memories m', ', v.vector FROM memories m')} "
+                f"JOIN vectors v ON v.pk = m.pk WHERE {swhere} ORDER BY m.pk",
+                sparams,
+            ).fetchall()
+        for row in rows:
+            rec = record_from_row(row[:-1])
+            yield {
+                "record": rec.to_dict(),
+                "vector": base64.b64encode(row[-1]).decode("ascii"),
+                "model_id": self.model_id,
+                "history": [h.to_dict() for h in self.history(rec.id, scopes)],
+            }
+
+    def import_rows(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert exported rows verbatim in one transaction; returns how many."""
+        cols = ", ".join(MEMORY_COLUMNS)
+        marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
+        with self.atomic() as conn:
+            for row in rows:
+                rec = MemoryRecord.from_dict(row["record"])
+                scope_pk = self._scope_pk(conn, rec.org_id, rec.scope)
+                try:
+                    cur = conn.execute(
+                        f"INSERT INTO memories ({cols}, scope_pk) VALUES ({marks})",
+                        [*record_params(rec), scope_pk],
+                    )
+                except sqlite3.IntegrityError as exc:
+                    raise Conflict(f"memory {rec.id!r} (or its key) already exists") from exc
+                pk = int(cur.lastrowid or 0)
+                conn.execute(
+                    "INSERT INTO vectors (pk, model_id, vector) VALUES (?, ?, ?)",
+                    (pk, row.get("model_id", self.model_id), base64.b64decode(row["vector"])),
+                )
+                self._fts_write(conn, pk, rec)
+                for h in row.get("history", []):
+                    conn.execute(
+                        "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
+                        " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (rec.id, rec.org_id, scope_pk, h["op"], h["actor"],
+                         datetime.fromisoformat(h["at"]).timestamp(), h["version"], h["content"],
+                         json.dumps(h["changes"], sort_keys=True)),
+                    )  # fmt: skip
+        return len(rows)
+
+    def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Embedding cache: the stored vectors of memories with these content hashes.
+
+        The vectors table is the cache, so no vector is stored twice.
+        """
+        out: dict[str, np.ndarray] = {}
+        with self._read() as conn:
+            for start in range(0, len(hashes), 500):
+                chunk = list(hashes[start : start + 500])
+                for h, blob in conn.execute(
+                    "SELECT m.content_hash, v.vector FROM memories m JOIN vectors v ON v.pk = m.pk "
+                    f"WHERE v.model_id = ? AND m.content_hash IN ({','.join('?' * len(chunk))})",
+                    [model_id, *chunk],
+                ):
+                    out[h] = np.frombuffer(blob, dtype=np.float32).copy()
+        return out
+
+    def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
+        """Nothing to do: vectors become cached when their memory is inserted."""
+
+
+def _layer_stats(rows: Sequence[tuple[str, str, str, str, str, int, float]]) -> list[LayerStats]:
+    out: dict[str, LayerStats] = {}
+    conf_sum: dict[str, float] = {}
+    for kind, status, mtype, level, bucket, count, total_conf in rows:
+        layer = LAYER_OF[ScopeKind(kind)].value
+        st = out.get(layer)
+        if st is None:
+            st = out[layer] = LayerStats(layer, 0, {}, {}, None, {}, {})
+        st.total_memories += count
+        for dist, name in (
+            (st.by_status, status), (st.by_type, mtype),
+            (st.confidence_distribution, level), (st.age_distribution, bucket),
+        ):  # fmt: skip
+            dist[name] = dist.get(name, 0) + count
+        conf_sum[layer] = conf_sum.get(layer, 0.0) + total_conf
+    for layer, st in out.items():
+        st.avg_confidence = round(conf_sum[layer] / st.total_memories, 4)
+    return [out[k] for k in sorted(out)]

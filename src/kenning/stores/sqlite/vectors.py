@@ -1,0 +1,319 @@
+"""In-process vector index over the SQLite ``vectors`` table.
+
+The table is the truth; this module keeps a mirror of it in numpy arrays, one
+partition per organization, and follows the ``history`` table (every write that
+touches a vector, a scope or a status writes a history row in the same
+transaction) to stay current even when other processes write.
+
+Search applies the access filter *inside* the search: a boolean mask built
+from the caller's readable scope ids and the wanted statuses. Small readable
+sets are scanned exactly (gather + matrix product); large ones go through an
+HNSW index (usearch) over the whole partition, asked for enough neighbours
+that ``limit`` of them survive the mask, widening until they do, with an
+exact scan as the last resort. So a principal who reads four memories and one
+who reads a million both get their true top ``limit``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from usearch.index import Index
+
+__all__ = ["VectorIndex", "STATUS_CODES", "SearchPlan"]
+
+#: Status codes stored in the mask arrays; DEAD marks a hole left by a delete.
+STATUS_CODES = {"active": 0, "pending_review": 1, "archived": 2, "superseded": 3}
+_DEAD = 4
+_N_CODES = 5
+
+
+@dataclass(slots=True)
+class SearchPlan:
+    """How the last search ran (for ``explain``)."""
+
+    method: str = "none"
+    allowed: int = 0
+    probes: int = 0
+
+
+def _usearch_index(**kwargs: object) -> "Index":
+    """Create a usearch index, importing usearch on first use.
+
+    onnxruntime 1.32 segfaults when it is imported *after* usearch 2.26 in one
+    process (seen here), so onnxruntime, when installed, is imported first.
+    """
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:  # pragma: no cover - onnxruntime is a dependency
+        pass
+    from usearch.index import Index
+
+    return Index(**kwargs)
+
+
+class _Partition:
+    """The vectors of one organization."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.n = 0
+        self.live = 0
+        self.pks = np.zeros(1024, dtype=np.int64)
+        self.scope = np.zeros(1024, dtype=np.int64)
+        self.status = np.full(1024, _DEAD, dtype=np.int8)
+        self.vecs = np.zeros((1024, dim), dtype=np.float32)
+        self.ids: list[str] = []
+        self.pos_of: dict[str, int] = {}
+        self.ann: Index | None = None  # usearch.index.Index once built
+
+    def _grow(self, need: int) -> None:
+        cap = len(self.pks)
+        if need <= cap:
+            return
+        new = max(need, cap * 2)
+        self.pks = np.resize(self.pks, new)
+        self.scope = np.resize(self.scope, new)
+        status = np.full(new, _DEAD, dtype=np.int8)
+        status[:cap] = self.status
+        self.status = status
+        vecs = np.zeros((new, self.dim), dtype=np.float32)
+        vecs[:cap] = self.vecs
+        self.vecs = vecs
+
+    def upsert_many(self, rows: Sequence[tuple[int, str, int, str, bytes]]) -> None:
+        """Insert or overwrite rows ``(pk, id, scope_pk, status, vector_blob)``."""
+        new_pos: list[int] = []
+        changed: list[int] = []
+        self._grow(self.n + len(rows))
+        for pk, mid, scope_pk, status, blob in rows:
+            vec = np.frombuffer(blob, dtype=np.float32)
+            pos = self.pos_of.get(mid)
+            if pos is None:
+                pos = self.n
+                self.n += 1
+                self.ids.append(mid)
+                self.pos_of[mid] = pos
+                self.live += 1
+                new_pos.append(pos)
+            elif not np.array_equal(self.vecs[pos], vec):
+                changed.append(pos)
+            self.pks[pos] = pk
+            self.scope[pos] = scope_pk
+            self.status[pos] = STATUS_CODES.get(status, _DEAD)
+            self.vecs[pos] = vec
+        if self.ann is not None:
+            if changed:
+                self.ann.remove(np.asarray(changed, dtype=np.uint64))
+            add = new_pos + changed
+            if add:
+                keys = np.asarray(add, dtype=np.uint64)
+                self.ann.add(keys, self.vecs[keys.astype(np.int64)])
+
+    def remove(self, mid: str) -> None:
+        """Drop one memory (leaves a dead slot)."""
+        pos = self.pos_of.pop(mid, None)
+        if pos is None:
+            return
+        self.status[pos] = _DEAD
+        self.live -= 1
+        if self.ann is not None:
+            self.ann.remove(pos)
+
+    def build_ann(self, connectivity: int, expansion: int) -> None:
+        """Build the HNSW index over every live slot."""
+        index = _usearch_index(
+            ndim=self.dim,
+            metric="ip",
+            dtype="f32",
+            connectivity=connectivity,
+            expansion_add=128,
+            expansion_search=expansion,
+        )
+        live = np.flatnonzero(self.status[: self.n] != _DEAD)
+        if len(live):
+            index.add(live.astype(np.uint64), self.vecs[live])
+        self.ann = index
+
+
+class VectorIndex:
+    """Scope-filtered nearest-neighbour search over every organization's vectors."""
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        exact_max: int = 20_000,
+        ann_min_rows: int = 50_000,
+        connectivity: int = 16,
+        expansion: int = 64,
+    ) -> None:
+        self.dim = dim
+        self.exact_max = exact_max
+        self.ann_min_rows = ann_min_rows
+        self.connectivity = connectivity
+        self.expansion = expansion
+        self._parts: dict[str, _Partition] = {}
+        self._org_of: dict[str, str] = {}
+        self._seq = -1
+        self._lock = threading.RLock()
+        self.last_plan = SearchPlan()
+
+    # -- keeping current ------------------------------------------------------
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        """Catch up with the database (full load the first time, then deltas).
+
+        Must be called inside a read transaction so the history watermark and
+        the rows read agree.
+        """
+        with self._lock:
+            top = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()[0]
+            if self._seq < 0:
+                self._load_all(conn)
+            elif top > self._seq:
+                rows = conn.execute(
+                    "SELECT DISTINCT memory_id FROM history WHERE seq > ?", (self._seq,)
+                ).fetchall()
+                self._reload([r[0] for r in rows], conn)
+            self._seq = top
+
+    def _load_all(self, conn: sqlite3.Connection) -> None:
+        self._parts.clear()
+        self._org_of.clear()
+        cur = conn.execute(
+            "SELECT m.org_id, m.pk, m.id, m.scope_pk, m.status, v.vector "
+            "FROM memories m JOIN vectors v ON v.pk = m.pk ORDER BY m.pk"
+        )
+        while batch := cur.fetchmany(5000):
+            self._apply(batch)
+
+    def _reload(self, ids: Sequence[str], conn: sqlite3.Connection) -> None:
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                "SELECT m.org_id, m.pk, m.id, m.scope_pk, m.status, v.vector FROM memories m "
+                f"JOIN vectors v ON v.pk = m.pk WHERE m.id IN ({marks})",
+                chunk,
+            ).fetchall()
+            found = {r[2] for r in rows}
+            for mid in chunk:
+                if mid not in found and mid in self._org_of:
+                    self._parts[self._org_of.pop(mid)].remove(mid)
+            self._apply(rows)
+
+    def _apply(self, rows: Iterable[tuple[str, int, str, int, str, bytes]]) -> None:
+        by_org: dict[str, list[tuple[int, str, int, str, bytes]]] = {}
+        for org, pk, mid, scope_pk, status, blob in rows:
+            if len(blob) != self.dim * 4:
+                continue  # a vector of another model; re-embedding brings it back
+            by_org.setdefault(org, []).append((pk, mid, scope_pk, status, blob))
+            self._org_of[mid] = org
+        for org, items in by_org.items():
+            part = self._parts.get(org)
+            if part is None:
+                part = self._parts[org] = _Partition(self.dim)
+            part.upsert_many(items)
+
+    # -- searching ------------------------------------------------------------
+
+    def search(
+        self,
+        org_id: str,
+        query: np.ndarray,
+        scope_pks: Sequence[int] | None,
+        statuses: Iterable[str],
+        limit: int,
+        restrict_pks: Sequence[int] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Top ``limit`` (id, cosine) among vectors in the given scopes and statuses.
+
+        ``scope_pks=None`` means every scope of the organization.
+        ``restrict_pks`` further limits the search to those memory rows.
+        """
+        with self._lock:
+            part = self._parts.get(org_id)
+            self.last_plan = SearchPlan()
+            if part is None or part.live == 0 or limit <= 0:
+                return []
+            mask = self._mask(part, scope_pks, statuses, restrict_pks)
+            allowed = int(mask.sum())
+            self.last_plan.allowed = allowed
+            if allowed == 0:
+                return []
+            q = np.asarray(query, dtype=np.float32).reshape(-1)
+            if allowed > self.exact_max and part.live >= self.ann_min_rows:
+                if part.ann is None:
+                    part.build_ann(self.connectivity, self.expansion)
+                found = self._ann_search(part, q, mask, allowed, limit)
+                if found is not None:
+                    return found
+            return self._exact(part, q, mask, allowed, limit)
+
+    def _mask(
+        self,
+        part: _Partition,
+        scope_pks: Sequence[int] | None,
+        statuses: Iterable[str],
+        restrict_pks: Sequence[int] | None,
+    ) -> np.ndarray:
+        n = part.n
+        status_lut = np.zeros(_N_CODES, dtype=bool)
+        for s in statuses:
+            status_lut[STATUS_CODES[s]] = True
+        mask = status_lut[part.status[:n]]
+        if scope_pks is not None:
+            scopes = part.scope[:n]
+            top = int(max(int(scopes.max(initial=0)), max(scope_pks, default=0))) + 1
+            lut = np.zeros(top, dtype=bool)
+            lut[np.asarray(list(scope_pks), dtype=np.int64)] = True
+            mask &= lut[scopes]
+        if restrict_pks is not None:
+            mask &= np.isin(part.pks[:n], np.asarray(list(restrict_pks), dtype=np.int64))
+        return mask
+
+    def _exact(
+        self, part: _Partition, q: np.ndarray, mask: np.ndarray, allowed: int, limit: int
+    ) -> list[tuple[str, float]]:
+        self.last_plan.method = "exact"
+        if allowed * 3 > part.n:
+            sims = part.vecs[: part.n] @ q
+            sims[~mask] = -np.inf
+            idx = np.arange(part.n)
+        else:
+            idx = np.flatnonzero(mask)
+            sims = part.vecs[idx] @ q
+            mask = np.ones(len(idx), dtype=bool)
+        k = min(limit, allowed)
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+        top = top[np.argsort(-sims[top])]
+        return [(part.ids[int(idx[t])], float(sims[t])) for t in top if np.isfinite(sims[t])]
+
+    def _ann_search(
+        self, part: _Partition, q: np.ndarray, mask: np.ndarray, allowed: int, limit: int
+    ) -> list[tuple[str, float]] | None:
+        assert part.ann is not None
+        self.last_plan.method = "hnsw"
+        frac = allowed / max(part.live, 1)
+        count = min(part.live, int(limit / frac * 1.5) + 16)
+        while True:
+            self.last_plan.probes += 1
+            matches = part.ann.search(q, count, exact=False)
+            keys = np.asarray(matches.keys, dtype=np.int64)
+            keep = keys[mask[keys]]
+            if len(keep) >= min(limit, allowed) or count >= part.live:
+                sims = part.vecs[keep] @ q
+                order = np.argsort(-sims)[:limit]
+                return [(part.ids[int(keep[i])], float(sims[i])) for i in order]
+            if count >= 16 * limit / frac:
+                self.last_plan.method = "exact-fallback"
+                return None
+            count = min(part.live, count * 4)
