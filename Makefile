@@ -1,0 +1,35 @@
+# kenning: `make run` starts the live demo, `make test` runs the test suite.
+# Each target creates its own virtual environment and installs what it needs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint bench bench-locomo bench-scale clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m kenning.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy src/kenning
+
+bench-locomo: $(STAMP)
+	$(BIN)/kenning bench locomo --data ../shared/bench/locomo10.json --split all --json
+
+bench-scale: $(STAMP)
+	$(BIN)/kenning bench scale --n 100000 --json
+
+bench: bench-locomo bench-scale
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info
