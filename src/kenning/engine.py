@@ -9,6 +9,7 @@ default principal (the embedded single-user install: org ``default``, user
 from __future__ import annotations
 
 import base64
+import builtins
 import json
 import os
 import threading
@@ -21,12 +22,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
+from pydantic import ValidationError
 
 from .access import AccessPolicy
 from .clock import Clock, SystemClock
 from .config import Settings
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
-from .errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from .errors import ConfigError, Conflict, InvalidInput, NotFound, PermissionDenied
 from .models import (
     ALL_SCOPES,
     FeedbackKind,
@@ -76,6 +78,13 @@ _UPDATABLE = (
 )  # fmt: skip
 
 
+def _settings_from_env() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise ConfigError(f"invalid KENNING_* setting: {exc}") from None
+
+
 def new_id() -> str:
     """A 32-hex-digit id that sorts by creation time (48-bit ms + 80 random bits)."""
     return f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
@@ -99,7 +108,7 @@ class Memory:
         clock: Clock | None = None,
         principal: Principal | None = None,
     ) -> None:
-        self.settings = settings or Settings()
+        self.settings = settings or _settings_from_env()
         if path is not None:
             self.settings = self.settings.model_copy(update={"database_url": f"sqlite:///{path}"})
         inner = embedder or create_embedder(self.settings.embedder, **self._embed_options())
@@ -249,6 +258,8 @@ class Memory:
             try:
                 records.append(self._build(who, item, now))
             except InvalidInput as exc:
+                if len(items) == 1:
+                    raise
                 raise InvalidInput(f"items[{index}]: {exc}", field=exc.field) from None
         keys = [(r.scope, r.key) for r in records if r.key]
         if len(keys) != len(set(keys)):
@@ -264,7 +275,11 @@ class Memory:
         self, key: str, content: str, *, scope: Scope | str | None = None,
         principal: Principal | None = None, **fields: Any,
     ) -> MemoryRecord:  # fmt: skip
-        """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics)."""
+        """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics).
+
+        On update, the updatable ``fields`` change too; provenance fields
+        (``source``, ``agent_id``, ...) describe the first write and are kept.
+        """
         who = self._who(principal)
         target = self._scope(scope, who)
         clean = clean_key(key, self.settings.max_key_chars)
@@ -275,9 +290,10 @@ class Memory:
                 if existing is None:
                     return self.remember(content, scope=target, key=clean, principal=who, **fields)
                 self.policy.check_write(who, existing.scope)
+                changes = {k: v for k, v in fields.items() if k in _UPDATABLE}
                 return self.update(
                     existing.id, content=content, principal=who, _op="upsert",
-                    _status=Status.ACTIVE, **fields,
+                    _status=Status.ACTIVE, **changes,
                 )  # fmt: skip
             except Conflict:
                 continue
@@ -455,7 +471,9 @@ class Memory:
         nxt = _encode_cursor(rows[-1]) if more and rows else None
         return Page(rows, nxt)
 
-    def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
+    def history(
+        self, memory_id: str, *, principal: Principal | None = None
+    ) -> builtins.list[HistoryEntry]:
         """Every change to a memory, oldest first (deleted ones too: who and when)."""
         who = self._who(principal)
         memory_id = clean_text(memory_id, "memory id", 64)
@@ -466,7 +484,7 @@ class Memory:
 
     def stats(
         self, *, scopes: ScopesArg = ALL_SCOPES, principal: Principal | None = None
-    ) -> list[LayerStats]:
+    ) -> builtins.list[LayerStats]:
         """Seed 000's per-layer statistics over the scopes the caller may read."""
         who = self._who(principal)
         return self.store.stats(self.policy.resolve(who, scopes), self.clock.now())
@@ -486,16 +504,12 @@ class Memory:
 
     def import_jsonl(
         self, lines: Iterable[str], *, principal: Principal | None = None,
-        progress: Callable[[int], None] | None = None, batch: int = 500,
+        progress: Callable[[int], None] | None = None,
     ) -> int:  # fmt: skip
-        """Load an export; every row is checked before anything is written."""
+        """Load an export in one transaction; every row is checked before any is written."""
         who = self._who(principal)
         rows = list(_parse_export(lines, who, self.policy, self.embedder.dim))
-        for start in range(0, len(rows), batch):
-            chunk = rows[start : start + batch]
-            self.store.import_rows(chunk)
-            if progress:
-                progress(len(chunk))
+        self.store.import_rows(rows, progress=progress)
         return len(rows)
 
 

@@ -23,7 +23,8 @@ every store):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import builtins
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -75,29 +76,31 @@ class Store(Protocol):
         *,
         limit: int,
         cursor: tuple[float, str] | None,
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         """Records newest first, starting after ``cursor`` = (created_at, id)."""
 
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
-    ) -> list[tuple[str, float]]:
+    ) -> builtins.list[tuple[str, float]]:
         """BM25 top ``limit`` as (id, score), higher is better."""
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
-    ) -> list[tuple[str, float]]:
+    ) -> builtins.list[tuple[str, float]]:
         """Cosine top ``limit`` as (id, similarity)."""
 
-    def history(self, memory_id: str, scopes: ScopeFilter) -> list[HistoryEntry]:
+    def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
         """The change trail of one memory, oldest first, if its scope is visible."""
 
-    def stats(self, scopes: ScopeFilter, now: datetime) -> list[LayerStats]:
+    def stats(self, scopes: ScopeFilter, now: datetime) -> builtins.list[LayerStats]:
         """Seed 000's per-layer statistics over what ``scopes`` covers."""
 
     def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
         """Every record (with vector and history) under ``scopes``, for export."""
 
-    def import_rows(self, rows: Sequence[Mapping[str, Any]]) -> int:
+    def import_rows(
+        self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
+    ) -> int:
         """Insert exported rows verbatim (ids, times, history) in one transaction."""
 
     def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:

@@ -54,9 +54,12 @@ def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
     values = dict(zip(MEMORY_COLUMNS, row[: len(MEMORY_COLUMNS)], strict=True))
     kind, owner, user = row[len(MEMORY_COLUMNS) :]
     for name in _TIME_FIELDS:
-        values[name] = dt(values[name])
-    values["tags"] = tuple(json.loads(values["tags"]))
-    values["metadata"] = json.loads(values["metadata"])
+        value = values[name]
+        values[name] = None if value is None else datetime.fromtimestamp(value, UTC)
+    tags = values["tags"]
+    values["tags"] = () if tags == "[]" else tuple(json.loads(tags))
+    meta = values["metadata"]
+    values["metadata"] = {} if meta == "{}" else json.loads(meta)
     values["memory_type"] = MemoryType(values["memory_type"])
     values["status"] = Status(values["status"])
     return MemoryRecord(scope=Scope(ScopeKind(kind), owner, user), **values)

@@ -8,11 +8,12 @@ share the file (WAL, ``BEGIN IMMEDIATE`` with a busy wait). See
 from __future__ import annotations
 
 import base64
+import builtins
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -209,9 +210,13 @@ class SQLiteStore:
         """Store new records, vectors, keyword rows and history in one transaction."""
         cols = ", ".join(MEMORY_COLUMNS)
         marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
+        scope_pks: dict[tuple[str, Scope], int] = {}
         with self.atomic() as conn:
             for record, vector in items:
-                scope_pk = self._scope_pk(conn, record.org_id, record.scope)
+                where = (record.org_id, record.scope)
+                scope_pk = scope_pks.get(where)
+                if scope_pk is None:
+                    scope_pk = scope_pks[where] = self._scope_pk(conn, *where)
                 try:
                     cur = conn.execute(
                         f"INSERT INTO memories ({cols}, scope_pk) VALUES ({marks})",
@@ -330,7 +335,7 @@ class SQLiteStore:
         *,
         limit: int,
         cursor: tuple[float, str] | None,
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         """Newest first, keyset-paginated on (created_at, id)."""
         swhere, sparams = scope_clause(scopes)
         fwhere, fparams = filter_clause(filters)
@@ -349,7 +354,7 @@ class SQLiteStore:
 
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
-    ) -> list[tuple[str, float]]:
+    ) -> builtins.list[tuple[str, float]]:
         """FTS5 BM25 (porter stemming), filtered inside the query."""
         terms = query_terms(query)
         if not terms or scopes.is_empty:
@@ -369,12 +374,12 @@ class SQLiteStore:
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
-    ) -> list[tuple[str, float]]:
+    ) -> builtins.list[tuple[str, float]]:
         """Cosine top ``limit`` inside the readable scopes and filters."""
         if scopes.is_empty:
             return []
         swhere, sparams = scope_subquery(scopes)
-        restrict: list[int] | None = None
+        restrict: builtins.list[int] | None = None
         with self._read() as conn:
             self.vectors.refresh(conn)
             scope_pks = [r[0] for r in conn.execute(swhere, sparams)]
@@ -391,7 +396,7 @@ class SQLiteStore:
         statuses = [s.value for s in filters.statuses]
         return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict)
 
-    def history(self, memory_id: str, scopes: ScopeFilter) -> list[HistoryEntry]:
+    def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
         """The trail of one memory when its scope is visible."""
         swhere, sparams = scope_clause(scopes, alias="h")
         with self._read() as conn:
@@ -405,7 +410,7 @@ class SQLiteStore:
             for r in rows
         ]
 
-    def stats(self, scopes: ScopeFilter, now: datetime) -> list[LayerStats]:
+    def stats(self, scopes: ScopeFilter, now: datetime) -> builtins.list[LayerStats]:
         """Per-layer counts, confidence and age distributions (aggregated in SQL)."""
         swhere, sparams = scope_clause(scopes)
         now_ts = now.timestamp()
@@ -442,7 +447,9 @@ class SQLiteStore:
                 "history": [h.to_dict() for h in self.history(rec.id, scopes)],
             }
 
-    def import_rows(self, rows: Sequence[Mapping[str, Any]]) -> int:
+    def import_rows(
+        self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
+    ) -> int:
         """Insert exported rows verbatim in one transaction; returns how many."""
         cols = ", ".join(MEMORY_COLUMNS)
         marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
@@ -471,6 +478,8 @@ class SQLiteStore:
                          datetime.fromisoformat(h["at"]).timestamp(), h["version"], h["content"],
                          json.dumps(h["changes"], sort_keys=True)),
                     )  # fmt: skip
+                if progress:
+                    progress(1)
         return len(rows)
 
     def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
@@ -494,7 +503,9 @@ class SQLiteStore:
         """Nothing to do: vectors become cached when their memory is inserted."""
 
 
-def _layer_stats(rows: Sequence[tuple[str, str, str, str, str, int, float]]) -> list[LayerStats]:
+def _layer_stats(
+    rows: Sequence[tuple[str, str, str, str, str, int, float]],
+) -> builtins.list[LayerStats]:
     out: dict[str, LayerStats] = {}
     conf_sum: dict[str, float] = {}
     for kind, status, mtype, level, bucket, count, total_conf in rows:

@@ -182,7 +182,10 @@ class VectorIndex:
                 rows = conn.execute(
                     "SELECT DISTINCT memory_id FROM history WHERE seq > ?", (self._seq,)
                 ).fetchall()
-                self._reload([r[0] for r in rows], conn)
+                if len(rows) > max(5000, len(self._org_of) // 4):
+                    self._load_all(conn)  # cheaper than thousands of point reads
+                else:
+                    self._reload([r[0] for r in rows], conn)
             self._seq = top
 
     def _load_all(self, conn: sqlite3.Connection) -> None:

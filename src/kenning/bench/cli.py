@@ -1,0 +1,70 @@
+"""``kenning bench``: the benchmark programs, printing JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..config import Settings
+
+__all__ = ["bench_app"]
+
+bench_app = typer.Typer(help="Benchmarks (print JSON; figures go in BENCHMARKS.md).", no_args_is_help=True)
+
+
+def _settings(overrides: list[str]) -> Settings | None:
+    """``--set key=value`` overrides (``scoring.temporal=0`` for nested weights)."""
+    if not overrides:
+        return None
+    flat: dict[str, Any] = {}
+    scoring: dict[str, Any] = {}
+    for item in overrides:
+        name, sep, raw = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"--set expects key=value, got {item!r}")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        if name.startswith("scoring."):
+            scoring[name.removeprefix("scoring.")] = value
+        else:
+            flat[name] = value
+    base = Settings()
+    if scoring:
+        flat["scoring"] = base.scoring.model_copy(update=scoring)
+    return Settings(**{**base.model_dump(), **flat})
+
+
+@bench_app.command("locomo")
+def locomo(
+    data: Annotated[Path, typer.Option(help="Path to locomo10.json.")],
+    split: Annotated[str, typer.Option(help="dev | holdout | all")] = "all",
+    set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
+) -> None:
+    """LoCoMo retrieval: recall@k, any/all-hit, per category, latency."""
+    from .locomo import run_locomo
+
+    if split not in ("dev", "holdout", "all"):
+        raise typer.BadParameter("split must be dev, holdout or all")
+    result = run_locomo(data, split, settings=_settings(set_))  # type: ignore[arg-type]
+    typer.echo(json.dumps(result, indent=None if as_json else 2, default=str))
+
+
+@bench_app.command("scale")
+def scale(
+    n: Annotated[int, typer.Option(help="Number of memories.")] = 100_000,
+    synthetic_vectors: Annotated[bool, typer.Option(help="Skip the model (synthetic vectors).")] = False,
+    queries: Annotated[int, typer.Option(help="Recalls to time per principal.")] = 200,
+    set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
+) -> None:
+    """Ingest throughput and recall latency at N memories (worst case and typical)."""
+    from .scale import run_scale
+
+    result = run_scale(n, synthetic=synthetic_vectors, queries=queries, settings=_settings(set_))
+    typer.echo(json.dumps(result, indent=None if as_json else 2))

@@ -1,0 +1,183 @@
+"""Scale benchmark: ingest N memories across many scopes, then time recall.
+
+Layout of the N memories in one organization: 60% in user scopes (100 per
+user), 30% in team scopes (2,000 per team), 10% in the org scope. The
+worst-case principal is an admin recalling over every scope (``scopes="all"``,
+reads all N); the typical principal is a member of two teams reading their own
+memories, those teams and the org.
+
+``synthetic=True`` replaces the model with :class:`BagOfWordsEmbedder`
+(deterministic random word vectors summed per text), so a million memories fit
+in minutes; texts sharing words get similar vectors, so the ANN index faces a
+realistic neighbourhood structure.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import statistics
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import Settings
+from ..embeddings import Embedder, MiniLMEmbedder
+from ..embeddings.base import Vectors, normalize_rows
+from ..engine import Memory
+from ..models import ALL_SCOPES, Principal, Role, Scope, TeamRole
+
+__all__ = ["run_scale", "BagOfWordsEmbedder", "synthetic_text"]
+
+_WORDS = (
+    "project deadline budget meeting client design review launch roadmap hiring travel "
+    "invoice contract security incident backup database server deploy release feature bug "
+    "customer support refund policy vacation birthday dinner coffee tea music guitar piano "
+    "soccer tennis running marathon garden recipe pasta sushi paris tokyo berlin london "
+    "python rust golang kubernetes docker postgres sqlite redis kafka search ranking vector "
+    "graph memory agent persona team manager engineer doctor teacher student family friend "
+    "sister brother mother father dog cat hiking camping painting reading novel poetry film "
+    "concert museum holiday summer winter spring autumn morning evening weekend monday friday"
+).split()
+
+
+def synthetic_text(rng: random.Random, n_words: int = 12) -> str:
+    """A pseudo-sentence of vocabulary words (shared words => similar vectors)."""
+    words = [rng.choice(_WORDS) for _ in range(n_words)]
+    return f"Note about {words[0]} and {words[1]}: " + " ".join(words[2:]) + "."
+
+
+class BagOfWordsEmbedder(Embedder):
+    """Deterministic synthetic embedder for benchmarks: sum of per-word random vectors."""
+
+    def __init__(self, dim: int = 384, seed: int = 7) -> None:
+        self._dim = dim
+        self._seed = seed
+        self._vocab: dict[str, np.ndarray] = {}
+
+    @property
+    def model_id(self) -> str:
+        """Identifies the synthetic model (never mixes with real vectors)."""
+        return f"synthetic-bow-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension."""
+        return self._dim
+
+    def _word(self, word: str) -> np.ndarray:
+        vec = self._vocab.get(word)
+        if vec is None:
+            seed = zlib.crc32(word.encode()) ^ self._seed
+            vec = np.random.default_rng(seed).standard_normal(self._dim).astype(np.float32)
+            self._vocab[word] = vec
+        return vec
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Sum the word vectors of each text and normalise."""
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().replace(":", " ").replace(".", " ").split():
+                out[i] += self._word(word)
+        return normalize_rows(out)
+
+
+def _layout(n: int) -> list[Scope]:
+    rng = random.Random(11)
+    n_user = int(n * 0.6)
+    n_team = int(n * 0.3)
+    scopes: list[Scope] = [Scope.user(f"u{i // 100}") for i in range(n_user)]
+    scopes += [Scope.team(f"t{i // 2000}") for i in range(n_team)]
+    scopes += [Scope.org("bench")] * (n - n_user - n_team)
+    rng.shuffle(scopes)
+    return scopes
+
+
+def run_scale(
+    n: int,
+    *,
+    synthetic: bool = False,
+    queries: int = 200,
+    batch: int = 2000,
+    settings: Settings | None = None,
+    db_path: str | Path | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, Any]:
+    """Ingest ``n`` memories, then measure recall latency; returns a JSON-ready dict."""
+    embedder: Embedder = BagOfWordsEmbedder() if synthetic else MiniLMEmbedder()
+    rng = random.Random(5)
+    admin = Principal(org_id="bench", user_id="admin", roles=frozenset({Role.ADMIN}))
+    with tempfile.TemporaryDirectory(prefix="kenning-scale-") as tmp:
+        path = Path(db_path) if db_path else Path(tmp) / "scale.db"
+        mem = Memory(path, settings=settings, embedder=embedder)
+        try:
+            model_rate = _model_rate(embedder, rng)
+            scopes = _layout(n)
+            started = time.perf_counter()
+            for start in range(0, n, batch):
+                chunk = scopes[start : start + batch]
+                items = [{"content": synthetic_text(rng), "scope": s} for s in chunk]
+                mem.remember_many(items, principal=admin)
+                if progress:
+                    progress("ingest", len(chunk))
+            ingest_s = time.perf_counter() - started
+            texts = [synthetic_text(rng, 8) for _ in range(2 * queries + 1)]
+            t = time.perf_counter()
+            mem.recall(texts[0], 10, scopes=ALL_SCOPES, principal=admin)  # loads + builds index
+            warm_s = time.perf_counter() - t
+            worst = _time_recalls(mem, texts[1 : queries + 1], admin, ALL_SCOPES, progress)
+            typical_user = Principal(
+                org_id="bench", user_id="u3", roles=frozenset({Role.MEMBER}),
+                teams={"t0": TeamRole.MEMBER, "t1": TeamRole.MEMBER},
+            )  # fmt: skip
+            typical = _time_recalls(mem, texts[queries + 1 :], typical_user, None, progress)
+            plan = mem.store.vectors.last_plan if hasattr(mem.store, "vectors") else None
+        finally:
+            mem.close()
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "n": n,
+        "synthetic_vectors": synthetic,
+        "model_id": embedder.model_id,
+        "ingest_per_s": round(n / ingest_s, 1),
+        "model_only_per_s": round(model_rate, 1),
+        "ingest_vs_model": round((n / ingest_s) / model_rate, 3),
+        "index_load_and_build_s": round(warm_s, 2),
+        "recall_ms": worst,
+        "recall_ms_typical": typical,
+        "last_plan_typical": None if plan is None else plan.method,
+        "rss_mb": round(rss_mb, 1),
+        "queries": queries,
+    }
+
+
+def _model_rate(embedder: Embedder, rng: random.Random) -> float:
+    sample = [synthetic_text(rng) for _ in range(1000)]
+    embedder.embed_batch(sample[:64])  # warm-up: load the model
+    t = time.perf_counter()
+    embedder.embed_many(sample, batch_size=64)
+    return len(sample) / (time.perf_counter() - t)
+
+
+def _time_recalls(
+    mem: Memory,
+    texts: Sequence[str],
+    who: Principal,
+    scopes: str | None,
+    progress: Callable[[str, int], None] | None,
+) -> dict[str, float]:
+    times: list[float] = []
+    for text in texts:
+        t = time.perf_counter()
+        mem.recall(text, 10, scopes=scopes, principal=who)
+        times.append((time.perf_counter() - t) * 1000)
+        if progress:
+            progress("recall", 1)
+    times.sort()
+    pick = lambda q: round(times[min(len(times) - 1, int(q * len(times)))], 2)  # noqa: E731
+    return {"p50": round(statistics.median(times), 2), "p95": pick(0.95), "p99": pick(0.99)}

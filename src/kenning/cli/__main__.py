@@ -1,0 +1,5 @@
+"""``python -m kenning.cli``."""
+
+from .app import main
+
+main()

@@ -1,0 +1,508 @@
+"""The ``kenning`` commands: parse arguments, call :class:`~kenning.Memory`, render.
+
+No business logic lives here. Every :class:`~kenning.errors.KenningError` is
+translated in one place (:class:`_Group`): ``error: <message>`` on stderr (plus a
+JSON error object on stdout with ``--json``) and exit code 2 invalid input,
+3 permission denied, 4 not found, 5 conflict, 1 any other kenning error.
+"""
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from ..engine import Memory
+from ..errors import Conflict, InvalidInput, KenningError, NotFound, PermissionDenied
+from ..models import ALL_SCOPES, DEFAULT_ORG, DEFAULT_USER, Principal, Role, TeamRole
+from . import render
+from .args import (
+    AgentOpt,
+    AllScopesOpt,
+    ConfidenceOpt,
+    EventAtOpt,
+    IdArg,
+    ImportanceOpt,
+    JsonOpt,
+    KeyOpt,
+    LayersOpt,
+    MetaOpt,
+    ScopeOpt,
+    ScopesOpt,
+    SessionOpt,
+    SinceOpt,
+    SourceOpt,
+    TagsOpt,
+    TypeOpt,
+    TypesOpt,
+    UntilOpt,
+    filters_arg,
+    given,
+    parse_meta,
+    read_lines,
+    scopes_arg,
+    stdin_or,
+)
+
+if TYPE_CHECKING:
+    from typer._click import Context as ClickContext  # typer 0.29 vendors click
+
+__all__ = ["app", "main", "EXIT_CODES"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit code of each error kind; any other KenningError exits with 1.
+EXIT_CODES: tuple[tuple[type[KenningError], int], ...] = (
+    (InvalidInput, 2), (PermissionDenied, 3), (NotFound, 4), (Conflict, 5),
+)  # fmt: skip
+_JSON_FLAG = "kenning.json"
+
+
+# -- the one place errors are translated ----------------------------------------------
+
+
+def _report(exc: KenningError, as_json: bool) -> int:
+    """Print a kenning error for people (stderr) and machines (stdout); return the exit code."""
+    render.say(f"error: {exc}", err=True)
+    if as_json:
+        field_ = getattr(exc, "field", None)
+        render.emit({"error": {"type": type(exc).__name__, "message": str(exc), "field": field_}})
+    return next((code for kind, code in EXIT_CODES if isinstance(exc, kind)), 1)
+
+
+class _Group(TyperGroup):
+    """The root group: any KenningError of any subcommand becomes a clean exit."""
+
+    def invoke(self, ctx: "ClickContext") -> Any:
+        try:
+            return super().invoke(ctx)
+        except KenningError as exc:
+            raise typer.Exit(_report(exc, bool(ctx.meta.get(_JSON_FLAG)))) from None
+
+
+class _Command(TyperCommand):
+    """Records the command's ``--json`` flag where the error handler finds it."""
+
+    def invoke(self, ctx: "ClickContext") -> Any:
+        ctx.meta[_JSON_FLAG] = bool(ctx.params.get("as_json"))
+        return super().invoke(ctx)
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="kenning",
+    help="Long-term memory for AI agents: remember, recall, inspect and move memories.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _command(name: str) -> Callable[[F], F]:
+    return app.command(name, cls=_Command)
+
+
+# -- session: the principal and a lazily opened Memory ----------------------------------
+
+
+@dataclass
+class _State:
+    db: Path | None
+    org: str
+    user: str | None
+    role: Role | None
+    teams: list[str] = field(default_factory=list)
+    personas: list[str] = field(default_factory=list)
+    active_persona: str | None = None
+    memory: Memory | None = None
+
+    def principal(self) -> Principal:
+        user = self.user or DEFAULT_USER
+        role = self.role or (Role.ADMIN if user == DEFAULT_USER else Role.MEMBER)
+        return Principal(
+            org_id=self.org, user_id=user, roles=frozenset({role}),
+            teams={t: TeamRole.MEMBER for t in self.teams},
+            personas=frozenset(self.personas), active_persona=self.active_persona,
+        )  # fmt: skip
+
+    def open(self) -> Memory:
+        if self.memory is None:
+            self.memory = Memory(self.db, principal=self.principal())
+        return self.memory
+
+    def close(self) -> None:
+        memory, self.memory = self.memory, None
+        if memory is not None:
+            memory.close()
+
+
+def _state(ctx: typer.Context) -> _State:
+    return cast(_State, ctx.find_root().obj)
+
+
+def _mem(ctx: typer.Context) -> Memory:
+    return _state(ctx).open()
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        render.say(f"kenning {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    db: Annotated[Path | None, typer.Option(
+        "--db", metavar="PATH", help="SQLite database file (default: $KENNING_DATABASE_URL, "
+        "else $KENNING_HOME/kenning.db, else ~/.kenning/kenning.db).")] = None,
+    org: Annotated[str, typer.Option(
+        "--org", metavar="ID", help="Your organization.")] = DEFAULT_ORG,
+    user: Annotated[str | None, typer.Option(
+        "--user", metavar="ID", help="Your user id (default: 'default', an org admin).")] = None,
+    role: Annotated[Role | None, typer.Option(
+        "--role", help="Org role (default: admin for the default user, else member).")] = None,
+    team: Annotated[list[str] | None, typer.Option(
+        "--team", metavar="ID", help="A team you are a member of (repeatable).")] = None,
+    persona: Annotated[list[str] | None, typer.Option(
+        "--persona", metavar="ID", help="A persona you may use (repeatable).")] = None,
+    active_persona: Annotated[str | None, typer.Option(
+        "--active-persona", metavar="ID", help="The persona you act as.")] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+) -> None:  # fmt: skip
+    """kenning: scoped long-term memory for agents, local-first."""
+    state = _State(db.expanduser() if db else None, org, user, role, team or [], persona or [],
+                   active_persona)  # fmt: skip
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+@_command("init")
+def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Create the database and show where it lives."""
+    state = _state(ctx)
+    mem = state.open()
+    who = mem.principal
+    roles = sorted(r.value for r in who.roles)
+    info = {
+        "database": str(mem.settings.db_path()), "embedder": mem.embedder.model_id,
+        "dim": mem.embedder.dim,
+        "principal": {"org_id": who.org_id, "user_id": who.user_id, "roles": roles},
+    }  # fmt: skip
+    state.close()
+    if as_json:
+        render.emit(info)
+        return
+    render.say(f"database:  {info['database']}")
+    render.say(f"embedder:  {info['embedder']} ({info['dim']} dimensions)")
+    render.say(f"principal: org={who.org_id} user={who.user_id} roles={','.join(roles)}")
+
+
+@_command("remember")
+def remember(
+    ctx: typer.Context,
+    content: Annotated[str | None, typer.Argument(
+        metavar="[CONTENT]", help="The memory text; - reads it from stdin.",
+        show_default=False)] = None,
+    file: Annotated[str | None, typer.Option(
+        "--file", "-f", metavar="FILE", help="JSONL batch (- for stdin): one object of remember "
+        "fields per line; options given here are defaults for every line. All or nothing.")] = None,
+    scope: ScopeOpt = None, key: KeyOpt = None, memory_type: TypeOpt = None,
+    importance: ImportanceOpt = None, confidence: ConfidenceOpt = None, tag: TagsOpt = None,
+    meta: MetaOpt = None, source: SourceOpt = None, event_at: EventAtOpt = None,
+    session: SessionOpt = None, agent: AgentOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Store a memory (or a batch of them with --file)."""
+    fields = given(scope=scope, key=key, memory_type=memory_type, importance=importance,
+                   confidence=confidence, tags=tag, metadata=parse_meta(meta), source=source,
+                   event_at=event_at, session_id=session, agent_id=agent)  # fmt: skip
+    if (content is None) == (file is None):
+        raise InvalidInput("give CONTENT (- for stdin) or --file FILE, not both or neither",
+                           field="content")  # fmt: skip
+    if content is not None:
+        record = _mem(ctx).remember(stdin_or(content), **fields)
+        if as_json:
+            render.emit(record.to_dict())
+        else:
+            render.say(f"remembered {record.id} in {record.scope.key} "
+                       f"(confidence {record.confidence:.2f})")  # fmt: skip
+        return
+    assert file is not None
+    items: list[Any] = []
+    for n, line in enumerate(read_lines(file, "file"), 1):
+        if line.strip():
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                msg = f"{file} line {n}: not valid JSON ({exc})"
+                raise InvalidInput(msg, field="file") from None
+            items.append({**fields, **item} if isinstance(item, dict) else item)
+    mem = _mem(ctx)
+    with render.progress("remembering", len(items)) as step:
+        records = mem.remember_many(items, progress=step)
+    if as_json:
+        render.emit({"stored": len(records), "ids": [r.id for r in records]})
+    else:
+        render.say(f"remembered {len(records)} memories")
+
+
+@_command("recall")
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", "--k", metavar="N", help="How many hits.")] = 10,
+    scope: ScopesOpt = None, all_scopes: AllScopesOpt = False, layer: LayersOpt = None,
+    memory_type: TypesOpt = None, tag: TagsOpt = None, since: SinceOpt = None,
+    until: UntilOpt = None, meta: MetaOpt = None,
+    min_confidence: Annotated[float | None, typer.Option(
+        "--min-confidence", metavar="0-1", help="Drop hits below this confidence.")] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show the score breakdown and per-stage timings.")] = False,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """The memories that best answer QUERY, ranked."""
+    result = _mem(ctx).recall(
+        query, k, scopes=scopes_arg(scope, all_scopes), layers=layer or None,
+        filters=filters_arg(memory_type, tag, since, until, meta),
+        min_confidence=min_confidence, explain=explain,
+    )  # fmt: skip
+    if as_json:
+        render.emit(result.to_dict())
+    else:
+        render.show_recall(result, explain)
+
+
+@_command("get")
+def get(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Show one memory."""
+    record = _mem(ctx).get(memory_id)
+    if as_json:
+        render.emit(record.to_dict())
+    else:
+        render.show_record(record)
+
+
+@_command("list")
+def list_(
+    ctx: typer.Context,
+    scope: ScopesOpt = None, all_scopes: AllScopesOpt = False, layer: LayersOpt = None,
+    memory_type: TypesOpt = None, tag: TagsOpt = None, since: SinceOpt = None,
+    until: UntilOpt = None, meta: MetaOpt = None,
+    status: Annotated[list[str] | None, typer.Option(
+        "--status", metavar="STATUS", help="active (default), pending_review, archived or "
+        "superseded (repeatable).")] = None,
+    limit: Annotated[int, typer.Option("--limit", metavar="N", help="Page size.")] = 50,
+    cursor: Annotated[str | None, typer.Option(
+        "--cursor", metavar="CURSOR", help="The next cursor the previous page printed.")] = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Memories newest first, one page at a time."""
+    page = _mem(ctx).list(
+        scopes=scopes_arg(scope, all_scopes), layers=layer or None, limit=limit, cursor=cursor,
+        filters=filters_arg(memory_type, tag, since, until, meta, status),
+    )  # fmt: skip
+    if as_json:
+        render.emit(page.to_dict())
+        return
+    render.show_records(page.items)
+    if page.next_cursor:
+        render.say(f"next cursor: {page.next_cursor}")
+
+
+@_command("update")
+def update(
+    ctx: typer.Context, memory_id: IdArg,
+    content: Annotated[str | None, typer.Option(
+        "--content", metavar="TEXT", help="New text (- reads stdin); re-embedded.")] = None,
+    key: KeyOpt = None,
+    tag: Annotated[list[str] | None, typer.Option(
+        "--tag", metavar="TAG", help="Replaces all tags (repeatable).")] = None,
+    clear_tags: Annotated[bool, typer.Option("--clear-tags", help="Remove every tag.")] = False,
+    importance: ImportanceOpt = None, confidence: ConfidenceOpt = None,
+    memory_type: TypeOpt = None,
+    meta: Annotated[list[str] | None, typer.Option(
+        "--meta", metavar="KEY=VALUE", help="Replaces the whole metadata object "
+        "(repeatable; VALUE parsed as JSON when possible).")] = None,
+    event_at: EventAtOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Change fields of a memory (a new version; history keeps the old one)."""
+    if tag and clear_tags:
+        raise InvalidInput("give --tag or --clear-tags, not both", field="tags")
+    changes = given(content=None if content is None else stdin_or(content), key=key, tags=tag,
+                    importance=importance, confidence=confidence, memory_type=memory_type,
+                    metadata=parse_meta(meta), event_at=event_at)  # fmt: skip
+    if clear_tags:
+        changes["tags"] = []
+    if not changes:
+        raise InvalidInput("nothing to update: give --content, --key, --tag, --clear-tags, "
+                           "--importance, --confidence, --type, --meta or --event-at",
+                           field="changes")  # fmt: skip
+    record = _mem(ctx).update(memory_id, **changes)
+    if as_json:
+        render.emit(record.to_dict())
+    else:
+        render.say(f"updated {record.id} (version {record.version})")
+
+
+@_command("upsert")
+def upsert(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(metavar="KEY", help="The memory's key in its scope.")],
+    content: Annotated[str, typer.Argument(metavar="CONTENT", help="The text; - reads stdin.")],
+    scope: ScopeOpt = None, memory_type: TypeOpt = None, importance: ImportanceOpt = None,
+    confidence: ConfidenceOpt = None, tag: TagsOpt = None, meta: MetaOpt = None,
+    source: SourceOpt = None, event_at: EventAtOpt = None, session: SessionOpt = None,
+    agent: AgentOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Create the memory with KEY in the scope, or update it when it exists."""
+    fields = given(memory_type=memory_type, importance=importance, confidence=confidence,
+                   tags=tag, metadata=parse_meta(meta), source=source, event_at=event_at,
+                   session_id=session, agent_id=agent)  # fmt: skip
+    record = _mem(ctx).upsert(key, stdin_or(content), scope=scope, **fields)
+    if as_json:
+        render.emit(record.to_dict())
+    else:
+        render.say(f"upserted {record.id} (key {record.key!r}, version {record.version})")
+
+
+@_command("forget")
+def forget(
+    ctx: typer.Context, memory_id: IdArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Delete a memory for good (its history keeps only who and when)."""
+    mem = _mem(ctx)
+    if not yes:
+        record = mem.get(memory_id)
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"refusing to forget {record.id} without confirmation: stdin is "
+                               "not a terminal; pass --yes", field="yes")  # fmt: skip
+        preview = record.content if len(record.content) <= 60 else record.content[:59] + "…"
+        if not typer.confirm(f"Forget {record.id} ({preview!r})?"):
+            render.say("aborted", err=True)
+            raise typer.Exit(1)
+    mem.forget(memory_id)
+    if as_json:
+        render.emit({"forgotten": memory_id})
+    else:
+        render.say(f"forgot {memory_id}")
+
+
+def _status_command(name: str, done: str, doc: str) -> None:
+    def command(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
+        record = getattr(_mem(ctx), name)(memory_id)
+        if as_json:
+            render.emit(record.to_dict())
+        else:
+            render.say(f"{done} {record.id} (status {record.status.value})")
+
+    command.__doc__ = doc
+    _command(name)(command)
+
+
+_status_command("archive", "archived", "Take a memory out of recall (undo with restore).")
+_status_command("restore", "restored", "Make an archived memory active again.")
+
+
+@_command("feedback")
+def feedback(
+    ctx: typer.Context, memory_id: IdArg,
+    kind: Annotated[str, typer.Argument(
+        metavar="KIND", help="upvote, downvote, validate, contradict or confirm.")],
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Adjust a memory's confidence."""
+    record = _mem(ctx).feedback(memory_id, kind)
+    if as_json:
+        render.emit(record.to_dict())
+    else:
+        render.say(f"{kind}: {record.id} confidence now {record.confidence:.3f}")
+
+
+@_command("history")
+def history(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Every change to a memory, oldest first."""
+    entries = _mem(ctx).history(memory_id)
+    if as_json:
+        render.emit([h.to_dict() for h in entries])
+    else:
+        render.show_history(entries)
+
+
+@_command("stats")
+def stats(ctx: typer.Context, scope: ScopesOpt = None, as_json: JsonOpt = False) -> None:
+    """Per-layer statistics of the memories you may read."""
+    layers = _mem(ctx).stats(scopes=scope or ALL_SCOPES)
+    if as_json:
+        render.emit([s.to_dict() for s in layers])
+    else:
+        render.show_stats(layers)
+
+
+@_command("export")
+def export(
+    ctx: typer.Context,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FILE", help="Write to FILE (default: stdout).")] = None,
+    scope: ScopesOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Export memories (record, vector, history) as JSON lines."""
+    mem = _mem(ctx)
+    scopes = scope or ALL_SCOPES
+    if out is None:
+        count = mem.export_jsonl(sys.stdout, scopes=scopes)
+        render.say(f"exported {count} memories", err=True)
+        return
+    total = sum(s.total_memories for s in mem.stats(scopes=scopes))
+    part = out.with_name(out.name + ".part")
+    try:
+        with part.open("w", encoding="utf-8") as fh, render.progress("exporting", total) as step:
+            count = mem.export_jsonl(cast(TextIO, render.Ticker(fh, step)), scopes=scopes)
+        part.replace(out)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {out}: {exc.strerror or exc}", field="out") from None
+    finally:
+        part.unlink(missing_ok=True)
+    if as_json:
+        render.emit({"exported": count, "path": str(out)})
+    else:
+        render.say(f"exported {count} memories to {out}")
+
+
+@_command("import")
+def import_(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help="An export file (- for stdin).")],
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Import an export file; every row is checked before anything is written."""
+    lines = read_lines(file, "file")
+    mem = _mem(ctx)
+    with render.progress("importing", sum(1 for line in lines if line.strip())) as step:
+        count = mem.import_jsonl(lines, progress=step)
+    if as_json:
+        render.emit({"imported": count})
+    else:
+        render.say(f"imported {count} memories")
+
+
+# -- bench: reserved for the lead -------------------------------------------------------
+from ..bench.cli import bench_app  # noqa: E402
+
+app.add_typer(bench_app, name="bench")
+
+
+def main() -> None:
+    """Console entry point (``kenning``)."""
+    app()

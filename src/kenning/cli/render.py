@@ -1,0 +1,153 @@
+"""Output of the CLI: JSON on stdout, rich tables for people, progress bars on stderr."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column, Table
+from rich.text import Text
+
+from ..models import HistoryEntry, LayerStats, MemoryRecord, RecallResult
+
+__all__ = [
+    "emit", "say", "show_record", "show_records", "show_recall", "show_history", "show_stats",
+    "progress", "Ticker",
+]  # fmt: skip
+
+
+def emit(data: Any) -> None:
+    """One JSON document on stdout."""
+    typer.echo(json.dumps(data, ensure_ascii=False))
+
+
+def say(message: str, *, err: bool = False) -> None:
+    """A plain line for people (no markup: user text is printed verbatim)."""
+    typer.echo(message, err=err)
+
+
+def _cell(value: Any, width: int | None = None) -> Text:
+    if value is None:
+        return Text("–", style="dim")
+    if isinstance(value, float):
+        return Text(f"{value:.3f}")
+    if isinstance(value, dict | list | tuple):
+        value = json.dumps(value, ensure_ascii=False) if value else ""
+    text = str(value)
+    if width is not None and len(text) > width:
+        text = text[: width - 1] + "…"
+    return Text(text)
+
+
+def _id_col(name: str = "id") -> Column:
+    return Column(name, overflow="fold")
+
+
+def _text_col(name: str) -> Column:
+    return Column(name, overflow="fold")
+
+
+def _table(columns: Sequence[str | Column], rows: Sequence[Sequence[Any]]) -> None:
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*(c if isinstance(c, Text) else _cell(c) for c in row))
+    Console(highlight=False).print(table)
+
+
+def show_record(record: MemoryRecord) -> None:
+    """Every field of one memory, one per row."""
+    _table(("field", _text_col("value")), list(record.to_dict().items()))
+
+
+def show_records(records: Sequence[MemoryRecord]) -> None:
+    """A listing: one memory per row."""
+    if not records:
+        say("no memories")
+        return
+    rows = [
+        (r.id, r.created_at.strftime("%Y-%m-%d"), r.scope.key, r.memory_type.value, r.status.value,
+         r.confidence, r.key, ", ".join(r.tags), _cell(r.content, 160))
+        for r in records
+    ]  # fmt: skip
+    cols = (_id_col(), "created", "scope", "type", "status", "conf", "key", "tags")
+    _table((*cols, _text_col("content")), rows)
+
+
+_EXPLAIN_COLS = ("dense", "keyword", "relevance", "confidence", "temporal", "layer boost", "final")
+
+
+def show_recall(result: RecallResult, explain: bool) -> None:
+    """Ranked hits; with ``explain`` the score breakdown and per-stage timings too."""
+    if not result.hits:
+        say("no memories found")
+    else:
+        cols: list[str | Column] = ["#", "score", _id_col(), "scope", _text_col("content")]
+        if explain:
+            cols += _EXPLAIN_COLS
+        rows: list[list[Any]] = []
+        for n, hit in enumerate(result.hits, 1):
+            m = hit.memory
+            row: list[Any] = [n, hit.score, m.id, m.scope.key, _cell(m.content, 160)]
+            if explain and hit.explain is not None:
+                e = hit.explain
+                row += [e.dense, e.keyword, e.relevance, e.confidence, e.temporal, e.layer_boost,
+                        e.final]  # fmt: skip
+            rows.append(row)
+        _table(cols, rows)
+    if explain:
+        say("timings (ms): " + " ".join(f"{k}={v:.1f}" for k, v in result.timings_ms.items()))
+        say("candidates: " + " ".join(f"{k}={v}" for k, v in result.candidates.items()))
+
+
+def show_history(entries: Sequence[HistoryEntry]) -> None:
+    """Changes of one memory, oldest first."""
+    rows = [(h.seq, h.at.strftime("%Y-%m-%d %H:%M:%S"), h.op, h.actor, h.version,
+             _cell(h.changes, 120), _cell(h.content, 120)) for h in entries]  # fmt: skip
+    cols = ("seq", "at", "op", "actor", "version", _text_col("changes"), _text_col("content"))
+    _table(cols, rows)
+
+
+def _pairs(counts: Mapping[str, int]) -> str:
+    return "\n".join(f"{k}={v}" for k, v in counts.items())
+
+
+def show_stats(layers: Sequence[LayerStats]) -> None:
+    """One row per layer: totals, statuses, types, confidence and age distributions."""
+    if not layers:
+        say("no memories")
+        return
+    rows = [
+        (s.layer, s.total_memories, _pairs(s.by_status), _pairs(s.by_type), s.avg_confidence,
+         _pairs(s.confidence_distribution), _pairs(s.age_distribution))
+        for s in layers
+    ]  # fmt: skip
+    _table(("layer", "total", "by status", "by type", "avg conf", "confidence", "age"), rows)
+
+
+@contextmanager
+def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr (silent when stderr is not a terminal); yields ``advance(n)``."""
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+class Ticker:
+    """A text sink that advances a progress bar by one per line written through it."""
+
+    def __init__(self, out: TextIO, step: Callable[[int], None]) -> None:
+        self._out, self._step = out, step
+
+    def write(self, text: str) -> int:
+        """Write ``text`` and count its lines."""
+        written = self._out.write(text)
+        self._step(text.count("\n"))
+        return written

@@ -1,0 +1,30 @@
+"""Text embeddings for kenning: the :class:`Embedder` contract and its backends.
+
+* :class:`MiniLMEmbedder` — local all-MiniLM-L6-v2 (int8 ONNX, 384-d), the default;
+* :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint;
+* :class:`CachedEmbedder` — wraps either so the same text is embedded only once;
+* :func:`create_embedder` — build one by name, including third-party plugins.
+
+Importing this package loads no model and touches no files.
+"""
+
+from __future__ import annotations
+
+from .base import Embedder
+from .cache import CachedEmbedder, EmbeddingCacheBackend, MemoryCacheBackend, content_hash
+from .onnx_minilm import MiniLMEmbedder
+from .openai_compat import OpenAIEmbedder
+from .registry import available_embedders, create_embedder, register_embedder
+
+__all__ = [
+    "Embedder",
+    "MiniLMEmbedder",
+    "OpenAIEmbedder",
+    "CachedEmbedder",
+    "MemoryCacheBackend",
+    "EmbeddingCacheBackend",
+    "content_hash",
+    "register_embedder",
+    "create_embedder",
+    "available_embedders",
+]

@@ -1,0 +1,111 @@
+"""The :class:`Embedder` contract every embedding backend implements.
+
+An embedder turns texts into float32 vectors of a fixed dimension whose rows
+are L2-normalised, so a dot product is a cosine similarity. Backends implement
+only :meth:`Embedder.embed_batch`; :meth:`Embedder.embed` and
+:meth:`Embedder.embed_many` are built on it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import InvalidInput
+
+__all__ = ["Embedder", "Vectors", "check_texts", "normalize_rows"]
+
+#: A float32 matrix of shape ``(n, dim)`` (or a vector of shape ``(dim,)``).
+Vectors = NDArray[np.float32]
+
+_EPS = 1e-12
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """Return ``texts`` as a list, raising :class:`InvalidInput` unless all are ``str``.
+
+    A bare ``str`` is rejected too: it is a ``Sequence[str]`` to the type
+    checker, but embedding its characters one by one is never what was meant.
+    """
+    if isinstance(texts, str | bytes):
+        raise InvalidInput("expected a sequence of strings, got a single string", field="texts")
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str", field="texts")
+    return out
+
+
+def normalize_rows(matrix: NDArray[np.floating] | Vectors) -> Vectors:
+    """Return a float32 copy of a 2-d ``matrix`` with every row scaled to unit L2 norm.
+
+    All-zero rows stay zero instead of becoming NaN.
+    """
+    out = np.asarray(matrix, dtype=np.float32)
+    if out.ndim != 2:
+        raise ValueError(f"expected a 2-d matrix, got shape {out.shape}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    result: Vectors = (out / np.maximum(norms, _EPS)).astype(np.float32, copy=False)
+    return result
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 vectors of dimension :attr:`dim`."""
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """A stable identifier of the model; vectors from different ids never mix."""
+
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """The number of components of every vector this embedder returns."""
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` into a float32 array of shape ``(len(texts), dim)``.
+
+        Rows are L2-normalised and in the order of ``texts``; an empty input
+        returns an array of shape ``(0, dim)``.
+        """
+
+    def embed(self, text: str) -> Vectors:
+        """Embed one text into a 1-d float32 vector of length :attr:`dim`."""
+        if not isinstance(text, str):
+            raise InvalidInput(f"text is {type(text).__name__}, expected str", field="text")
+        vector: Vectors = self.embed_batch([text])[0]
+        return vector
+
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 64,
+        progress: Callable[[int], None] | None = None,
+    ) -> Vectors:
+        """Embed any number of texts in chunks of ``batch_size``.
+
+        After each chunk, ``progress`` (if given) is called with the number of
+        texts that chunk embedded, so a caller can drive a progress bar.
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInput(
+                f"batch_size must be a positive int, got {batch_size!r}", field="batch_size"
+            )
+        items = check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        chunks: list[Vectors] = []
+        for start in range(0, len(items), batch_size):
+            chunk = items[start : start + batch_size]
+            chunks.append(self.embed_batch(chunk))
+            if progress is not None:
+                progress(len(chunk))
+        return np.concatenate(chunks, axis=0)
+
+    def __repr__(self) -> str:
+        """A short description naming the model."""
+        return f"{type(self).__name__}(model_id={self.model_id!r})"

