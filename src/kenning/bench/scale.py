@@ -14,6 +14,7 @@ realistic neighbourhood structure.
 
 from __future__ import annotations
 
+import itertools
 import random
 import resource
 import statistics
@@ -30,6 +31,7 @@ from ..config import Settings
 from ..embeddings import Embedder, MiniLMEmbedder
 from ..embeddings.base import Vectors, normalize_rows
 from ..engine import Memory
+from ..retrieval.text import STOPWORDS
 from ..models import ALL_SCOPES, Principal, Role, Scope, TeamRole
 
 __all__ = ["run_scale", "BagOfWordsEmbedder", "synthetic_text"]
@@ -46,9 +48,26 @@ _WORDS = (
 ).split()
 
 
+_SYLLABLES = [c + v for c in "bcdfghjklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
+
+
+def _vocabulary(size: int = 20_000) -> list[str]:
+    rng = random.Random(3)
+    # Like English: function words take the top frequency ranks.
+    words = dict.fromkeys([w for w in sorted(STOPWORDS) if "'" not in w] + _WORDS)
+    while len(words) < size:
+        words.setdefault("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return list(words)
+
+
+_VOCAB = _vocabulary()
+#: Zipf-like word frequencies (rank^-1.07), as in natural text.
+_WEIGHTS = list(itertools.accumulate(1.0 / (r + 1) ** 1.07 for r in range(len(_VOCAB))))
+
+
 def synthetic_text(rng: random.Random, n_words: int = 12) -> str:
-    """A pseudo-sentence of vocabulary words (shared words => similar vectors)."""
-    words = [rng.choice(_WORDS) for _ in range(n_words)]
+    """A pseudo-sentence with natural (Zipfian) word frequencies over 20,000 words."""
+    words = rng.choices(_VOCAB, cum_weights=_WEIGHTS, k=n_words)
     return f"Note about {words[0]} and {words[1]}: " + " ".join(words[2:]) + "."
 
 

@@ -57,6 +57,13 @@ def _boosts(record: MemoryRecord, principal: Principal, settings: Settings) -> t
     return layer, scope
 
 
+def _same_text(text: str, wanted: str) -> bool:
+    """Exact match after normalisation (cheap length check first)."""
+    if abs(len(text) - len(wanted)) > max(8, len(wanted) // 4):
+        return False
+    return normalise_text(text) == wanted
+
+
 def rank(
     *,
     query: str,
@@ -89,8 +96,7 @@ def rank(
         strength = (strength_of or {}).get(mid, record.strength)
         layer_boost, scope_boost = _boosts(record, principal, settings)
         exact = bool(wanted) and (
-            normalise_text(record.content) == wanted
-            or (record.key is not None and normalise_text(record.key) == wanted)
+            _same_text(record.content, wanted) or (record.key is not None and _same_text(record.key, wanted))
         )
         boost = layer_boost + scope_boost + (w.exact_match_boost if exact else 0.0)
         if record.confidence > 0.9:

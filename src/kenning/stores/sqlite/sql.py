@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ __all__ = [
     "record_params",
     "scope_clause",
     "scope_subquery",
+    "joined_scope_clause",
     "filter_clause",
 ]
 
@@ -49,6 +51,11 @@ def dt(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
 
 
+@functools.lru_cache(maxsize=65_536)
+def _scope(kind: str, owner: str, user: str | None) -> Scope:
+    return Scope(ScopeKind(kind), owner, user)
+
+
 def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
     """Build a record from a ``SELECT_MEMORY`` row."""
     values = dict(zip(MEMORY_COLUMNS, row[: len(MEMORY_COLUMNS)], strict=True))
@@ -62,7 +69,7 @@ def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
     values["metadata"] = {} if meta == "{}" else json.loads(meta)
     values["memory_type"] = MemoryType(values["memory_type"])
     values["status"] = Status(values["status"])
-    return MemoryRecord(scope=Scope(ScopeKind(kind), owner, user), **values)
+    return MemoryRecord(scope=_scope(kind, owner, user), **values)
 
 
 def record_params(record: MemoryRecord) -> list[Any]:
@@ -95,6 +102,21 @@ def scope_subquery(scopes: ScopeFilter) -> tuple[str, list[Any]]:
         parts.append(f"key IN ({','.join('?' * len(scopes.scopes))})")
         params.extend(sorted(s.key for s in scopes.scopes))
     return f"SELECT pk FROM scopes WHERE org_id = ? AND ({' OR '.join(parts)})", params
+
+
+def joined_scope_clause(scopes: ScopeFilter, alias: str = "s") -> tuple[str, list[Any]]:
+    """The filter as a condition on a joined ``scopes`` row (lets SQLite drive by id)."""
+    if scopes.is_empty:
+        return "0", []
+    parts: list[str] = []
+    params: list[Any] = [scopes.org_id]
+    if scopes.kinds:
+        parts.append(f"{alias}.kind IN ({','.join('?' * len(scopes.kinds))})")
+        params.extend(sorted(k.value for k in scopes.kinds))
+    if scopes.scopes:
+        parts.append(f"{alias}.key IN ({','.join('?' * len(scopes.scopes))})")
+        params.extend(sorted(s.key for s in scopes.scopes))
+    return f"({alias}.org_id = ? AND ({' OR '.join(parts)}))", params
 
 
 def scope_clause(scopes: ScopeFilter, alias: str = "m") -> tuple[str, list[Any]]:

@@ -41,6 +41,7 @@ from .sql import (
     filter_clause,
     record_from_row,
     record_params,
+    joined_scope_clause,
     scope_clause,
     scope_subquery,
     ts,
@@ -304,13 +305,15 @@ class SQLiteStore:
         """Visible records among ``ids``, in the order given."""
         if not ids:
             return []
-        where, params = scope_clause(scopes)
+        where, params = joined_scope_clause(scopes)
         found: dict[str, MemoryRecord] = {}
         with self._read() as conn:
             for start in range(0, len(ids), 500):
                 chunk = list(ids[start : start + 500])
+                # CROSS JOIN keeps memories (looked up by id) as the outer loop.
                 rows = conn.execute(
-                    f"{SELECT_MEMORY} WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
+                    f"{SELECT_MEMORY.replace(' JOIN scopes', ' CROSS JOIN scopes')} "
+                    f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND {where}",
                     [*chunk, *params],
                 ).fetchall()
                 for row in rows:

@@ -132,9 +132,9 @@ class _Partition:
         index = _usearch_index(
             ndim=self.dim,
             metric="ip",
-            dtype="f32",
+            dtype="i8",  # 10x faster to build than f32 here; hits are re-scored in f32
             connectivity=connectivity,
-            expansion_add=128,
+            expansion_add=96,
             expansion_search=expansion,
         )
         live = np.flatnonzero(self.status[: self.n] != _DEAD)
