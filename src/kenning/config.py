@@ -35,9 +35,12 @@ class ScoringWeights(BaseSettings):
     high_confidence_boost: float = Field(0.02, ge=0, le=1)
     persona_user_boost: float = Field(0.03, ge=0, le=1)
     persona_boost: float = Field(0.015, ge=0, le=1)
-    #: How fused relevance is normalised before mixing: ``max`` divides by the
-    #: best candidate's score, ``minmax`` spreads the candidates over [0, 1].
-    relevance_norm: str = Field("max", pattern="^(max|minmax|rank)$")
+    #: How fused relevance is normalised before mixing: ``minmax`` spreads the
+    #: best ``relevance_window`` candidates over [0, 1] (the rest get 0); ``max``
+    #: divides by the best score; ``rank`` is 1 / (1 + rank / 10). Chosen on the
+    #: LoCoMo dev split: see BENCHMARKS.md ("priority ablation").
+    relevance_norm: str = Field("minmax", pattern="^(max|minmax|rank)$")
+    relevance_window: int = Field(20, gt=1)
 
 
 class Settings(BaseSettings):
@@ -59,10 +62,12 @@ class Settings(BaseSettings):
     max_k: int = Field(1_000, gt=0)
 
     # retrieval
-    candidates_dense: int = Field(100, gt=0)
-    candidates_keyword: int = Field(100, gt=0)
+    candidates_dense: int = Field(50, gt=0)
+    candidates_keyword: int = Field(50, gt=0)
     fusion: str = Field("convex", pattern="^(convex|rrf)$")
-    fusion_alpha: float = Field(0.5, ge=0, le=1)
+    #: Weight of the dense side in convex fusion (0 = BM25 only, 1 = dense only);
+    #: 0.7 sits on the dev-split plateau 0.6-0.8.
+    fusion_alpha: float = Field(0.7, ge=0, le=1)
     rrf_k: int = Field(60, gt=0)
     min_confidence: float = Field(0.0, ge=0, le=1)
     exact_search_max: int = Field(20_000, gt=0)

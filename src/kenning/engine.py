@@ -313,6 +313,10 @@ class Memory:
                 field=sorted(unknown)[0],
             )
         record = self._writable(memory_id, who)
+        if expected_version is not None and record.version != expected_version:
+            raise Conflict(
+                f"memory {record.id!r} is at version {record.version}, not {expected_version}"
+            )
         new = self._apply_changes(record, changes)
         if _status is not None:
             new.status = _status
@@ -354,7 +358,7 @@ class Memory:
         """Delete a memory from every index; its history keeps who and when only."""
         who = self._who(principal)
         record = self._writable(memory_id, who)
-        if not self.store.delete(record.org_id, record.id, who.user_id):
+        if not self.store.delete(record.org_id, record.id, who.user_id, self.clock.now()):
             raise NotFound(f"memory {memory_id!r} not found")
 
     def _set_status(self, memory_id: str, status: Status, op: str, who: Principal) -> MemoryRecord:
@@ -463,7 +467,7 @@ class Memory:
     ) -> Page:
         """Memories newest first, one page at a time (pass ``next_cursor`` back)."""
         who = self._who(principal)
-        limit = clean_k(limit, self.settings.max_k)
+        limit = clean_k(limit, self.settings.max_k, "limit")
         view = self.policy.resolve(who, scopes, layers)
         rows = self.store.list(view, build_filter(filters), limit=limit + 1, cursor=_decode_cursor(cursor))
         more = len(rows) > limit
@@ -549,6 +553,8 @@ def _encode_cursor(record: MemoryRecord) -> str:
 def _decode_cursor(cursor: str | None) -> tuple[float, str] | None:
     if cursor is None:
         return None
+    if not isinstance(cursor, str):
+        raise InvalidInput(f"cursor must be a string, got {type(cursor).__name__}", field="cursor")
     try:
         ts, mid = json.loads(base64.urlsafe_b64decode(cursor.encode()))
         return float(ts), str(mid)

@@ -68,15 +68,20 @@ def adjust_confidence(confidence: float, kind: FeedbackKind) -> float:
     return round(min(1.0, max(0.0, confidence + CONFIDENCE_ADJUSTMENTS[kind])), 4)
 
 
-def normalise(scores: Mapping[str, float], how: str) -> dict[str, float]:
+def normalise(scores: Mapping[str, float], how: str, window: int | None = None) -> dict[str, float]:
     """Map raw scores to [0, 1] within one candidate set.
 
-    ``max``: divide by the best (keeps ratios; a weak best stays weak only if
-    scores are absolute, so callers pass non-negative scores); ``minmax``:
-    spread over [0, 1]; ``rank``: 1 / (1 + rank / 10).
+    ``max``: divide by the best; ``minmax``: spread over [0, 1]; ``rank``:
+    1 / (1 + rank / 10). With ``window``, ``minmax`` spreads only the best
+    ``window`` candidates and gives the rest 0, so a long tail of weak
+    candidates does not compress the differences at the top.
     """
     if not scores:
         return {}
+    if how == "minmax" and window is not None and len(scores) > window:
+        top = sorted(scores, key=lambda k: -scores[k])[:window]
+        inner = normalise({k: scores[k] for k in top}, "minmax")
+        return {k: inner.get(k, 0.0) for k in scores}
     if how == "rank":
         order = sorted(scores, key=lambda k: -scores[k])
         return {k: 1.0 / (1.0 + i / 10.0) for i, k in enumerate(order)}
@@ -84,7 +89,9 @@ def normalise(scores: Mapping[str, float], how: str) -> dict[str, float]:
     if how == "minmax":
         lo = min(scores.values())
         span = hi - lo
-        return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
+        if span <= 1e-6 * max(1.0, abs(hi)):  # float noise, not a difference
+            return dict.fromkeys(scores, 1.0)
+        return {k: (v - lo) / span for k, v in scores.items()}
     return {k: (v / hi if hi > 0 else 0.0) for k, v in scores.items()}
 
 

@@ -150,10 +150,10 @@ def clean_time(value: object, field: str) -> datetime | None:
     return as_utc(value)
 
 
-def clean_k(value: object, max_k: int) -> int:
-    """The number of hits: 1..max_k."""
+def clean_k(value: object, max_k: int, field: str = "k") -> int:
+    """A count of results: 1..max_k."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= max_k:
-        raise InvalidInput(f"k must be an integer from 1 to {max_k}, got {value!r}", field="k")
+        raise InvalidInput(f"{field} must be an integer from 1 to {max_k}, got {value!r}", field=field)
     return value
 
 

@@ -10,11 +10,25 @@ Importing this package loads no model and touches no files.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .base import Embedder
 from .cache import CachedEmbedder, EmbeddingCacheBackend, MemoryCacheBackend, content_hash
 from .onnx_minilm import MiniLMEmbedder
-from .openai_compat import OpenAIEmbedder
 from .registry import available_embedders, create_embedder, register_embedder
+
+if TYPE_CHECKING:
+    from .openai_compat import OpenAIEmbedder
+
+
+def __getattr__(name: str) -> Any:
+    """Import :class:`OpenAIEmbedder` (and httpx) only when it is asked for."""
+    if name == "OpenAIEmbedder":
+        from .openai_compat import OpenAIEmbedder
+
+        return OpenAIEmbedder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Embedder",

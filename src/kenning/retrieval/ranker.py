@@ -40,11 +40,22 @@ def _temporal(record: MemoryRecord, now: datetime, settings: Settings) -> float:
     )
 
 
+_PERSONA_ORDERED = (ScopeKind.USER, ScopeKind.PERSONA, ScopeKind.PERSONA_USER)
+
+
 def _boosts(record: MemoryRecord, principal: Principal, settings: Settings) -> tuple[float, float]:
+    """(layer boost, scope boost).
+
+    With an active persona, seed 001's order persona_user > persona > user
+    decides between those three scopes, so the layer boost (seed 000) is not
+    applied to them; it still lifts team scopes in org mode.
+    """
     w = settings.scoring
     personal_mode = principal.mode is RecallMode.PERSONAL
     layer = 0.0
-    if personal_mode and record.layer is Layer.PERSONAL:
+    if principal.active_persona and record.scope.kind in _PERSONA_ORDERED:
+        layer = 0.0
+    elif personal_mode and record.layer is Layer.PERSONAL:
         layer = w.layer_boost
     elif not personal_mode and record.layer is Layer.SHARED:
         layer = w.layer_boost
@@ -78,7 +89,7 @@ def rank(
 ) -> list[Hit]:
     """Score every candidate that has a record; best first."""
     fused = {k: v for k, v in fuse(dense, keyword, settings).items() if k in records}
-    relevance = normalise(fused, settings.scoring.relevance_norm)
+    relevance = normalise(fused, settings.scoring.relevance_norm, settings.scoring.relevance_window)
     dense_of = dict(dense)
     keyword_of = dict(keyword)
     w = settings.scoring

@@ -60,7 +60,7 @@ class Store(Protocol):
     ) -> MemoryRecord:
         """Overwrite a record (and its vector when given); bump its version; log ``op``."""
 
-    def delete(self, org_id: str, memory_id: str, actor: str | None) -> bool:
+    def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
         """Remove a memory from every table and index; False when it did not exist."""
 
     def get(self, ids: Sequence[str], scopes: ScopeFilter) -> list[MemoryRecord]:

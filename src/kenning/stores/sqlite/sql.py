@@ -159,8 +159,14 @@ def filter_clause(filters: MemoryFilter, alias: str = "m") -> tuple[str, list[An
         path = '$."' + name.replace('"', '""') + '"'
         if value is None:
             add(f"json_type({m}.metadata, ?) = 'null'", path)
+        elif isinstance(value, bool):
+            add(f"json_type({m}.metadata, ?) = ?", path, "true" if value else "false")
+        elif isinstance(value, int | float):
+            add(f"(json_type({m}.metadata, ?) IN ('integer', 'real') AND "
+                f"json_extract({m}.metadata, ?) = ?)", path, path, value)  # fmt: skip
         else:
-            add(f"json_extract({m}.metadata, ?) = ?", path, int(value) if isinstance(value, bool) else value)
+            add(f"(json_type({m}.metadata, ?) = 'text' AND json_extract({m}.metadata, ?) = ?)",
+                path, path, value)  # fmt: skip
     if filters.min_importance is not None:
         add(f"{m}.importance >= ?", filters.min_importance)
     for column in ("source", "agent_id", "session_id", "episode_id", "sector_id", "key"):

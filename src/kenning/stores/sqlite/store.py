@@ -275,7 +275,7 @@ class SQLiteStore:
             self._history(conn, record, scope_pk, op, actor, changes, content)
         return record
 
-    def delete(self, org_id: str, memory_id: str, actor: str | None) -> bool:
+    def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
         """Hard delete from every table; scrub earlier history content."""
         with self.atomic() as conn:
             row = conn.execute(
@@ -295,7 +295,7 @@ class SQLiteStore:
             conn.execute(
                 "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, changes)"
                 " VALUES (?, ?, ?, 'delete', ?, ?, ?, '{}')",
-                (memory_id, org_id, scope_pk, actor, time.time(), version),
+                (memory_id, org_id, scope_pk, actor, at.timestamp(), version),
             )
         return True
 

@@ -306,7 +306,9 @@ class VectorIndex:
         assert part.ann is not None
         self.last_plan.method = "hnsw"
         frac = allowed / max(part.live, 1)
-        count = min(part.live, int(limit / frac * 1.5) + 16)
+        # The graph holds int8 vectors; hits are re-scored in float32 below, so
+        # ask for a generous pool (at least 64 readable on average).
+        count = min(part.live, int(max(limit, 32) / frac * 2) + 16)
         while True:
             self.last_plan.probes += 1
             matches = part.ann.search(q, count, exact=False)
@@ -316,7 +318,7 @@ class VectorIndex:
                 sims = part.vecs[keep] @ q
                 order = np.argsort(-sims)[:limit]
                 return [(part.ids[int(keep[i])], float(sims[i])) for i in order]
-            if count >= 16 * limit / frac:
+            if count >= 32 * max(limit, 32) / frac:
                 self.last_plan.method = "exact-fallback"
                 return None
             count = min(part.live, count * 4)

@@ -1,0 +1,456 @@
+"""The Store contract (``kenning.stores.base``), through Memory and on the store directly.
+
+Every test takes ``store_kind`` (via ``make_memory``), so a new backend runs the
+same suite by adding a parameter in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kenning import (
+    Conflict,
+    InvalidInput,
+    Memory,
+    MemoryFilter,
+    MemoryRecord,
+    NotFound,
+    Principal,
+    Scope,
+    Settings,
+    Status,
+)
+from kenning.embeddings import content_hash
+
+Counts = Callable[[Memory], dict[str, int]]
+
+
+def _ids(hits: Any) -> list[str]:
+    return [h.memory.id for h in hits]
+
+
+def _all_records(mem: Memory, principal: Principal | None = None, **kw: Any) -> list[MemoryRecord]:
+    out: list[MemoryRecord] = []
+    cursor = None
+    while True:
+        page = mem.list(limit=1000, cursor=cursor, principal=principal, **kw)
+        out.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return out
+
+
+def _brute_top(mem: Memory, query: str, records: list[MemoryRecord], k: int) -> list[str]:
+    """Ground truth: exact cosine top-k over ``records`` with the model's own vectors."""
+    q = mem.embedder.embed(query)
+    mat = mem.embedder.embed_many([r.content for r in records])
+    sims = mat @ q
+    order = np.argsort(-sims, kind="stable")[:k]
+    return [records[int(i)].id for i in order]
+
+
+# ---------------------------------------------------------------------------- atomic writes
+
+
+def test_batch_writes_record_vector_keyword_row_and_history_together(
+    mem: Memory, db_counts: Counts, make_sentences: Callable[..., list[str]]
+) -> None:
+    texts = make_sentences(12)
+    records = mem.remember_many([{"content": t, "tags": ["hobby"]} for t in texts])
+    assert len(records) == 12
+    assert db_counts(mem) == {
+        "memories": 12,
+        "vectors": 12,
+        "memories_fts": 12,
+        "history": 12,
+        "scopes": 1,
+    }
+    conn = sqlite3.connect(mem.store.path)  # type: ignore[attr-defined]
+    try:
+        joined = conn.execute(
+            "SELECT m.id, length(v.vector), f.content, h.op, h.content FROM memories m "
+            "JOIN vectors v ON v.pk = m.pk JOIN memories_fts f ON f.rowid = m.pk "
+            "JOIN history h ON h.memory_id = m.id"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert {r[0] for r in joined} == {r.id for r in records}
+    for _, vlen, fts_content, op, hist_content in joined:
+        assert vlen == mem.embedder.dim * 4
+        assert op == "create"
+        assert fts_content == hist_content and fts_content in texts
+
+
+def test_invalid_item_in_a_batch_stores_nothing(
+    mem: Memory, db_counts: Counts, make_sentences: Callable[..., list[str]]
+) -> None:
+    mem.remember("Existing memory about the garden shed")
+    before = db_counts(mem)
+    items: list[dict[str, Any]] = [{"content": t} for t in make_sentences(5, offset=40)]
+    items[3]["importance"] = 9
+    with pytest.raises(InvalidInput, match=r"items\[3\].*importance"):
+        mem.remember_many(items)
+    assert db_counts(mem) == before
+
+
+def test_key_conflict_inside_a_batch_stores_nothing(mem: Memory, db_counts: Counts) -> None:
+    mem.remember("Bob drinks oat milk", key="bob milk")
+    before = db_counts(mem)
+    with pytest.raises(Conflict):
+        mem.remember_many(
+            [
+                {"content": "Carol drinks soy milk"},
+                {"content": "Bob drinks whole milk", "key": "bob milk"},
+            ]
+        )
+    assert db_counts(mem) == before
+    with pytest.raises(InvalidInput, match="share a scope and key"):
+        mem.remember_many([{"content": "a b", "key": "k1"}, {"content": "c d", "key": "k1"}])
+    assert db_counts(mem) == before
+
+
+def test_store_insert_is_one_transaction(mem: Memory, db_counts: Counts) -> None:
+    """A failing row in the middle of ``Store.insert`` rolls back the rows before it."""
+    first = mem.remember("The boiler was serviced in March")
+    before = db_counts(mem)
+    texts = ["Window cleaner comes on Fridays", "Gutter repair is booked", "Roof tiles replaced"]
+    vecs = mem.embedder.embed_many(texts)
+    now = mem.clock.now()
+    records = [
+        MemoryRecord(
+            id=f"{i:032x}",
+            org_id="default",
+            scope=Scope.team("house"),
+            content=t,
+            created_at=now,
+            updated_at=now,
+            content_hash=content_hash(t),
+        )
+        for i, t in enumerate(texts)
+    ]
+    records[2].id = first.id  # duplicate id: the third row must fail
+    with pytest.raises(Conflict):
+        mem.store.insert(list(zip(records, vecs, strict=True)), "default")
+    assert db_counts(mem) == before  # the team scope row was rolled back too
+    assert mem.store.get([r.id for r in records[:2]], mem.policy.readable(mem.principal)) == []
+
+
+# ---------------------------------------------------------------------------- keys and versions
+
+
+def test_key_is_unique_per_scope(mem: Memory, db_counts: Counts) -> None:
+    a = mem.remember("Dana's coffee order is a flat white", key="coffee order")
+    before = db_counts(mem)
+    with pytest.raises(Conflict, match="coffee order"):
+        mem.remember("Dana's coffee order is an espresso", key="coffee order")
+    with pytest.raises(Conflict):
+        mem.remember(
+            "Dana's coffee order is a latte", key="  coffee   order "
+        )  # same key, normalised
+    assert db_counts(mem) == before
+    b = mem.remember(
+        "The team coffee order is twelve cappuccinos", key="coffee order", scope="team:ops"
+    )
+    assert b.key == a.key and b.scope != a.scope
+    assert mem.store.find_by_key("default", Scope.user("default"), "coffee order").id == a.id  # type: ignore[union-attr]
+    assert mem.store.find_by_key("default", Scope.team("ops"), "coffee order").id == b.id  # type: ignore[union-attr]
+
+
+def test_update_to_a_taken_key_conflicts_and_changes_nothing(mem: Memory) -> None:
+    a = mem.remember("Parking spot is B12", key="parking")
+    b = mem.remember("Locker number is 7", key="locker")
+    with pytest.raises(Conflict):
+        mem.update(b.id, key="parking")
+    assert mem.get(b.id).key == "locker" and mem.get(b.id).version == 1
+    assert mem.get(a.id).key == "parking"
+
+
+def test_replace_with_stale_expected_version_conflicts(make_memory: Callable[..., Memory]) -> None:
+    m1 = make_memory("shared")
+    m2 = make_memory("shared")  # a second client on the same database
+    rec = m1.remember("The wifi password is on the fridge")
+    m2.update(rec.id, content="The wifi password is taped under the router")
+    with pytest.raises(Conflict, match="version 2"):
+        m1.update(rec.id, content="The wifi password is in the drawer", expected_version=1)
+    got = m1.get(rec.id)
+    assert got.content == "The wifi password is taped under the router" and got.version == 2
+    ok = m1.update(rec.id, content="The wifi password is in the drawer", expected_version=2)
+    assert ok.version == 3 and m2.get(rec.id).content == "The wifi password is in the drawer"
+
+
+def test_stale_expected_version_conflicts_even_when_nothing_changes(mem: Memory) -> None:
+    rec = mem.remember("Standup is at 9:30")
+    mem.update(rec.id, importance=4)  # now version 2
+    with pytest.raises(Conflict):
+        mem.update(rec.id, importance=4, expected_version=1)
+
+
+def test_every_replace_bumps_version(mem: Memory) -> None:
+    rec = mem.remember("Quarterly review in April")
+    assert rec.version == 1
+    assert mem.update(rec.id, importance=5).version == 2
+    assert mem.archive(rec.id).version == 3
+    assert mem.restore(rec.id).version == 4
+    assert mem.feedback(rec.id, "upvote").version == 5
+    assert [h.version for h in mem.history(rec.id)] == [1, 2, 3, 4, 5]
+
+
+# ---------------------------------------------------------------------------- delete
+
+
+def test_forget_removes_every_index_and_scrubs_history(mem: Memory, db_counts: Counts) -> None:
+    keep = mem.remember("The spare key is under the blue flowerpot")
+    rec = mem.remember("Eve's bank PIN hint is her cat's birthday", key="pin hint")
+    mem.update(rec.id, content="Eve's bank PIN hint is her dog's birthday")
+    before = db_counts(mem)
+    mem.forget(rec.id)
+    after = db_counts(mem)
+    for table in ("memories", "vectors", "memories_fts"):
+        assert after[table] == before[table] - 1
+    assert after["history"] == before["history"] + 1
+    conn = sqlite3.connect(mem.store.path)  # type: ignore[attr-defined]
+    try:
+        rows = conn.execute(
+            "SELECT op, actor, at, content, changes FROM history WHERE memory_id = ? ORDER BY seq",
+            (rec.id,),
+        ).fetchall()
+        fts_hits = conn.execute(
+            "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'birthday'"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    assert [r[0] for r in rows] == ["create", "update", "delete"]
+    assert all(r[1] == "default" and r[2] for r in rows)  # who and when are kept
+    assert all(r[3] is None and r[4] == "{}" for r in rows)  # what it said is gone
+    assert fts_hits == 0
+    entries = mem.history(rec.id)
+    assert [e.op for e in entries] == ["create", "update", "delete"]
+    assert all(e.content is None and e.changes == {} and e.actor == "default" for e in entries)
+    with pytest.raises(NotFound):
+        mem.get(rec.id)
+    with pytest.raises(NotFound):
+        mem.forget(rec.id)
+    assert rec.id not in _ids(mem.recall("bank PIN hint birthday", k=10))
+    assert keep.id in _ids(mem.recall("spare key flowerpot", k=10))
+    # the key is free again
+    assert mem.remember("New PIN hint", key="pin hint").key == "pin hint"
+
+
+def test_forget_records_the_time_of_the_injected_clock(mem: Memory) -> None:
+    rec = mem.remember("Temporary note about the printer")
+    mem.clock.advance(days=3)  # type: ignore[attr-defined]
+    mem.forget(rec.id)
+    entries = mem.history(rec.id)
+    assert entries[-1].op == "delete"
+    assert entries[-1].at == mem.clock.now()
+    assert [e.at for e in entries] == sorted(e.at for e in entries)
+
+
+def test_store_delete_of_a_missing_memory_is_false(mem: Memory) -> None:
+    assert mem.store.delete("default", "0" * 32, "default", mem.clock.now()) is False
+
+
+# ---------------------------------------------------------------------------- keyword search
+
+
+def test_keyword_search_stems(mem: Memory) -> None:
+    runner = mem.remember("Maria runs five kilometres every morning")
+    mem.remember("The office closes at six on Fridays")
+    view = mem.policy.readable(mem.principal)
+    found = mem.store.keyword_search("running", view, MemoryFilter(), 10)
+    assert [i for i, _ in found] == [runner.id]
+    assert found[0][1] > 0
+    hits = mem.recall("running", explain=True)
+    assert hits[0].memory.id == runner.id
+    assert hits[0].explain is not None and hits[0].explain.keyword is not None
+
+
+def test_keyword_search_respects_scope_filter_and_status(mem: Memory) -> None:
+    mine = mem.remember("Gardening tips for tomatoes")
+    other = mem.remember("Gardening tips for roses", scope="user:zoe")
+    archived = mem.remember("Gardening tips for cucumbers")
+    mem.archive(archived.id)
+    zoe = Principal.member("zoe")
+    ids = [
+        i
+        for i, _ in mem.store.keyword_search(
+            "gardening", mem.policy.readable(zoe), MemoryFilter(), 10
+        )
+    ]
+    assert ids == [other.id]
+    admin_ids = {
+        i
+        for i, _ in mem.store.keyword_search(
+            "gardening", mem.policy.readable(mem.principal), MemoryFilter(), 10
+        )
+    }
+    assert admin_ids == {mine.id, other.id}
+    archived_ids = {
+        i
+        for i, _ in mem.store.keyword_search(
+            "gardening",
+            mem.policy.readable(mem.principal),
+            MemoryFilter(statuses=frozenset({Status.ARCHIVED})),
+            10,
+        )
+    }
+    assert archived_ids == {archived.id}
+
+
+# ---------------------------------------------------------------------------- vector search
+
+
+def test_vector_search_finds_a_tiny_readable_set_among_thousands(
+    mem: Memory, make_sentences: Callable[..., list[str]]
+) -> None:
+    """2 memories of ann among 3000 of others: the filter is inside the search, not after it."""
+    pool = make_sentences(300)
+    mem.remember_many([{"content": pool[i % 300], "scope": f"user:u{i % 30}"} for i in range(3000)])
+    ann = Principal.member("ann")
+    a1 = mem.remember("Ann studies jazz piano on weekends", principal=ann)
+    a2 = mem.remember("Ann likes hiking in the Alps", principal=ann)
+    for query in (
+        "Alice likes jazz music",
+        "Who likes mountain hiking?",
+        "Chen teaches chess openings",
+    ):
+        hits = mem.recall(query, k=5, principal=ann)
+        assert set(_ids(hits)) == {a1.id, a2.id}
+        assert set(_ids(mem.recall(query, k=5, principal=ann, scopes="all"))) == {a1.id, a2.id}
+        found = mem.store.vector_search(
+            mem.embedder.embed(query), mem.policy.readable(ann), MemoryFilter(), 5
+        )
+        assert {i for i, _ in found} == {a1.id, a2.id}
+    # the admin's "all" view sees the crowd, and its top hit is the exact sentence
+    top = mem.recall("Alice likes jazz music", k=5, scopes="all")
+    assert top[0].memory.content == "Alice likes jazz music"
+
+
+def test_vector_search_with_structured_filter_is_filtered_inside(mem: Memory) -> None:
+    plain = mem.remember("Invoice 1 was paid late by the client")
+    tagged = mem.remember("The client prefers invoices by email", tags=["billing"])
+    view = mem.policy.readable(mem.principal)
+    q = mem.embedder.embed("Invoice 1 was paid late by the client")
+    found = mem.store.vector_search(q, view, MemoryFilter(tags_all=frozenset({"billing"})), 5)
+    assert [i for i, _ in found] == [tagged.id]
+    assert {i for i, _ in mem.store.vector_search(q, view, MemoryFilter(), 5)} == {
+        plain.id,
+        tagged.id,
+    }
+
+
+def test_second_client_sees_writes_of_the_first(make_memory: Callable[..., Memory]) -> None:
+    """The in-process vector index follows changes made through another connection."""
+    m1 = make_memory("two")
+    m2 = make_memory("two")
+    base = m1.remember("The cafeteria serves soup on Mondays")
+    assert _ids(m2.recall("cafeteria soup")) == [base.id]  # m2's index is now loaded
+    view = m2.policy.readable(m2.principal)
+
+    def dense(query: str) -> dict[str, float]:
+        return dict(m2.store.vector_search(m2.embedder.embed(query), view, MemoryFilter(), 10))
+
+    new = m1.remember("A zebra crossing was painted outside the school")
+    assert new.id in dense("zebra crossing near the school")
+    m1.update(new.id, content="The school car park was resurfaced")
+    sims = dense("school car park resurfaced")
+    assert sims[new.id] > 0.9
+    m1.archive(base.id)
+    assert base.id not in dense("cafeteria soup")
+    m1.forget(new.id)
+    assert new.id not in dense("school car park resurfaced")
+    assert m2.recall("cafeteria soup").hits == []
+
+
+def test_hnsw_path_matches_exact_search(
+    make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
+) -> None:
+    """With a small ANN threshold the HNSW branch runs; top-5 must equal exact search."""
+    settings = Settings(exact_search_max=50, ann_min_rows=100)
+    ann_mem = make_memory("ann", settings=settings)
+    big_texts = make_sentences(400)
+    mid_texts = make_sentences(80, offset=400)
+    ann_mem.remember_many([{"content": t, "scope": "team:big"} for t in big_texts])
+    ann_mem.remember_many([{"content": t, "scope": "team:mid"} for t in mid_texts])
+    tiny = Principal.member("tiny")
+    t1 = ann_mem.remember("Tiny keeps a pet iguana called Rex", principal=tiny)
+    t2 = ann_mem.remember("Tiny plays the bassoon in an orchestra", principal=tiny)
+    exact_mem = make_memory("ann")  # same database, default (exact) settings
+    big = Principal.member("big", teams={"big": "reader"})
+    mid = Principal.member("mid", teams={"mid": "member"})
+    big_records = _all_records(ann_mem, principal=big, scopes="all")
+    mid_records = _all_records(ann_mem, principal=mid, scopes="all")
+    assert len(big_records) == 400 and len(mid_records) == 80
+    queries = [
+        "Who likes jazz music?",
+        "Alice studies marathon running",
+        "chess openings teacher",
+        "beekeeping and honey",
+        "Sven avoids tax law",
+        "fishing on the river",
+    ]
+    for who, records in ((big, big_records), (mid, mid_records)):
+        view = ann_mem.policy.readable(who)
+        for query in queries:
+            got = ann_mem.store.vector_search(
+                ann_mem.embedder.embed(query), view, MemoryFilter(), 5
+            )
+            assert ann_mem.store.vectors.last_plan.method == "hnsw"  # type: ignore[attr-defined]
+            assert [i for i, _ in got] == _brute_top(ann_mem, query, records, 5)
+            a = ann_mem.recall(query, k=5, principal=who, scopes="all")
+            b = exact_mem.recall(query, k=5, principal=who, scopes="all")
+            assert _ids(a) == _ids(b)
+            # the 100-candidate tail may differ slightly (ANN), which moves min-max a little
+            assert [h.score for h in a] == pytest.approx([h.score for h in b], rel=1e-3)
+    for query in ("What pet does Tiny have?", "orchestra instrument", "Alice likes jazz music"):
+        assert set(_ids(ann_mem.recall(query, k=5, principal=tiny))) == {t1.id, t2.id}
+    # the HNSW index follows updates, archives and deletes
+    target = big_records[17]
+    ann_mem.update(target.id, content="The lighthouse keeper collects antique maps")
+    view = ann_mem.policy.readable(big)
+    top = ann_mem.store.vector_search(
+        ann_mem.embedder.embed("lighthouse keeper antique maps"), view, MemoryFilter(), 5
+    )
+    assert ann_mem.store.vectors.last_plan.method == "hnsw"  # type: ignore[attr-defined]
+    assert top[0][0] == target.id and top[0][1] > 0.9
+    ann_mem.archive(target.id)
+    gone = ann_mem.store.vector_search(
+        ann_mem.embedder.embed("lighthouse keeper antique maps"), view, MemoryFilter(), 5
+    )
+    assert target.id not in [i for i, _ in gone]
+    victim = big_records[3]
+    hits = ann_mem.store.vector_search(
+        ann_mem.embedder.embed(victim.content), view, MemoryFilter(), 5
+    )
+    assert hits[0][0] == victim.id
+    ann_mem.forget(victim.id)
+    hits = ann_mem.store.vector_search(
+        ann_mem.embedder.embed(victim.content), view, MemoryFilter(), 5
+    )
+    assert victim.id not in [i for i, _ in hits] and len(hits) == 5
+
+
+# ---------------------------------------------------------------------------- reads
+
+
+def test_store_get_keeps_order_and_hides_other_scopes(mem: Memory) -> None:
+    a = mem.remember("alpha note")
+    b = mem.remember("beta note", scope="user:zoe")
+    c = mem.remember("gamma note")
+    got = mem.store.get([c.id, b.id, "missing", a.id], mem.policy.readable(mem.principal))
+    assert [r.id for r in got] == [c.id, b.id, a.id]
+    zoe_view = mem.policy.readable(Principal.member("zoe"))
+    assert [r.id for r in mem.store.get([a.id, b.id, c.id], zoe_view)] == [b.id]
+
+
+def test_history_of_a_scope_not_readable_is_empty(mem: Memory) -> None:
+    rec = mem.remember("Zoe's private diary note", scope="user:zoe")
+    assert mem.store.history(rec.id, mem.policy.readable(Principal.member("ann"))) == []
+    assert [
+        h.op for h in mem.store.history(rec.id, mem.policy.readable(Principal.member("zoe")))
+    ] == ["create"]
