@@ -17,6 +17,8 @@ run: $(STAMP)
 	$(BIN)/python -m kenning.demo
 
 test: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy src/kenning
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

@@ -173,8 +173,21 @@ def test_list_pages_with_cursor(db: Path, tmp_path: Path) -> None:
 
 def test_update_then_history_shows_both_versions(db: Path) -> None:
     rec = remember(db, "The office wifi password is hunter2", "--tag", "office")
-    new = ok(db, "update", rec["id"], "--content", "The office wifi password is correcthorse",
-             "--tag", "wifi", "--tag", "secrets", "--importance", "5", "--meta", "rotated=true")
+    new = ok(
+        db,
+        "update",
+        rec["id"],
+        "--content",
+        "The office wifi password is correcthorse",
+        "--tag",
+        "wifi",
+        "--tag",
+        "secrets",
+        "--importance",
+        "5",
+        "--meta",
+        "rotated=true",
+    )
     assert new["version"] == 2 and new["tags"] == ["wifi", "secrets"]
     assert new["metadata"] == {"rotated": True} and new["importance"] == 5
     history = ok(db, "history", rec["id"])
@@ -264,6 +277,7 @@ def test_export_import_round_trip(db: Path, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.db"
     assert ok(fresh, "import", str(out)) == {"imported": len(before)}
     assert everything(fresh) == before
+
     def no_seq(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{k: v for k, v in e.items() if k != "seq"} for e in entries]  # seq is per database
 
@@ -320,19 +334,31 @@ def _batch_with_broken_json(tmp_path: Path) -> str:
         (["remember", "x", "--importance", "9"], "importance", "importance must be an integer"),
         (["remember", "x", "--scope", "galaxy:x"], "scope", "unknown scope kind 'galaxy'"),
         (["remember", "x", "--type", "dream"], "memory_type", "memory_type must be one of"),
-        (["remember", "x", "--event-at", "last tuesday"], "event_at",
-         "event_at must be an ISO-8601 date/time, got 'last tuesday'"),
-        (["remember", "x", "--meta", "novalue"], "metadata",
-         "--meta must be KEY=VALUE; got 'novalue'"),
+        (
+            ["remember", "x", "--event-at", "last tuesday"],
+            "event_at",
+            "event_at must be an ISO-8601 date/time, got 'last tuesday'",
+        ),
+        (
+            ["remember", "x", "--meta", "novalue"],
+            "metadata",
+            "--meta must be KEY=VALUE; got 'novalue'",
+        ),
         (["remember", "x", "--meta", "=1"], "metadata", "--meta must be KEY=VALUE"),
         (["remember", "x", "--meta", "n=NaN"], "metadata", "metadata is not JSON-serialisable"),
         (["remember"], "content", "give CONTENT"),
         (["remember", "x", "--file", "{bad3}"], "content", "give CONTENT"),
-        (["remember", "--file", "{bad3}"], "confidence",
-         "items[2]: confidence must be from 0 to 1"),
+        (
+            ["remember", "--file", "{bad3}"],
+            "confidence",
+            "items[2]: confidence must be from 0 to 1",
+        ),
         (["remember", "--file", "{broken}"], "file", "line 2: not valid JSON"),
-        (["remember", "--file", "/nonexistent/x.jsonl"], "file",
-         "cannot read /nonexistent/x.jsonl"),
+        (
+            ["remember", "--file", "/nonexistent/x.jsonl"],
+            "file",
+            "cannot read /nonexistent/x.jsonl",
+        ),
         (["recall", "x", "--since", "soon"], "event_after", "event_after must be an ISO-8601"),
         (["recall", "x", "--layer", "galaxy"], "layers", "unknown layer"),
         (["recall", "x", "--scope", "user:a", "--all-scopes"], "scopes", "not both"),

@@ -138,7 +138,9 @@ class AccessPolicy:
         if principal.mode is not RecallMode.PERSONAL:
             scopes.add(Scope.org(principal.org_id))
             scopes.update(Scope.team(t) for t in principal.teams)
-        return ScopeFilter(principal.org_id, frozenset(s for s in scopes if self.can_read(principal, s)))
+        return ScopeFilter(
+            principal.org_id, frozenset(s for s in scopes if self.can_read(principal, s))
+        )
 
     def resolve(
         self,
@@ -164,6 +166,8 @@ class AccessPolicy:
                 wanted = [Layer(x) for x in layers]
             except ValueError:
                 known = ", ".join(x.value for x in Layer)
-                raise InvalidInput(f"unknown layer in {layers!r}; expected {known}", field="layers") from None
+                raise InvalidInput(
+                    f"unknown layer in {layers!r}; expected {known}", field="layers"
+                ) from None
             result = result.restrict_layers(wanted)
         return result

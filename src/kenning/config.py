@@ -94,7 +94,8 @@ class Settings(BaseSettings):
             from .errors import ConfigError
 
             raise ConfigError(
-                f"database_url must start with sqlite:/// or postgresql://; got {self.database_url!r}"
+                "database_url must start with sqlite:/// or postgresql://; "
+                f"got {self.database_url!r}"
             )
         return self
 

@@ -36,7 +36,9 @@ _SEED = [
 def _principals() -> dict[str, Principal]:
     team = {"platform": TeamRole.MEMBER}
     return {
-        "alice": Principal("acme", "alice", frozenset({Role.MEMBER}), team, frozenset({"helpdesk"})),
+        "alice": Principal(
+            "acme", "alice", frozenset({Role.MEMBER}), team, frozenset({"helpdesk"})
+        ),
         "bob": Principal("acme", "bob", frozenset({Role.MEMBER})),
         "admin": Principal("acme", "admin", frozenset({Role.ADMIN})),
     }
@@ -85,12 +87,15 @@ def main(argv: list[str] | None = None) -> None:
             except PermissionDenied as exc:
                 console.print(f"[green]alice cannot write the org layer:[/] {exc}")
             tea = mem.recall("Alice tea", 1, principal=who["alice"])[0].memory
-            mem.update(tea.id, content="Alice switched from green tea to oolong", principal=who["alice"])
+            mem.update(
+                tea.id, content="Alice switched from green tea to oolong", principal=who["alice"]
+            )
             console.print("history of the corrected memory:")
             for entry in mem.history(tea.id, principal=who["alice"]):
                 console.print(f"  v{entry.version} {entry.op:<8} {entry.content}")
             mem.forget(tea.id, principal=who["alice"])
-            console.print(f"forgotten; history keeps: {[e.op for e in mem.history(tea.id, principal=who['alice'])]}")
+            ops = [e.op for e in mem.history(tea.id, principal=who["alice"])]
+            console.print(f"forgotten; history keeps: {ops}")
             for layer in mem.stats(principal=who["admin"]):
                 console.print(f"  layer {layer.layer}: {layer.total_memories} memories, "
                               f"avg confidence {layer.avg_confidence}")  # fmt: skip

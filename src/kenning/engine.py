@@ -189,10 +189,11 @@ class Memory:
         valid_to = clean_time(item.get("valid_to"), "valid_to")
         if valid_from and valid_to and valid_to < valid_from:
             raise InvalidInput("valid_to is before valid_from", field="valid_to")
-        optional = {
-            name: None if item.get(name) is None else clean_text(item[name], name, 256)
-            for name in ("source_channel_id", "agent_id", "session_id", "episode_id", "sector_id")
-        }
+
+        def optional(name: str) -> str | None:
+            value = item.get(name)
+            return None if value is None else clean_text(value, name, 256)
+
         return MemoryRecord(
             id=new_id(),
             org_id=who.org_id,
@@ -213,7 +214,11 @@ class Memory:
             valid_from=valid_from,
             valid_to=valid_to,
             content_hash=content_hash(content),
-            **optional,
+            source_channel_id=optional("source_channel_id"),
+            agent_id=optional("agent_id"),
+            session_id=optional("session_id"),
+            episode_id=optional("episode_id"),
+            sector_id=optional("sector_id"),
         )
 
     # -- writes -----------------------------------------------------------------------
@@ -230,7 +235,9 @@ class Memory:
         ``valid_from``, ``valid_to`` and ``status``. The scope defaults to the
         caller's personal scope (persona_user when a persona is active).
         """
-        return self.remember_many([{"content": content, "scope": scope, **fields}], principal=principal)[0]
+        return self.remember_many(
+            [{"content": content, "scope": scope, **fields}], principal=principal
+        )[0]
 
     def remember_many(
         self,
@@ -267,7 +274,9 @@ class Memory:
         for r in records:
             if r.key and self.store.find_by_key(r.org_id, r.scope, r.key) is not None:
                 raise Conflict(f"key {r.key!r} already exists in {r.scope.key!r}; use upsert")
-        vectors = self.embedder.embed_many([r.content for r in records], batch_size=64, progress=progress)
+        vectors = self.embedder.embed_many(
+            [r.content for r in records], batch_size=64, progress=progress
+        )
         self.store.insert(list(zip(records, vectors, strict=True)), who.user_id)
         return records
 
@@ -386,7 +395,9 @@ class Memory:
             fb = FeedbackKind(kind)
         except ValueError:
             known = ", ".join(k.value for k in FeedbackKind)
-            raise InvalidInput(f"feedback must be one of {known}; got {kind!r}", field="kind") from None
+            raise InvalidInput(
+                f"feedback must be one of {known}; got {kind!r}", field="kind"
+            ) from None
         record = self._visible(memory_id, who)
         if fb in (FeedbackKind.VALIDATE, FeedbackKind.CONTRADICT):
             self.policy.check_write(who, record.scope)
@@ -469,7 +480,9 @@ class Memory:
         who = self._who(principal)
         limit = clean_k(limit, self.settings.max_k, "limit")
         view = self.policy.resolve(who, scopes, layers)
-        rows = self.store.list(view, build_filter(filters), limit=limit + 1, cursor=_decode_cursor(cursor))
+        rows = self.store.list(
+            view, build_filter(filters), limit=limit + 1, cursor=_decode_cursor(cursor)
+        )
         more = len(rows) > limit
         rows = rows[:limit]
         nxt = _encode_cursor(rows[-1]) if more and rows else None
@@ -573,11 +586,14 @@ def _parse_export(
             record = MemoryRecord.from_dict(row["record"])
             vector = base64.b64decode(row["vector"], validate=True)
         except (ValueError, KeyError, TypeError) as exc:
-            raise InvalidInput(f"line {n}: not a kenning export row ({exc})", field="import") from None
+            raise InvalidInput(
+                f"line {n}: not a kenning export row ({exc})", field="import"
+            ) from None
         if record.org_id != who.org_id:
             raise PermissionDenied(f"line {n}: memory belongs to organization {record.org_id!r}")
         policy.check_write(who, record.scope)
         if len(vector) != dim * 4:
-            raise InvalidInput(f"line {n}: vector has {len(vector) // 4} dimensions, expected {dim}")
+            raise InvalidInput(
+                f"line {n}: vector has {len(vector) // 4} dimensions, expected {dim}"
+            )
         yield row
-

@@ -275,7 +275,9 @@ class Principal:
         object.__setattr__(
             self, "teams", {check_id(t, "team id"): TeamRole(r) for t, r in self.teams.items()}
         )
-        object.__setattr__(self, "personas", frozenset(check_id(p, "persona id") for p in self.personas))
+        object.__setattr__(
+            self, "personas", frozenset(check_id(p, "persona id") for p in self.personas)
+        )
         object.__setattr__(
             self, "persona_leads", frozenset(check_id(p, "persona id") for p in self.persona_leads)
         )
@@ -412,9 +414,7 @@ class MemoryFilter:
     @property
     def is_plain(self) -> bool:
         """True when only the default status filter is set (the fast path)."""
-        return self == _PLAIN_FILTER or (
-            self == MemoryFilter(statuses=self.statuses)
-        )
+        return self == _PLAIN_FILTER or (self == MemoryFilter(statuses=self.statuses))
 
 
 _PLAIN_FILTER = MemoryFilter()

@@ -37,7 +37,9 @@ def clean_text(value: object, field: str, max_chars: int) -> str:
         try:
             value = bytes(value).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidInput(f"{field} is not valid UTF-8 (byte {exc.start})", field=field) from None
+            raise InvalidInput(
+                f"{field} is not valid UTF-8 (byte {exc.start})", field=field
+            ) from None
     if not isinstance(value, str):
         raise InvalidInput(f"{field} must be a string, got {type(value).__name__}", field=field)
     try:
@@ -105,7 +107,9 @@ def clean_metadata(value: object) -> dict[str, Any]:
 def clean_importance(value: object) -> int:
     """Importance 1 (trivial) to 5 (critical)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-        raise InvalidInput(f"importance must be an integer from 1 to 5, got {value!r}", field="importance")
+        raise InvalidInput(
+            f"importance must be an integer from 1 to 5, got {value!r}", field="importance"
+        )
     return value
 
 
@@ -124,7 +128,9 @@ def clean_memory_type(value: object) -> MemoryType:
         return MemoryType(value)
     except ValueError:
         known = ", ".join(t.value for t in MemoryType)
-        raise InvalidInput(f"memory_type must be one of {known}; got {value!r}", field="memory_type") from None
+        raise InvalidInput(
+            f"memory_type must be one of {known}; got {value!r}", field="memory_type"
+        ) from None
 
 
 def clean_status(value: object) -> Status:
@@ -133,7 +139,9 @@ def clean_status(value: object) -> Status:
         return Status(value)
     except ValueError:
         known = ", ".join(s.value for s in Status)
-        raise InvalidInput(f"status must be one of {known}; got {value!r}", field="status") from None
+        raise InvalidInput(
+            f"status must be one of {known}; got {value!r}", field="status"
+        ) from None
 
 
 def clean_time(value: object, field: str) -> datetime | None:
@@ -144,7 +152,9 @@ def clean_time(value: object, field: str) -> datetime | None:
         try:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            raise InvalidInput(f"{field} must be an ISO-8601 date/time, got {value!r}", field=field) from None
+            raise InvalidInput(
+                f"{field} must be an ISO-8601 date/time, got {value!r}", field=field
+            ) from None
     if not isinstance(value, datetime):
         raise InvalidInput(f"{field} must be a datetime, got {type(value).__name__}", field=field)
     return as_utc(value)
@@ -153,7 +163,9 @@ def clean_time(value: object, field: str) -> datetime | None:
 def clean_k(value: object, max_k: int, field: str = "k") -> int:
     """A count of results: 1..max_k."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= max_k:
-        raise InvalidInput(f"{field} must be an integer from 1 to {max_k}, got {value!r}", field=field)
+        raise InvalidInput(
+            f"{field} must be an integer from 1 to {max_k}, got {value!r}", field=field
+        )
     return value
 
 

@@ -12,7 +12,9 @@ from ..config import Settings
 
 __all__ = ["bench_app"]
 
-bench_app = typer.Typer(help="Benchmarks (print JSON; figures go in BENCHMARKS.md).", no_args_is_help=True)
+bench_app = typer.Typer(
+    help="Benchmarks (print JSON; figures go in BENCHMARKS.md).", no_args_is_help=True
+)
 
 
 def _settings(overrides: list[str]) -> Settings | None:
@@ -58,7 +60,9 @@ def locomo(
 @bench_app.command("scale")
 def scale(
     n: Annotated[int, typer.Option(help="Number of memories.")] = 100_000,
-    synthetic_vectors: Annotated[bool, typer.Option(help="Skip the model (synthetic vectors).")] = False,
+    synthetic_vectors: Annotated[
+        bool, typer.Option(help="Skip the model (synthetic vectors).")
+    ] = False,
     queries: Annotated[int, typer.Option(help="Recalls to time per principal.")] = 200,
     set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
@@ -68,3 +72,18 @@ def scale(
 
     result = run_scale(n, synthetic=synthetic_vectors, queries=queries, settings=_settings(set_))
     typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+_SPLITS = ["dev", "holdout"]
+
+
+@bench_app.command("ablation")
+def ablation(
+    data: Annotated[Path, typer.Option(help="Path to locomo10.json.")],
+    split: Annotated[list[str], typer.Option(help="Splits (repeatable).")] = _SPLITS,
+) -> None:
+    """LoCoMo retrieval with each ranking component switched on in turn."""
+    from .ablation import run_ablation
+
+    result = run_ablation(data, tuple(split), progress=lambda msg: typer.echo(msg, err=True))
+    typer.echo(json.dumps(result))

@@ -48,7 +48,9 @@ def run_locomo(
             started = time.perf_counter()
             n_turns = 0
             for conv in convs:
-                who = Principal(org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER}))
+                who = Principal(
+                    org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER})
+                )
                 items = [
                     {
                         "content": t.document,
@@ -69,7 +71,9 @@ def run_locomo(
             questions = []
             latencies: list[float] = []
             for conv in convs:
-                who = Principal(org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER}))
+                who = Principal(
+                    org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER})
+                )
                 clock.set(conv.last_session_date + timedelta(days=1))
                 for q in conv.questions:
                     if not q.scorable:

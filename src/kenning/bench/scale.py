@@ -31,8 +31,8 @@ from ..config import Settings
 from ..embeddings import Embedder, MiniLMEmbedder
 from ..embeddings.base import Vectors, normalize_rows
 from ..engine import Memory
-from ..retrieval.text import STOPWORDS
 from ..models import ALL_SCOPES, Principal, Role, Scope, TeamRole
+from ..retrieval.text import STOPWORDS
 
 __all__ = ["run_scale", "BagOfWordsEmbedder", "synthetic_text"]
 
@@ -198,5 +198,8 @@ def _time_recalls(
         if progress:
             progress("recall", 1)
     times.sort()
-    pick = lambda q: round(times[min(len(times) - 1, int(q * len(times)))], 2)  # noqa: E731
+
+    def pick(q: float) -> float:
+        return round(times[min(len(times) - 1, int(q * len(times)))], 2)
+
     return {"p50": round(statistics.median(times), 2), "p95": pick(0.95), "p99": pick(0.99)}

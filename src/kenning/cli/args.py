@@ -18,36 +18,56 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 ScopeOpt = Annotated[str | None, typer.Option(
     "--scope", "-s", metavar="SCOPE", help="Scope to write: user:U, team:T, persona:P, org:O or "
     "persona_user:P/U (default: your personal scope).")]  # fmt: skip
-ScopesOpt = Annotated[list[str] | None, typer.Option(
-    "--scope", "-s", metavar="SCOPE", help="Scope to read (repeatable).")]
+ScopesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--scope", "-s", metavar="SCOPE", help="Scope to read (repeatable)."),
+]
 AllScopesOpt = Annotated[bool, typer.Option("--all-scopes", help="Every scope you may read.")]
-LayersOpt = Annotated[list[str] | None, typer.Option(
-    "--layer", metavar="LAYER", help="personal, shared or organization (repeatable).")]
-KeyOpt = Annotated[str | None, typer.Option(
-    "--key", metavar="KEY", help="A short label, unique in its scope.")]
-TypeOpt = Annotated[str | None, typer.Option(
-    "--type", metavar="TYPE", help="episodic, semantic (default), procedural or working.")]
-TypesOpt = Annotated[list[str] | None, typer.Option(
-    "--type", metavar="TYPE", help="Memory type (repeatable).")]
-ImportanceOpt = Annotated[int | None, typer.Option(
-    "--importance", metavar="1-5", help="1 (trivial) to 5 (critical); default 3.")]
-ConfidenceOpt = Annotated[float | None, typer.Option(
-    "--confidence", metavar="0-1", help="Default: the source's reliability.")]
-TagsOpt = Annotated[list[str] | None, typer.Option(
-    "--tag", metavar="TAG", help="A tag (repeatable).")]
+LayersOpt = Annotated[
+    list[str] | None,
+    typer.Option("--layer", metavar="LAYER", help="personal, shared or organization (repeatable)."),
+]
+KeyOpt = Annotated[
+    str | None, typer.Option("--key", metavar="KEY", help="A short label, unique in its scope.")
+]
+TypeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--type", metavar="TYPE", help="episodic, semantic (default), procedural or working."
+    ),
+]
+TypesOpt = Annotated[
+    list[str] | None, typer.Option("--type", metavar="TYPE", help="Memory type (repeatable).")
+]
+ImportanceOpt = Annotated[
+    int | None,
+    typer.Option("--importance", metavar="1-5", help="1 (trivial) to 5 (critical); default 3."),
+]
+ConfidenceOpt = Annotated[
+    float | None,
+    typer.Option("--confidence", metavar="0-1", help="Default: the source's reliability."),
+]
+TagsOpt = Annotated[
+    list[str] | None, typer.Option("--tag", metavar="TAG", help="A tag (repeatable).")
+]
 MetaOpt = Annotated[list[str] | None, typer.Option(
     "--meta", metavar="KEY=VALUE", help="Metadata (repeatable); VALUE is parsed as JSON when "
     "it can be, else kept as a string.")]  # fmt: skip
-SourceOpt = Annotated[str | None, typer.Option(
-    "--source", metavar="SOURCE", help="user_input, api (default), webhook, mcp_tool, ...")]
-EventAtOpt = Annotated[str | None, typer.Option(
-    "--event-at", metavar="ISO", help="When it happened (ISO-8601).")]
+SourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--source", metavar="SOURCE", help="user_input, api (default), webhook, mcp_tool, ..."
+    ),
+]
+EventAtOpt = Annotated[
+    str | None, typer.Option("--event-at", metavar="ISO", help="When it happened (ISO-8601).")
+]
 SessionOpt = Annotated[str | None, typer.Option("--session", metavar="ID", help="Session id.")]
 AgentOpt = Annotated[str | None, typer.Option("--agent", metavar="ID", help="Agent id.")]
-SinceOpt = Annotated[str | None, typer.Option(
-    "--since", metavar="ISO", help="Event time on or after.")]
-UntilOpt = Annotated[str | None, typer.Option(
-    "--until", metavar="ISO", help="Event time before.")]
+SinceOpt = Annotated[
+    str | None, typer.Option("--since", metavar="ISO", help="Event time on or after.")
+]
+UntilOpt = Annotated[str | None, typer.Option("--until", metavar="ISO", help="Event time before.")]
 IdArg = Annotated[str, typer.Argument(metavar="ID", help="Memory id.", show_default=False)]
 
 

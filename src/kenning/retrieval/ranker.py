@@ -107,7 +107,8 @@ def rank(
         strength = (strength_of or {}).get(mid, record.strength)
         layer_boost, scope_boost = _boosts(record, principal, settings)
         exact = bool(wanted) and (
-            _same_text(record.content, wanted) or (record.key is not None and _same_text(record.key, wanted))
+            _same_text(record.content, wanted)
+            or (record.key is not None and _same_text(record.key, wanted))
         )
         boost = layer_boost + scope_boost + (w.exact_match_boost if exact else 0.0)
         if record.confidence > 0.9:

@@ -43,4 +43,3 @@ def normalise_text(text: str) -> str:
     """Case-, space- and punctuation-insensitive form, for exact-match checks."""
     text = unicodedata.normalize("NFKC", text).casefold()
     return " ".join(_WORD.findall(text))
-

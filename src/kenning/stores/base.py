@@ -43,9 +43,7 @@ class Store(Protocol):
     def close(self) -> None:
         """Release connections and caches."""
 
-    def insert(
-        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None
-    ) -> None:
+    def insert(self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None) -> None:
         """Store new records with their vectors in one transaction (history: ``create``)."""
 
     def replace(

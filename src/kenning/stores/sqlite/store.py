@@ -39,9 +39,9 @@ from .sql import (
     SELECT_MEMORY,
     dt,
     filter_clause,
+    joined_scope_clause,
     record_from_row,
     record_params,
-    joined_scope_clause,
     scope_clause,
     scope_subquery,
     ts,
@@ -261,9 +261,13 @@ class SQLiteStore:
             record.version = version + 1
             sets = ", ".join(f"{c} = ?" for c in MEMORY_COLUMNS)
             try:
-                conn.execute(f"UPDATE memories SET {sets} WHERE pk = ?", [*record_params(record), pk])
+                conn.execute(
+                    f"UPDATE memories SET {sets} WHERE pk = ?", [*record_params(record), pk]
+                )
             except sqlite3.IntegrityError as exc:
-                raise Conflict(f"key {record.key!r} already exists in {record.scope.key!r}") from exc
+                raise Conflict(
+                    f"key {record.key!r} already exists in {record.scope.key!r}"
+                ) from exc
             if vector is not None:
                 conn.execute(
                     "UPDATE vectors SET vector = ?, model_id = ? WHERE pk = ?",
@@ -409,7 +413,9 @@ class SQLiteStore:
                 [memory_id, *sparams],
             ).fetchall()
         return [
-            HistoryEntry(r[0], r[1], r[2], r[3], dt(r[4]) or datetime.min, r[5], r[6], json.loads(r[7]))  # type: ignore[arg-type]
+            HistoryEntry(
+                r[0], r[1], r[2], r[3], dt(r[4]) or datetime.min, r[5], r[6], json.loads(r[7])
+            )
             for r in rows
         ]
 
@@ -417,7 +423,9 @@ class SQLiteStore:
         """Per-layer counts, confidence and age distributions (aggregated in SQL)."""
         swhere, sparams = scope_clause(scopes)
         now_ts = now.timestamp()
-        age = " ".join(f"WHEN ? - m.created_at < {d * 86400} THEN '{name}'" for name, d in _AGE_BUCKETS)
+        age = " ".join(
+            f"WHEN ? - m.created_at < {d * 86400} THEN '{name}'" for name, d in _AGE_BUCKETS
+        )
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT s.kind, m.status, m.memory_type, CASE WHEN m.confidence >= 0.9 THEN "

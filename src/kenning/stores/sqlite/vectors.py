@@ -20,7 +20,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,7 +44,7 @@ class SearchPlan:
     probes: int = 0
 
 
-def _usearch_index(**kwargs: object) -> "Index":
+def _usearch_index(**kwargs: Any) -> Index:
     """Create a usearch index, importing usearch on first use.
 
     onnxruntime 1.32 segfaults when it is imported *after* usearch 2.26 in one
