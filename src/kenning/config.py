@@ -70,6 +70,12 @@ class Settings(BaseSettings):
     fusion_alpha: float = Field(0.7, ge=0, le=1)
     rrf_k: int = Field(60, gt=0)
     min_confidence: float = Field(0.0, ge=0, le=1)
+    #: Query words found in more than this share of the reader's memories (a
+    #: user's own name in their memories, say) carry no signal there; they are
+    #: dropped from both the keyword and the dense query. 0 disables.
+    common_term_ratio: float = Field(0.3, ge=0, le=1)
+    #: ... but only when the reader can see at least this many memories.
+    common_term_min_docs: int = Field(20, ge=1)
     exact_search_max: int = Field(20_000, gt=0)
     ann_min_rows: int = Field(50_000, gt=0)
     ann_expansion: int = Field(64, gt=0)

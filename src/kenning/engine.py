@@ -44,6 +44,7 @@ from .models import (
     Status,
 )
 from .retrieval.ranker import rank
+from .retrieval.text import query_terms, strip_terms
 from .scoring import adjust_confidence
 from .stores import Store, open_store
 from .validation import (
@@ -441,8 +442,13 @@ class Memory:
         timings: dict[str, float] = {}
         s = self.settings
         t0 = time.perf_counter()
-        embed_job = self._pool.submit(self._timed, self.embedder.embed, query)
-        keyword = self.store.keyword_search(query, view, flt, s.candidates_keyword)
+        dropped = self.store.common_terms(
+            query_terms(query), view, s.common_term_ratio, s.common_term_min_docs
+        )
+        search_text = strip_terms(query, dropped)
+        timings["terms"] = _ms(t0)
+        embed_job = self._pool.submit(self._timed, self.embedder.embed, search_text)
+        keyword = self.store.keyword_search(search_text, view, flt, s.candidates_keyword)
         timings["keyword"] = _ms(t0)
         qvec, timings["embed"] = embed_job.result()
         t1 = time.perf_counter()
@@ -451,6 +457,11 @@ class Memory:
         t2 = time.perf_counter()
         ids = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
         records = {r.id: r for r in self.store.get(ids, view)}
+        seen = {i for i, _ in dense}
+        missing = [i for i, _ in keyword if i not in seen]
+        if missing:  # fusion needs the cosine of keyword-only candidates too
+            extra = self.store.vector_scores(qvec, missing, view)
+            dense = [*dense, *sorted(extra.items(), key=lambda x: -x[1])]
         timings["fetch"] = _ms(t2)
         t3 = time.perf_counter()
         hits = rank(query=query, dense=dense, keyword=keyword, records=records, principal=who,
@@ -459,7 +470,9 @@ class Memory:
         timings["rank"] = _ms(t3)
         timings["total"] = _ms(started)
         counts = {"dense": len(dense), "keyword": len(keyword), "fused": len(records)}
-        return RecallResult(hits, timings if explain else {}, counts if explain else {})
+        if not explain:
+            return RecallResult(hits)
+        return RecallResult(hits, timings, counts, sorted(dropped))
 
     @staticmethod
     def _timed(fn: Callable[[str], np.ndarray], arg: str) -> tuple[np.ndarray, float]:

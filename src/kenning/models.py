@@ -464,6 +464,8 @@ class RecallResult:
     hits: list[Hit]
     timings_ms: dict[str, float] = field(default_factory=dict)
     candidates: dict[str, int] = field(default_factory=dict)
+    #: Query words left out because most of the reader's memories contain them.
+    dropped_terms: list[str] = field(default_factory=list)
 
     def __iter__(self) -> Any:
         return iter(self.hits)
@@ -480,6 +482,7 @@ class RecallResult:
             "hits": [h.to_dict() for h in self.hits],
             "timings_ms": self.timings_ms,
             "candidates": self.candidates,
+            "dropped_terms": self.dropped_terms,
         }
 
 

@@ -21,10 +21,11 @@ _RELEVANCE_ONLY = {"confidence": 0.0, "temporal": 0.0, "relevance": 1.0}
 
 #: name -> (settings overrides, scoring overrides)
 CONFIGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "bm25 only": ({"fusion_alpha": 0.0}, _RELEVANCE_ONLY),
-    "dense only": ({"fusion_alpha": 1.0}, _RELEVANCE_ONLY),
-    "hybrid rrf k=60": ({"fusion": "rrf"}, _RELEVANCE_ONLY),
-    "hybrid convex 0.7": ({}, _RELEVANCE_ONLY),
+    "bm25 only": ({"fusion_alpha": 0.0, "common_term_ratio": 0.0}, _RELEVANCE_ONLY),
+    "dense only": ({"fusion_alpha": 1.0, "common_term_ratio": 0.0}, _RELEVANCE_ONLY),
+    "hybrid rrf k=60": ({"fusion": "rrf", "common_term_ratio": 0.0}, _RELEVANCE_ONLY),
+    "hybrid convex 0.7": ({"common_term_ratio": 0.0}, _RELEVANCE_ONLY),
+    "+ common-term suppression": ({}, _RELEVANCE_ONLY),
     "+ seed priority, relevance score/max": ({}, {"relevance_norm": "max"}),
     "+ seed priority, relevance rank": ({}, {"relevance_norm": "rank"}),
     "full (default: seed priority, min-max top-20)": ({}, {}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOPWORDS", "query_terms", "normalise_text"]
+__all__ = ["STOPWORDS", "query_terms", "normalise_text", "strip_terms"]
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
@@ -37,6 +37,20 @@ def query_terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
         if keep_stopwords or token not in STOPWORDS:
             seen.setdefault(token, None)
     return list(seen)
+
+
+def strip_terms(text: str, terms: set[str]) -> str:
+    """``text`` without the words in ``terms`` (and their possessives);
+    unchanged if nothing would be left."""
+    if not terms:
+        return text
+
+    def keep(match: re.Match[str]) -> str:
+        token = match.group(0).lower()
+        return "" if token in terms or token.split("'", 1)[0] in terms else match.group(0)
+
+    stripped = " ".join(_WORD.sub(keep, text).split())
+    return stripped if query_terms(stripped) else text
 
 
 def normalise_text(text: str) -> str:

@@ -82,10 +82,24 @@ class Store(Protocol):
     ) -> builtins.list[tuple[str, float]]:
         """BM25 top ``limit`` as (id, score), higher is better."""
 
+    def common_terms(
+        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int
+    ) -> set[str]:
+        """The ``terms`` that occur in more than ``ratio`` of the active memories
+        visible through ``scopes`` (empty when fewer than ``min_docs`` are visible)."""
+
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         """Cosine top ``limit`` as (id, similarity)."""
+
+    def vector_scores(
+        self, vector: np.ndarray, ids: Sequence[str], scopes: ScopeFilter
+    ) -> dict[str, float]:
+        """Cosine of ``vector`` with each of ``ids`` (those visible through ``scopes``).
+
+        Fusion needs the dense score of keyword-only candidates too.
+        """
 
     def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
         """The change trail of one memory, oldest first, if its scope is visible."""

@@ -362,7 +362,7 @@ class SQLiteStore:
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
-        """FTS5 BM25 (porter stemming), filtered inside the query."""
+        """FTS5 BM25 (porter stemming) over the query's terms, filtered inside the query."""
         terms = query_terms(query)
         if not terms or scopes.is_empty:
             return []
@@ -378,6 +378,32 @@ class SQLiteStore:
                 [match, *sparams, *fparams, limit],
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
+
+    def common_terms(
+        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int
+    ) -> set[str]:
+        """Terms in more than ``ratio`` of the visible active memories (bounded counts)."""
+        if not terms or ratio <= 0 or scopes.is_empty:
+            return set()
+        swhere, sparams = scope_clause(scopes)
+        with self._read() as conn:
+            total = conn.execute(
+                f"SELECT count(*) FROM memories m WHERE {swhere} AND m.status = 'active'", sparams
+            ).fetchone()[0]
+            if total < min_docs:
+                return set()
+            cap = int(ratio * total) + 1
+            common = set()
+            for term in terms:
+                (n,) = conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memories_fts "
+                    "JOIN memories m ON m.pk = memories_fts.rowid WHERE memories_fts MATCH ? "
+                    f"AND {swhere} AND m.status = 'active' LIMIT ?)",
+                    ['"' + term.replace('"', '""') + '"', *sparams, cap],
+                ).fetchone()
+                if n >= cap:
+                    common.add(term)
+        return common
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
@@ -402,6 +428,18 @@ class SQLiteStore:
                 ]
         statuses = [s.value for s in filters.statuses]
         return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict)
+
+    def vector_scores(
+        self, vector: np.ndarray, ids: Sequence[str], scopes: ScopeFilter
+    ) -> dict[str, float]:
+        """Cosine similarity of ``vector`` with each of ``ids`` visible through ``scopes``."""
+        if not ids or scopes.is_empty:
+            return {}
+        sub, params = scope_subquery(scopes)
+        with self._read() as conn:
+            self.vectors.refresh(conn)
+            scope_pks = {r[0] for r in conn.execute(sub, params)}
+        return self.vectors.scores(scopes.org_id, vector, ids, scope_pks)
 
     def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
         """The trail of one memory when its scope is visible."""

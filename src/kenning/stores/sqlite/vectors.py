@@ -228,6 +228,26 @@ class VectorIndex:
 
     # -- searching ------------------------------------------------------------
 
+    def scores(
+        self, org_id: str, query: np.ndarray, ids: Sequence[str], scope_pks: set[int]
+    ) -> dict[str, float]:
+        """Cosine of ``query`` with each id whose scope is in ``scope_pks``."""
+        with self._lock:
+            part = self._parts.get(org_id)
+            if part is None:
+                return {}
+            pos = [
+                (i, p)
+                for i in ids
+                if (p := part.pos_of.get(i)) is not None and int(part.scope[p]) in scope_pks
+            ]
+            if not pos:
+                return {}
+            sims = part.vecs[np.asarray([p for _, p in pos], dtype=np.int64)] @ np.asarray(
+                query, dtype=np.float32
+            ).reshape(-1)
+            return {i: float(s) for (i, _), s in zip(pos, sims, strict=True)}
+
     def search(
         self,
         org_id: str,
