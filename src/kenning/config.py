@@ -74,8 +74,10 @@ class Settings(BaseSettings):
     #: user's own name in their memories, say) carry no signal there; they are
     #: dropped from both the keyword and the dense query. 0 disables.
     common_term_ratio: float = Field(0.3, ge=0, le=1)
-    #: ... but only when the reader can see at least this many memories.
+    #: ... but only when the reader can see at least ``common_term_min_docs``
+    #: and at most ``common_term_max_docs`` memories (the counts stay bounded).
     common_term_min_docs: int = Field(20, ge=1)
+    common_term_max_docs: int = Field(20_000, ge=1)
     exact_search_max: int = Field(20_000, gt=0)
     ann_min_rows: int = Field(50_000, gt=0)
     ann_expansion: int = Field(64, gt=0)

@@ -443,8 +443,9 @@ class Memory:
         s = self.settings
         t0 = time.perf_counter()
         dropped = self.store.common_terms(
-            query_terms(query), view, s.common_term_ratio, s.common_term_min_docs
-        )
+            query_terms(query), view, s.common_term_ratio, s.common_term_min_docs,
+            s.common_term_max_docs,
+        )  # fmt: skip
         search_text = strip_terms(query, dropped)
         timings["terms"] = _ms(t0)
         embed_job = self._pool.submit(self._timed, self.embedder.embed, search_text)

@@ -83,10 +83,11 @@ class Store(Protocol):
         """BM25 top ``limit`` as (id, score), higher is better."""
 
     def common_terms(
-        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int
-    ) -> set[str]:
+        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
+        max_docs: int,
+    ) -> set[str]:  # fmt: skip
         """The ``terms`` that occur in more than ``ratio`` of the active memories
-        visible through ``scopes`` (empty when fewer than ``min_docs`` are visible)."""
+        visible through ``scopes``; empty unless ``min_docs`` to ``max_docs`` are visible."""
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int

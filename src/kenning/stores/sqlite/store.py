@@ -380,17 +380,20 @@ class SQLiteStore:
         return [(r[0], float(r[1])) for r in rows]
 
     def common_terms(
-        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int
-    ) -> set[str]:
+        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
+        max_docs: int,
+    ) -> set[str]:  # fmt: skip
         """Terms in more than ``ratio`` of the visible active memories (bounded counts)."""
         if not terms or ratio <= 0 or scopes.is_empty:
             return set()
         swhere, sparams = scope_clause(scopes)
         with self._read() as conn:
             total = conn.execute(
-                f"SELECT count(*) FROM memories m WHERE {swhere} AND m.status = 'active'", sparams
+                f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {swhere} "
+                "AND m.status = 'active' LIMIT ?)",
+                [*sparams, max_docs + 1],
             ).fetchone()[0]
-            if total < min_docs:
+            if not min_docs <= total <= max_docs:
                 return set()
             cap = int(ratio * total) + 1
             common = set()
