@@ -89,23 +89,8 @@ def record_params(record: MemoryRecord) -> list[Any]:
     return out
 
 
-def scope_subquery(scopes: ScopeFilter) -> tuple[str, list[Any]]:
-    """``SELECT pk FROM scopes ...`` for the filter's scopes."""
-    if scopes.is_empty:
-        return "SELECT pk FROM scopes WHERE 0", []
-    parts: list[str] = []
-    params: list[Any] = [scopes.org_id]
-    if scopes.kinds:
-        parts.append(f"kind IN ({','.join('?' * len(scopes.kinds))})")
-        params.extend(sorted(k.value for k in scopes.kinds))
-    if scopes.scopes:
-        parts.append(f"key IN ({','.join('?' * len(scopes.scopes))})")
-        params.extend(sorted(s.key for s in scopes.scopes))
-    return f"SELECT pk FROM scopes WHERE org_id = ? AND ({' OR '.join(parts)})", params
-
-
 def joined_scope_clause(scopes: ScopeFilter, alias: str = "s") -> tuple[str, list[Any]]:
-    """The filter as a condition on a joined ``scopes`` row (lets SQLite drive by id)."""
+    """The filter as a condition on a ``scopes`` row named ``alias``."""
     if scopes.is_empty:
         return "0", []
     parts: list[str] = []
@@ -117,6 +102,12 @@ def joined_scope_clause(scopes: ScopeFilter, alias: str = "s") -> tuple[str, lis
         parts.append(f"{alias}.key IN ({','.join('?' * len(scopes.scopes))})")
         params.extend(sorted(s.key for s in scopes.scopes))
     return f"({alias}.org_id = ? AND ({' OR '.join(parts)}))", params
+
+
+def scope_subquery(scopes: ScopeFilter) -> tuple[str, list[Any]]:
+    """``SELECT pk FROM scopes ...`` for the filter's scopes."""
+    where, params = joined_scope_clause(scopes, "x")
+    return f"SELECT x.pk FROM scopes x WHERE {where}", params
 
 
 def scope_clause(scopes: ScopeFilter, alias: str = "m") -> tuple[str, list[Any]]:
