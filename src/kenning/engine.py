@@ -276,7 +276,7 @@ class Memory:
             if r.key and self.store.find_by_key(r.org_id, r.scope, r.key) is not None:
                 raise Conflict(f"key {r.key!r} already exists in {r.scope.key!r}; use upsert")
         vectors = self.embedder.embed_many(
-            [r.content for r in records], batch_size=64, progress=progress
+            [r.content for r in records], batch_size=256, progress=progress
         )
         self.store.insert(list(zip(records, vectors, strict=True)), who.user_id)
         return records
