@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     #: and at most ``common_term_max_docs`` memories (the counts stay bounded).
     common_term_min_docs: int = Field(20, ge=1)
     common_term_max_docs: int = Field(20_000, ge=1)
+    #: Keyword queries skip words found in more than this share of all indexed
+    #: memories (their BM25 weight is near zero, scoring them is not).
+    keyword_max_df_ratio: float = Field(0.25, gt=0, le=1)
     exact_search_max: int = Field(20_000, gt=0)
     ann_min_rows: int = Field(50_000, gt=0)
     ann_expansion: int = Field(64, gt=0)

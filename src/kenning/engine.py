@@ -114,7 +114,10 @@ class Memory:
             self.settings = self.settings.model_copy(update={"database_url": f"sqlite:///{path}"})
         inner = embedder or create_embedder(self.settings.embedder, **self._embed_options())
         self.store: Store = store or open_store(self.settings, inner.model_id, inner.dim)
+        # Writes look vectors up in the store too (the vectors table is the cache);
+        # queries use an in-process cache only, so they never wait on the store.
         self.embedder = CachedEmbedder(inner, [MemoryCacheBackend(50_000), self.store])
+        self._query_embedder = CachedEmbedder(inner, [MemoryCacheBackend(10_000)])
         self.clock: Clock = clock or SystemClock()
         self.principal = principal or Principal()
         self.policy = AccessPolicy()
@@ -448,7 +451,7 @@ class Memory:
         )  # fmt: skip
         search_text = strip_terms(query, dropped)
         timings["terms"] = _ms(t0)
-        embed_job = self._pool.submit(self._timed, self.embedder.embed, search_text)
+        embed_job = self._pool.submit(self._timed, self._query_embedder.embed, search_text)
         keyword = self.store.keyword_search(search_text, view, flt, s.candidates_keyword)
         timings["keyword"] = _ms(t0)
         qvec, timings["embed"] = embed_job.result()

@@ -23,6 +23,7 @@ def open_store(settings: Settings, model_id: str, dim: int) -> Store:
             ann_min_rows=settings.ann_min_rows,
             ann_connectivity=settings.ann_connectivity,
             ann_expansion=settings.ann_expansion,
+            keyword_max_df_ratio=settings.keyword_max_df_ratio,
         )
     raise ConfigError(
         f"no store for {url.split(':', 1)[0]!r} URLs in this release; use sqlite:///PATH"

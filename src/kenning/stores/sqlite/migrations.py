@@ -98,7 +98,15 @@ def m001_core(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[tuple[str, Migration]] = [("001_core", m001_core)]
+def m002_term_stats(conn: sqlite3.Connection) -> None:
+    """Per-term document counts of the keyword index (``fts5vocab``)."""
+    conn.execute("CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, row)")
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_core", m001_core),
+    ("002_term_stats", m002_term_stats),
+]
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:

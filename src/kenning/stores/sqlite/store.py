@@ -51,6 +51,13 @@ from .vectors import VectorIndex
 __all__ = ["SQLiteStore"]
 
 _BUSY_WAIT_S = 60.0
+#: A scratch FTS5 table with the index's tokenizer: inserting the query's words
+#: and reading its vocabulary back gives their Porter stems.
+_TEMP_STEMMER = """
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(
+    t, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stemmer, instance);
+"""
 _AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
 
 
@@ -67,6 +74,7 @@ class SQLiteStore:
         ann_min_rows: int = 50_000,
         ann_connectivity: int = 16,
         ann_expansion: int = 64,
+        keyword_max_df_ratio: float = 0.25,
     ) -> None:
         self.path = str(path)
         if self.path != ":memory:":
@@ -91,6 +99,10 @@ class SQLiteStore:
         with self._lock:
             self._retry_busy(lambda: apply_migrations(self._conn))
             self._check_model(model_id, dim)
+            self._conn.executescript(_TEMP_STEMMER)
+        self.keyword_max_df_ratio = keyword_max_df_ratio
+        self._df_cache: dict[str, int] = {}
+        self._df_size = -1
         self.model_id = model_id
         self.vectors = VectorIndex(
             dim,
@@ -359,17 +371,65 @@ class SQLiteStore:
             ).fetchall()
         return [record_from_row(r) for r in rows]
 
+    # -- term statistics ----------------------------------------------------------
+
+    def _stems(self, conn: sqlite3.Connection, terms: Sequence[str]) -> builtins.list[str]:
+        """Porter stems of ``terms`` (plain word tokens), in order."""
+        conn.execute("INSERT INTO temp.stemmer (rowid, t) VALUES (1, ?)", (" ".join(terms),))
+        try:
+            rows = conn.execute("SELECT term FROM temp.stemmer_vocab ORDER BY offset").fetchall()
+        finally:
+            conn.execute("DELETE FROM temp.stemmer WHERE rowid = 1")
+        stems = [r[0] for r in rows]
+        return stems if len(stems) == len(terms) else list(terms)
+
+    def _doc_freqs(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+        """How many indexed memories (all scopes) contain each term; cached.
+
+        The cache is dropped once the index has grown or shrunk by 5%; these
+        counts only steer cost and suppression heuristics, never access.
+        """
+        size = self._fts_size(conn)
+        if abs(size - self._df_size) > max(50, size // 20):
+            self._df_cache.clear()
+            self._df_size = size
+        stems = self._stems(conn, terms)
+        out: dict[str, int] = {}
+        for term, stem in zip(terms, stems, strict=True):
+            df = self._df_cache.get(stem)
+            if df is None:
+                row = conn.execute(
+                    "SELECT doc FROM memories_fts_vocab WHERE term = ?", (stem,)
+                ).fetchone()
+                df = self._df_cache[stem] = 0 if row is None else int(row[0])
+            out[term] = df
+        return out
+
+    @staticmethod
+    def _fts_size(conn: sqlite3.Connection) -> int:
+        """Upper bound of the number of indexed memories (cheap: the highest rowid)."""
+        return int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memories_fts").fetchone()[0])
+
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
-        """FTS5 BM25 (porter stemming) over the query's terms, filtered inside the query."""
+        """FTS5 BM25 (porter stemming) over the query's terms, filtered inside the query.
+
+        Words present in more than ``keyword_max_df_ratio`` of the whole index
+        are left out (the rarest word always stays): their IDF is near zero,
+        but scoring their huge match lists would dominate the query time.
+        """
         terms = query_terms(query)
         if not terms or scopes.is_empty:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         swhere, sparams = scope_clause(scopes)
         fwhere, fparams = filter_clause(filters)
         with self._read() as conn:
+            df = self._doc_freqs(conn, terms)
+            # Only a cost guard: below a few thousand matches scoring is cheap anyway.
+            cap = max(self.keyword_max_df_ratio * self._fts_size(conn), 2000)
+            kept = [t for t in terms if df[t] <= cap] or [min(terms, key=lambda t: df[t])]
+            match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
             rows = conn.execute(
                 "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
                 "JOIN memories m ON m.pk = memories_fts.rowid "
@@ -383,21 +443,33 @@ class SQLiteStore:
         self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
         max_docs: int,
     ) -> set[str]:  # fmt: skip
-        """Terms in more than ``ratio`` of the visible active memories (bounded counts)."""
+        """Terms in more than ``ratio`` of the visible active memories.
+
+        Exact (bounded ``LIMIT`` counts inside the scope filter) for readers
+        with up to ``max_docs`` visible memories; above that the share in the
+        whole index stands in for the reader's share. A term rarer in the
+        whole index than ``ratio`` of the reader's memories is never counted.
+        """
         if not terms or ratio <= 0 or scopes.is_empty:
             return set()
         swhere, sparams = scope_clause(scopes)
         with self._read() as conn:
-            total = conn.execute(
+            visible = conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {swhere} "
                 "AND m.status = 'active' LIMIT ?)",
                 [*sparams, max_docs + 1],
             ).fetchone()[0]
-            if not min_docs <= total <= max_docs:
+            if visible < min_docs:
                 return set()
-            cap = int(ratio * total) + 1
+            df = self._doc_freqs(conn, terms)
+            if visible > max_docs:
+                size = max(self._fts_size(conn), 1)
+                return {t for t in terms if df[t] > ratio * size}
+            cap = int(ratio * visible) + 1
             common = set()
             for term in terms:
+                if df[term] < cap:
+                    continue
                 (n,) = conn.execute(
                     "SELECT count(*) FROM (SELECT 1 FROM memories_fts "
                     "JOIN memories m ON m.pk = memories_fts.rowid WHERE memories_fts MATCH ? "
