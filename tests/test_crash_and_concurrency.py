@@ -20,8 +20,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kenning.stores.sqlite.migrations import MIGRATIONS
 from kenning import Memory
+from kenning.stores.sqlite.migrations import MIGRATIONS
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 

@@ -9,7 +9,9 @@ from kenning.retrieval.text import query_terms, strip_terms
 
 
 def test_strip_terms_removes_words_and_possessives() -> None:
-    assert strip_terms("What did Caroline's sister paint?", {"caroline"}) == "What did sister paint?"
+    assert (
+        strip_terms("What did Caroline's sister paint?", {"caroline"}) == "What did sister paint?"
+    )
     assert strip_terms("What did CAROLINE paint?", {"caroline"}) == "What did paint?"
 
 
