@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
             _show(console, "recall", mem, "what does Alice drink?", who["alice"])
             _show(console, "recall", mem, "which database do we use for billing?", who["alice"])
             _show(console, "isolation", mem, "food allergies", who["alice"])
-            bob_note = mem.list(principal=who["bob"]).items[0]
+            bob_note = mem.list(scopes="user:bob", principal=who["bob"]).items[0]
             try:
                 mem.get(bob_note.id, principal=who["alice"])
             except NotFound:
