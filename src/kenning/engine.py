@@ -275,9 +275,6 @@ class Memory:
         keys = [(r.scope, r.key) for r in records if r.key]
         if len(keys) != len(set(keys)):
             raise InvalidInput("two items of the batch share a scope and key", field="key")
-        for r in records:
-            if r.key and self.store.find_by_key(r.org_id, r.scope, r.key) is not None:
-                raise Conflict(f"key {r.key!r} already exists in {r.scope.key!r}; use upsert")
         vectors = self.embedder.embed_many(
             [r.content for r in records], batch_size=256, progress=progress
         )

@@ -413,11 +413,8 @@ class MemoryFilter:
 
     @property
     def is_plain(self) -> bool:
-        """True when only the default status filter is set (the fast path)."""
-        return self == _PLAIN_FILTER or (self == MemoryFilter(statuses=self.statuses))
-
-
-_PLAIN_FILTER = MemoryFilter()
+        """True when nothing but statuses is filtered (the fast path)."""
+        return self == MemoryFilter(statuses=self.statuses)
 
 
 @dataclass(slots=True)

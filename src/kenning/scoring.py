@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from .models import FeedbackKind, Layer
+from .models import FeedbackKind
 
 __all__ = [
     "temporal_score",
@@ -141,11 +141,3 @@ def priority(
         + boost
     )
 
-
-def layer_of_mode_boost(layer: Layer, personal_mode: bool, boost: float) -> float:
-    """+boost for the personal layer in personal mode, the shared layer in org mode."""
-    if personal_mode and layer is Layer.PERSONAL:
-        return boost
-    if not personal_mode and layer is Layer.SHARED:
-        return boost
-    return 0.0

@@ -238,7 +238,7 @@ class SQLiteStore:
                 except sqlite3.IntegrityError as exc:
                     raise Conflict(
                         f"memory {record.id!r} or key {record.key!r} already exists in "
-                        f"scope {record.scope.key!r}"
+                        f"scope {record.scope.key!r}; use upsert to change a keyed memory"
                     ) from exc
                 pk = int(cur.lastrowid or 0)
                 conn.execute(
