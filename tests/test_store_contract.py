@@ -6,7 +6,6 @@ same suite by adding a parameter in ``conftest.py``.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +27,13 @@ from kenning import (
 from kenning.embeddings import content_hash
 
 Counts = Callable[[Memory], dict[str, int]]
+Rows = Callable[..., list[Any]]
+
+
+def _plan(store: Any) -> str:
+    """Which vector search method the store used last ("exact" or "hnsw")."""
+    vectors = getattr(store, "vectors", None)
+    return str((vectors or store).last_plan.method)
 
 
 def _ids(hits: Any) -> list[str]:
@@ -58,7 +64,7 @@ def _brute_top(mem: Memory, query: str, records: list[MemoryRecord], k: int) -> 
 
 
 def test_batch_writes_record_vector_keyword_row_and_history_together(
-    mem: Memory, db_counts: Counts, make_sentences: Callable[..., list[str]]
+    mem: Memory, db_counts: Counts, db_rows: Rows, make_sentences: Callable[..., list[str]]
 ) -> None:
     texts = make_sentences(12)
     records = mem.remember_many([{"content": t, "tags": ["hobby"]} for t in texts])
@@ -70,18 +76,20 @@ def test_batch_writes_record_vector_keyword_row_and_history_together(
         "history": 12,
         "scopes": 1,
     }
-    conn = sqlite3.connect(mem.store.path)  # type: ignore[attr-defined]
-    try:
-        joined = conn.execute(
-            "SELECT m.id, length(v.vector), f.content, h.op, h.content FROM memories m "
-            "JOIN vectors v ON v.pk = m.pk JOIN memories_fts f ON f.rowid = m.pk "
-            "JOIN history h ON h.memory_id = m.id"
-        ).fetchall()
-    finally:
-        conn.close()
+    joined = db_rows(
+        mem,
+        {
+            "sqlite": "SELECT m.id, length(v.vector) / 4, f.content, h.op, h.content "
+            "FROM memories m JOIN vectors v ON v.pk = m.pk JOIN memories_fts f ON f.rowid = m.pk "
+            "JOIN history h ON h.memory_id = m.id",
+            "postgresql": "SELECT m.id, vector_dims(m.embedding), m.content, h.op, h.content "
+            "FROM memories m JOIN history h ON h.memory_id = m.id "
+            "WHERE m.tsv @@ to_tsquery('english', split_part(m.content, ' ', 1))",
+        },
+    )
     assert {r[0] for r in joined} == {r.id for r in records}
-    for _, vlen, fts_content, op, hist_content in joined:
-        assert vlen == mem.embedder.dim * 4
+    for _, dims, fts_content, op, hist_content in joined:
+        assert dims == mem.embedder.dim
         assert op == "create"
         assert fts_content == hist_content and fts_content in texts
 
@@ -203,7 +211,9 @@ def test_every_replace_bumps_version(mem: Memory) -> None:
 # ---------------------------------------------------------------------------- delete
 
 
-def test_forget_removes_every_index_and_scrubs_history(mem: Memory, db_counts: Counts) -> None:
+def test_forget_removes_every_index_and_scrubs_history(
+    mem: Memory, db_counts: Counts, db_rows: Rows
+) -> None:
     keep = mem.remember("The spare key is under the blue flowerpot")
     rec = mem.remember("Eve's bank PIN hint is her cat's birthday", key="pin hint")
     mem.update(rec.id, content="Eve's bank PIN hint is her dog's birthday")
@@ -213,17 +223,23 @@ def test_forget_removes_every_index_and_scrubs_history(mem: Memory, db_counts: C
     for table in ("memories", "vectors", "memories_fts"):
         assert after[table] == before[table] - 1
     assert after["history"] == before["history"] + 1
-    conn = sqlite3.connect(mem.store.path)  # type: ignore[attr-defined]
-    try:
-        rows = conn.execute(
-            "SELECT op, actor, at, content, changes FROM history WHERE memory_id = ? ORDER BY seq",
-            (rec.id,),
-        ).fetchall()
-        fts_hits = conn.execute(
-            "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'birthday'"
-        ).fetchone()[0]
-    finally:
-        conn.close()
+    rows = db_rows(
+        mem,
+        {
+            "sqlite": "SELECT op, actor, at, content, changes FROM history "
+            "WHERE memory_id = ? ORDER BY seq",
+            "postgresql": "SELECT op, actor, at, content, changes::text FROM history "
+            "WHERE memory_id = %s ORDER BY seq",
+        },
+        (rec.id,),
+    )
+    (fts_hits,) = db_rows(
+        mem,
+        {
+            "sqlite": "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'birthday'",
+            "postgresql": "SELECT COUNT(*) FROM memories WHERE tsv @@ 'birthday'::tsquery",
+        },
+    )[0]
     assert [r[0] for r in rows] == ["create", "update", "delete"]
     assert all(r[1] == "default" and r[2] for r in rows)  # who and when are kept
     assert all(r[3] is None and r[4] == "{}" for r in rows)  # what it said is gone
@@ -400,7 +416,7 @@ def test_hnsw_path_matches_exact_search(
             got = ann_mem.store.vector_search(
                 ann_mem.embedder.embed(query), view, MemoryFilter(), 5
             )
-            assert ann_mem.store.vectors.last_plan.method == "hnsw"  # type: ignore[attr-defined]
+            assert _plan(ann_mem.store) == "hnsw"
             assert [i for i, _ in got] == _brute_top(ann_mem, query, records, 5)
             a = ann_mem.recall(query, k=5, principal=who, scopes="all")
             b = exact_mem.recall(query, k=5, principal=who, scopes="all")
@@ -416,7 +432,7 @@ def test_hnsw_path_matches_exact_search(
     top = ann_mem.store.vector_search(
         ann_mem.embedder.embed("lighthouse keeper antique maps"), view, MemoryFilter(), 5
     )
-    assert ann_mem.store.vectors.last_plan.method == "hnsw"  # type: ignore[attr-defined]
+    assert _plan(ann_mem.store) == "hnsw"
     assert top[0][0] == target.id and top[0][1] > 0.9
     ann_mem.archive(target.id)
     gone = ann_mem.store.vector_search(

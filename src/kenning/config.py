@@ -49,7 +49,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KENNING_", extra="forbid")
 
     home: Path | None = None
+    #: ``sqlite:///PATH`` (the default: ``HOME/kenning.db``) or ``postgresql://…``.
     database_url: str | None = None
+    #: Connections per process to PostgreSQL (recall runs two queries at once).
+    pg_pool_size: int = Field(4, ge=2, le=100)
 
     embedder: str = "minilm"
     embedder_options: dict[str, str] = Field(default_factory=dict)

@@ -25,6 +25,18 @@ def open_store(settings: Settings, model_id: str, dim: int) -> Store:
             ann_expansion=settings.ann_expansion,
             keyword_max_df_ratio=settings.keyword_max_df_ratio,
         )
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres.store import PostgresStore
+
+        return PostgresStore(
+            url,
+            model_id=model_id,
+            dim=dim,
+            pool_size=settings.pg_pool_size,
+            exact_search_max=settings.exact_search_max,
+            ann_expansion=settings.ann_expansion,
+            keyword_max_df_ratio=settings.keyword_max_df_ratio,
+        )
     raise ConfigError(
-        f"no store for {url.split(':', 1)[0]!r} URLs in this release; use sqlite:///PATH"
+        f"no store for {url.split(':', 1)[0]!r} URLs; use sqlite:///PATH or postgresql://…"
     )

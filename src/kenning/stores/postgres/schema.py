@@ -1,0 +1,197 @@
+"""Named, ordered schema migrations of the PostgreSQL store.
+
+Each migration runs in one transaction together with the row recording it in
+``kenning_migrations``, under an advisory lock, so several workers starting at
+once apply each migration exactly once and never see a half-built schema.
+
+Row-level security (seed 000's second wall): ``memories`` and ``history`` are
+readable and writable only through :func:`kenning_visible`, which compares each
+row's organization and scope with the principal context the store sets per
+transaction (``set_config(..., true)``, i.e. ``SET LOCAL``):
+
+* ``kenning.org_id`` + ``kenning.kinds``: every scope of these kinds in the org
+  (an admin's wildcard);
+* ``kenning.scopes``: explicit ``org|scope_key`` pairs.
+
+``FORCE ROW LEVEL SECURITY`` makes the policies bind the table owner too; the
+store refuses to run as a superuser or a ``BYPASSRLS`` role (those skip
+policies), so no connection kenning makes can read past them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+from ...errors import ConfigError
+
+__all__ = ["MIGRATIONS", "apply_migrations", "ensure_extension"]
+
+Migration = Callable[[psycopg.Connection, int], None]
+
+#: Any constant works; it only has to be the same for every kenning process.
+_MIGRATION_LOCK = 0x6B656E6E
+
+
+def m001_core(conn: psycopg.Connection, dim: int) -> None:
+    """Memories (with vector and tsvector), history, embedding cache, metadata, RLS."""
+    conn.execute(
+        """
+        CREATE TABLE kenning_meta (key text PRIMARY KEY, value text NOT NULL);
+
+        -- array_to_string is STABLE in general but immutable for text[]; generated
+        -- columns need an IMMUTABLE expression.
+        CREATE FUNCTION kenning_join(text[]) RETURNS text
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT array_to_string($1, ' ') $$;
+        """
+    )
+    conn.execute(
+        f"""
+        CREATE TABLE memories (
+            pk bigserial PRIMARY KEY,
+            id text NOT NULL UNIQUE,
+            org_id text NOT NULL,
+            scope_kind text NOT NULL,
+            scope_owner text NOT NULL,
+            scope_user text,
+            scope_key text NOT NULL,
+            content text NOT NULL,
+            key text,
+            memory_type text NOT NULL,
+            importance integer NOT NULL,
+            confidence double precision NOT NULL,
+            status text NOT NULL,
+            tags text[] NOT NULL DEFAULT '{{}}',
+            metadata jsonb NOT NULL DEFAULT '{{}}',
+            source text NOT NULL,
+            source_channel_id text,
+            agent_id text,
+            session_id text,
+            episode_id text,
+            created_by text,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            event_at timestamptz,
+            valid_from timestamptz,
+            valid_to timestamptz,
+            strength double precision NOT NULL,
+            decay_rate double precision NOT NULL,
+            access_count integer NOT NULL DEFAULT 0,
+            reinforcement_count integer NOT NULL DEFAULT 0,
+            last_accessed timestamptz,
+            sector_id text,
+            supersedes text,
+            superseded_by text,
+            version integer NOT NULL DEFAULT 1,
+            content_hash text NOT NULL,
+            model_id text NOT NULL,
+            embedding vector({int(dim)}) NOT NULL,
+            doc_len integer NOT NULL,
+            tsv tsvector GENERATED ALWAYS AS (
+                to_tsvector('english'::regconfig,
+                            content || ' ' || coalesce(key, '') || ' ' || kenning_join(tags))
+            ) STORED
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE UNIQUE INDEX memories_key ON memories (org_id, scope_key, key)
+            WHERE key IS NOT NULL AND status <> 'superseded';
+        CREATE INDEX memories_scope ON memories (org_id, scope_key, status, created_at);
+        CREATE INDEX memories_kind ON memories (org_id, scope_kind, status, created_at);
+        CREATE INDEX memories_org_created ON memories (org_id, created_at, id);
+        CREATE INDEX memories_session ON memories (session_id) WHERE session_id IS NOT NULL;
+        CREATE INDEX memories_channel ON memories (source_channel_id)
+            WHERE source_channel_id IS NOT NULL;
+        CREATE INDEX memories_hash ON memories (content_hash);
+        CREATE INDEX memories_tsv ON memories USING gin (tsv);
+        CREATE INDEX memories_embedding ON memories
+            USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+
+        CREATE TABLE history (
+            seq bigserial PRIMARY KEY,
+            memory_id text NOT NULL,
+            org_id text NOT NULL,
+            scope_kind text NOT NULL,
+            scope_key text NOT NULL,
+            op text NOT NULL,
+            actor text,
+            at timestamptz NOT NULL,
+            version integer,
+            content text,
+            changes jsonb NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX history_memory ON history (memory_id, seq);
+        CREATE INDEX history_scope ON history (org_id, scope_key, seq);
+
+        -- Content-addressed: a hash and a vector, no text and no tenant, so it needs
+        -- no row-level security and serves every organization.
+        CREATE TABLE embedding_cache (
+            model_id text NOT NULL,
+            content_hash text NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (model_id, content_hash)
+        );
+
+        CREATE FUNCTION kenning_visible(org text, kind text, skey text) RETURNS boolean
+            LANGUAGE sql STABLE PARALLEL SAFE AS $$
+            SELECT (org = current_setting('kenning.org_id', true)
+                    AND kind = ANY (string_to_array(current_setting('kenning.kinds', true), ',')))
+                OR (org || '|' || skey)
+                    = ANY (string_to_array(current_setting('kenning.scopes', true), ','))
+        $$;
+
+        ALTER TABLE memories ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memories FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memories_scoped ON memories
+            USING (kenning_visible(org_id, scope_kind, scope_key))
+            WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
+        ALTER TABLE history ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE history FORCE ROW LEVEL SECURITY;
+        CREATE POLICY history_scoped ON history
+            USING (kenning_visible(org_id, scope_kind, scope_key))
+            WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_core", m001_core),
+]
+
+
+def ensure_extension(conn: psycopg.Connection) -> None:
+    """Create pgvector if missing; a clear error when the role may not."""
+    found = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if found is not None:
+        return
+    try:
+        with conn.transaction():
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        raise ConfigError(
+            "the pgvector extension is missing and this role may not create it; as a "
+            "superuser run: CREATE EXTENSION vector;  (in this database, or in template1)"
+        ) from exc
+
+
+def apply_migrations(conn: psycopg.Connection, dim: int) -> list[str]:
+    """Apply every pending migration, each in its own locked transaction."""
+    applied: list[str] = []
+    for name, migration in MIGRATIONS:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS kenning_migrations "
+                "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = conn.execute(
+                "SELECT 1 FROM kenning_migrations WHERE name = %s", (name,)
+            ).fetchone()
+            if done is None:
+                migration(conn, dim)
+                conn.execute("INSERT INTO kenning_migrations (name) VALUES (%s)", (name,))
+                applied.append(name)
+    return applied

@@ -1,0 +1,622 @@
+"""The PostgreSQL store: pgvector HNSW, tsvector BM25, row-level security.
+
+Every transaction first sets the principal context that the row-level
+security policies read (see :mod:`.schema`), then runs its queries with the
+same scope filter written into the SQL: two walls, either one enough.
+Several processes and threads share one database through a connection pool;
+PostgreSQL's MVCC replaces SQLite's single writer. See
+:mod:`kenning.stores.base` for the contract.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector import Vector
+from pgvector.psycopg import register_vector
+from psycopg import errors as pgerrors
+from psycopg_pool import ConnectionPool
+
+from ...access import ScopeFilter
+from ...errors import ConfigError, Conflict, NotFound, StoreError
+from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
+from ...retrieval.text import query_terms
+from ..sqlite.store import _layer_stats
+from .bm25 import K1, B, TTLCache, doc_length, idf, tsquery_literal
+from .schema import apply_migrations, ensure_extension
+from .sql import (
+    MEMORY_COLUMNS,
+    SCOPE_COLUMNS,
+    SELECT_MEMORY,
+    context_values,
+    filter_clause,
+    record_from_row,
+    record_params,
+    scope_clause,
+    write_context,
+)
+
+__all__ = ["PostgresStore", "VectorPlan"]
+
+_INSERT_COLUMNS = (*MEMORY_COLUMNS, *SCOPE_COLUMNS, "model_id", "embedding", "doc_len")
+_INSERT_SQL = (
+    f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join(['%s'] * len(_INSERT_COLUMNS))})"
+)
+_HISTORY_SQL = (
+    "INSERT INTO history (memory_id, org_id, scope_kind, scope_key, op, actor, at, version, "
+    "content, changes) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
+_ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPlan:
+    """How the last vector search ran: ``exact`` or ``hnsw`` (and whether it fell back)."""
+
+    method: str
+    visible: int
+    fell_back: bool = False
+
+
+def _vec(vector: Any) -> np.ndarray:
+    """float32 numpy from a numpy array or a pgvector ``Vector``."""
+    if isinstance(vector, Vector):
+        vector = vector.to_numpy()
+    return np.asarray(vector, dtype=np.float32)
+
+
+def _doc_len(record: MemoryRecord) -> int:
+    return doc_length(record.content, record.key or "", " ".join(record.tags))
+
+
+def _history_row(
+    record: MemoryRecord, op: str, actor: str | None, changes: Mapping[str, Any],
+    content: str | None,
+) -> tuple[Any, ...]:  # fmt: skip
+    return (record.id, record.org_id, record.scope.kind.value, record.scope.key, op, actor,
+            record.updated_at, record.version, content,
+            json.dumps(dict(changes), default=str, sort_keys=True))  # fmt: skip
+
+
+class PostgresStore:
+    """The server store. ``url`` is a ``postgresql://`` connection URL."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        model_id: str,
+        dim: int,
+        pool_size: int = 4,
+        exact_search_max: int = 20_000,
+        ann_expansion: int = 64,
+        keyword_max_df_ratio: float = 0.25,
+        count_cap: int = 100_000,
+    ) -> None:
+        self.url = url
+        self.model_id = model_id
+        self.dim = dim
+        self.exact_search_max = exact_search_max
+        self.ann_expansion = ann_expansion
+        self.keyword_max_df_ratio = keyword_max_df_ratio
+        self.count_cap = count_cap
+        self._counts = TTLCache(size=4096, ttl=60.0)
+        self._lexemes = TTLCache(size=65_536, ttl=3600.0)
+        self.last_plan = VectorPlan("exact", 0)
+        self._setup(url, dim)
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(pool_size, 2),
+            kwargs={"options": "-c TimeZone=UTC"},
+            configure=register_vector,
+            open=False,
+            name="kenning",
+        )
+        try:
+            self._pool.open(wait=True, timeout=30)
+        except Exception as exc:  # psycopg_pool.PoolTimeout and friends
+            raise StoreError(f"cannot open a connection pool to {self._safe_url}: {exc}") from exc
+
+    @property
+    def _safe_url(self) -> str:
+        head, _, tail = self.url.rpartition("@")
+        return f"postgresql://…@{tail}" if head else self.url
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _setup(self, url: str, dim: int) -> None:
+        """Check the role, create pgvector if needed, migrate, check the model."""
+        try:
+            conn = psycopg.connect(
+                url, autocommit=True, connect_timeout=10, options="-c TimeZone=UTC"
+            )
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL at {self._safe_url}: {exc}") from exc
+        try:
+            row = conn.execute(
+                "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+            ).fetchone()
+            if row is not None and row[0]:
+                raise ConfigError(
+                    "kenning must not connect to PostgreSQL as a superuser or a BYPASSRLS role: "
+                    "row-level security would not apply. Create an application role, e.g. "
+                    "CREATE ROLE kenning LOGIN PASSWORD '…'; CREATE DATABASE kenning OWNER "
+                    "kenning; and connect as it."
+                )
+            ensure_extension(conn)
+            conn.autocommit = False
+            apply_migrations(conn, dim)
+            self._check_model(conn, dim)
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL set-up failed: {exc}") from exc
+        finally:
+            conn.close()
+
+    def _check_model(self, conn: psycopg.Connection, dim: int) -> None:
+        wanted = json.dumps({"model_id": self.model_id, "dim": dim})
+        with conn.transaction():
+            row = conn.execute(
+                "SELECT value FROM kenning_meta WHERE key = 'embedding' FOR UPDATE"
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO kenning_meta (key, value) VALUES ('embedding', %s) "
+                    "ON CONFLICT (key) DO NOTHING",
+                    (wanted,),
+                )
+            elif json.loads(row[0])["dim"] != dim:
+                raise ConfigError(
+                    f"this database holds {row[0]} vectors; the configured embedder is "
+                    f"{self.model_id} ({dim}-d). Use the same model or re-embed the store."
+                )
+            elif json.loads(row[0])["model_id"] != self.model_id:
+                conn.execute(
+                    "UPDATE kenning_meta SET value = %s WHERE key = 'embedding'", (wanted,)
+                )
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._pool.close()
+
+    @contextmanager
+    def _tx(self, context: tuple[str, str, str]) -> Iterator[psycopg.Connection]:
+        """One transaction with the row-level-security context set (``SET LOCAL``)."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute(
+                    "SELECT set_config('kenning.org_id', %s, true), "
+                    "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true)",
+                    context,
+                )
+                yield conn
+        except pgerrors.UniqueViolation as exc:
+            raise Conflict(f"already exists: {exc.diag.message_detail or exc}") from exc
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"PostgreSQL error: {exc}") from exc
+
+    def _read(self, scopes: ScopeFilter) -> Any:
+        return self._tx(context_values(scopes))
+
+    def _org_write(self, org_id: str) -> Any:
+        """Writes by id: the engine has checked the right; the wall keeps them in the org."""
+        return self._tx((org_id, _ALL_KINDS, ""))
+
+    # -- writes -------------------------------------------------------------------
+
+    def insert(self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None) -> None:
+        """Store new records (with vector and tsvector) and history in one transaction."""
+        if not items:
+            return
+        ctx = write_context((r.org_id, r.scope) for r, _ in items)
+        rows = [(*record_params(r), self.model_id, _vec(v), _doc_len(r)) for r, v in items]
+        history = [_history_row(r, "create", actor, {}, r.content) for r, _ in items]
+        try:
+            with self._tx(ctx) as conn, conn.cursor() as cur:
+                cur.executemany(_INSERT_SQL, rows)
+                cur.executemany(_HISTORY_SQL, history)
+        except Conflict as exc:
+            record = items[0][0] if len(items) == 1 else None
+            what = f"memory {record.id!r} or key {record.key!r}" if record else "a memory or key"
+            raise Conflict(
+                f"{what} already exists in its scope; use upsert to change a keyed memory ({exc})"
+            ) from exc
+        self._counts.clear()
+
+    def replace(
+        self,
+        record: MemoryRecord,
+        vector: np.ndarray | None,
+        *,
+        op: str,
+        actor: str | None,
+        changes: Mapping[str, Any],
+        expected_version: int | None = None,
+    ) -> MemoryRecord:
+        """Overwrite one record (and vector), bump its version, write history."""
+        with self._org_write(record.org_id) as conn:
+            row = conn.execute(
+                "SELECT pk, version FROM memories WHERE id = %s AND org_id = %s FOR UPDATE",
+                (record.id, record.org_id),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"memory {record.id!r} not found")
+            pk, version = row
+            if expected_version is not None and version != expected_version:
+                raise Conflict(
+                    f"memory {record.id!r} is at version {version}, not {expected_version}"
+                )
+            record.version = version + 1
+            columns = [*MEMORY_COLUMNS, *SCOPE_COLUMNS, "doc_len"]
+            values = [*record_params(record), _doc_len(record)]
+            if vector is not None:
+                columns += ["embedding", "model_id"]
+                values += [_vec(vector), self.model_id]
+            sets = ", ".join(f"{c} = %s" for c in columns)
+            conn.execute(f"UPDATE memories SET {sets} WHERE pk = %s", [*values, pk])
+            content = record.content if "content" in changes or op == "create" else None
+            conn.execute(_HISTORY_SQL, _history_row(record, op, actor, changes, content))
+        self._counts.clear()
+        return record
+
+    def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
+        """Hard delete (row, vector, tsvector go together); scrub earlier history content."""
+        with self._org_write(org_id) as conn:
+            row = conn.execute(
+                "DELETE FROM memories WHERE id = %s AND org_id = %s "
+                "RETURNING scope_kind, scope_key, version",
+                (memory_id, org_id),
+            ).fetchone()
+            if row is None:
+                return False
+            kind, key, version = row
+            conn.execute(
+                "UPDATE history SET content = NULL, changes = '{}' WHERE memory_id = %s",
+                (memory_id,),
+            )
+            conn.execute(
+                _HISTORY_SQL,
+                (memory_id, org_id, kind, key, "delete", actor, at, version, None, "{}"),
+            )
+        self._counts.clear()
+        return True
+
+    # -- reads --------------------------------------------------------------------
+
+    def get(self, ids: Sequence[str], scopes: ScopeFilter) -> list[MemoryRecord]:
+        """Visible records among ``ids``, in the order given."""
+        if not ids or scopes.is_empty:
+            return []
+        where, params = scope_clause(scopes)
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                f"{SELECT_MEMORY} WHERE m.id = ANY(%s) AND {where}", [list(ids), *params]
+            ).fetchall()
+        found = {r.id: r for r in map(record_from_row, rows)}
+        return [found[i] for i in ids if i in found]
+
+    def find_by_key(self, org_id: str, scope: Scope, key: str) -> MemoryRecord | None:
+        """The non-superseded record with ``key`` in ``scope``."""
+        view = ScopeFilter(org_id, frozenset({scope}))
+        with self._read(view) as conn:
+            row = conn.execute(
+                f"{SELECT_MEMORY} WHERE m.org_id = %s AND m.scope_key = %s AND m.key = %s "
+                "AND m.status <> 'superseded'",
+                (org_id, scope.key, key),
+            ).fetchone()
+        return None if row is None else record_from_row(row)
+
+    def list(
+        self,
+        scopes: ScopeFilter,
+        filters: MemoryFilter,
+        *,
+        limit: int,
+        cursor: tuple[float, str] | None,
+    ) -> builtins.list[MemoryRecord]:
+        """Newest first, keyset-paginated on (created_at, id)."""
+        if scopes.is_empty:
+            return []
+        swhere, sparams = scope_clause(scopes)
+        fwhere, fparams = filter_clause(filters)
+        params: list[Any] = [*sparams, *fparams]
+        after = ""
+        if cursor is not None:
+            after = " AND (m.created_at, m.id) < (%s, %s)"
+            params.extend([datetime.fromtimestamp(cursor[0], UTC), cursor[1]])
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                f"{SELECT_MEMORY} WHERE {swhere} AND {fwhere}{after} "
+                "ORDER BY m.created_at DESC, m.id DESC LIMIT %s",
+                [*params, limit],
+            ).fetchall()
+        return [record_from_row(r) for r in rows]
+
+    # -- term statistics ------------------------------------------------------------
+
+    def _lexemes_of(self, conn: psycopg.Connection, terms: Sequence[str]) -> dict[str, str]:
+        """Each term's English stem (terms that stem to nothing are left out)."""
+        out: dict[str, str] = {}
+        missing = []
+        for term in terms:
+            hit = self._lexemes.get(term)
+            if hit is None:
+                missing.append(term)
+            elif hit:
+                out[term] = str(hit)
+        if missing:
+            rows = conn.execute(
+                "SELECT t, (SELECT min(lexeme) FROM unnest(to_tsvector('english', t))) "
+                "FROM unnest(%s::text[]) AS t",
+                (missing,),
+            ).fetchall()
+            for term, lexeme in rows:
+                self._lexemes.put(term, lexeme or "")
+                if lexeme:
+                    out[term] = lexeme
+        return out
+
+    def _visible(self, conn: psycopg.Connection, scopes: ScopeFilter) -> tuple[int, float]:
+        """(active memories visible, their average length), counted up to ``count_cap``."""
+        key = ("n", scopes)
+        hit = self._counts.get(key)
+        if hit is not None:
+            return hit  # type: ignore[return-value]
+        swhere, sparams = scope_clause(scopes)
+        n, avg = conn.execute(
+            "SELECT count(*), COALESCE(avg(doc_len), 1) FROM (SELECT m.doc_len FROM memories m "
+            f"WHERE {swhere} AND m.status = 'active' LIMIT %s) x",
+            [*sparams, self.count_cap],
+        ).fetchone() or (0, 1.0)
+        value = (int(n), max(float(avg), 1.0))
+        self._counts.put(key, value)
+        return value
+
+    def _doc_freqs(
+        self, conn: psycopg.Connection, lexemes: Iterable[str], scopes: ScopeFilter, cap: int
+    ) -> dict[str, int]:
+        """Visible active memories containing each lexeme, counted up to ``cap`` + 1."""
+        swhere, sparams = scope_clause(scopes)
+        out: dict[str, int] = {}
+        for lexeme in lexemes:
+            key = ("df", scopes, lexeme, cap)
+            hit = self._counts.get(key)
+            if hit is None:
+                (hit,) = conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.tsv @@ %s::tsquery "
+                    f"AND {swhere} AND m.status = 'active' LIMIT %s) x",
+                    [tsquery_literal([lexeme]), *sparams, cap + 1],
+                ).fetchone() or (0,)
+                self._counts.put(key, hit)
+            out[lexeme] = int(hit)  # type: ignore[call-overload]
+        return out
+
+    def keyword_search(
+        self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        """BM25 (FTS5's formula) over the query's English stems, inside the filter.
+
+        Stems found in more than ``keyword_max_df_ratio`` of the reader's
+        memories are left out (the rarest always stays), as in the SQLite store.
+        """
+        terms = query_terms(query)
+        if not terms or scopes.is_empty:
+            return []
+        swhere, sparams = scope_clause(scopes)
+        fwhere, fparams = filter_clause(filters)
+        with self._read(scopes) as conn:
+            lexemes = sorted(set(self._lexemes_of(conn, terms).values()))
+            if not lexemes:
+                return []
+            n_docs, avgdl = self._visible(conn, scopes)
+            cap = max(int(self.keyword_max_df_ratio * n_docs), 2000)
+            df = self._doc_freqs(conn, lexemes, scopes, cap)
+            kept = [lx for lx in lexemes if df[lx] <= cap] or [min(lexemes, key=df.__getitem__)]
+            weights = [idf(max(n_docs, df[lx]), df[lx]) for lx in kept]
+            rows = conn.execute(
+                "SELECT m.id, sum(w.idf * (array_length(u.positions, 1) * %s) / "
+                "(array_length(u.positions, 1) + %s * (1 - %s + %s * m.doc_len / %s))) AS score "
+                "FROM memories m CROSS JOIN LATERAL unnest(m.tsv) AS u "
+                "JOIN unnest(%s::text[], %s::float8[]) AS w(lexeme, idf) "
+                "ON w.lexeme = u.lexeme "
+                f"WHERE m.tsv @@ %s::tsquery AND {swhere} AND {fwhere} "
+                "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %s",
+                [K1 + 1, K1, B, B, avgdl, kept, weights, tsquery_literal(kept),
+                 *sparams, *fparams, limit],
+            ).fetchall()  # fmt: skip
+        return [(r[0], float(r[1])) for r in rows]
+
+    def common_terms(
+        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
+        max_docs: int,
+    ) -> set[str]:  # fmt: skip
+        """Terms in more than ``ratio`` of the visible active memories (bounded counts)."""
+        if not terms or ratio <= 0 or scopes.is_empty:
+            return set()
+        with self._read(scopes) as conn:
+            visible = self._visible(conn, scopes)[0]
+            if visible < min_docs:
+                return set()
+            lexemes = self._lexemes_of(conn, terms)
+            if visible > max_docs:
+                visible = max_docs  # the share among the first max_docs stands in
+            cap = int(ratio * visible) + 1
+            df = self._doc_freqs(conn, set(lexemes.values()), scopes, cap)
+        return {t for t, lx in lexemes.items() if df[lx] >= cap}
+
+    def vector_search(
+        self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        """Cosine top ``limit`` inside the readable scopes and filters.
+
+        Small readable sets are scanned exactly; large ones walk the HNSW index
+        with pgvector's iterative scan (the filter applied during the walk), and
+        fall back to the exact scan if the walk ends with fewer than ``limit``.
+        """
+        if scopes.is_empty or limit <= 0:
+            return []
+        swhere, sparams = scope_clause(scopes)
+        fwhere, fparams = filter_clause(filters)
+        q = _vec(vector)
+        with self._read(scopes) as conn:
+            visible = self._visible(conn, scopes)[0]
+            if visible > self.exact_search_max:
+                conn.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                    (str(max(self.ann_expansion, limit)),),
+                )
+                rows = conn.execute(
+                    "SELECT m.id, m.embedding <=> %s AS d FROM memories m "
+                    f"WHERE {swhere} AND {fwhere} ORDER BY d LIMIT %s",
+                    [q, *sparams, *fparams, limit],
+                ).fetchall()
+                if len(rows) >= limit:
+                    self.last_plan = VectorPlan("hnsw", visible)
+                    return sorted(((r[0], 1.0 - float(r[1])) for r in rows), key=lambda x: -x[1])
+            # "+ 0" keeps the planner off the HNSW index: an exact, complete scan.
+            rows = conn.execute(
+                "SELECT m.id, (m.embedding <=> %s) + 0 AS d FROM memories m "
+                f"WHERE {swhere} AND {fwhere} ORDER BY d, m.id LIMIT %s",
+                [q, *sparams, *fparams, limit],
+            ).fetchall()
+            self.last_plan = VectorPlan("exact", visible, visible > self.exact_search_max)
+        return [(r[0], 1.0 - float(r[1])) for r in rows]
+
+    def vector_scores(
+        self, vector: np.ndarray, ids: Sequence[str], scopes: ScopeFilter
+    ) -> dict[str, float]:
+        """Cosine similarity of ``vector`` with each of ``ids`` visible through ``scopes``."""
+        if not ids or scopes.is_empty:
+            return {}
+        swhere, sparams = scope_clause(scopes)
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                f"SELECT m.id, 1 - (m.embedding <=> %s) FROM memories m "
+                f"WHERE m.id = ANY(%s) AND {swhere}",
+                [_vec(vector), list(ids), *sparams],
+            ).fetchall()
+        return {r[0]: float(r[1]) for r in rows}
+
+    def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
+        """The trail of one memory when its scope is visible."""
+        if scopes.is_empty:
+            return []
+        swhere, sparams = scope_clause(scopes, alias="h")
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                "SELECT seq, memory_id, op, actor, at, version, content, changes FROM history h "
+                f"WHERE h.memory_id = %s AND {swhere} ORDER BY seq",
+                [memory_id, *sparams],
+            ).fetchall()
+        return [HistoryEntry(r[0], r[1], r[2], r[3], r[4], r[5], r[6], dict(r[7])) for r in rows]
+
+    def stats(self, scopes: ScopeFilter, now: datetime) -> builtins.list[LayerStats]:
+        """Per-layer counts, confidence and age distributions (aggregated in SQL)."""
+        if scopes.is_empty:
+            return []
+        swhere, sparams = scope_clause(scopes)
+        age = " ".join(f"WHEN m.created_at > %s THEN '{name}'" for name, _ in _AGE_BUCKETS)
+        cutoffs = [now - timedelta(days=d) for _, d in _AGE_BUCKETS]
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                "SELECT m.scope_kind, m.status, m.memory_type, CASE WHEN m.confidence >= 0.9 THEN "
+                "'very_high' WHEN m.confidence >= 0.75 THEN 'high' WHEN m.confidence >= 0.6 THEN "
+                "'medium' WHEN m.confidence >= 0.4 THEN 'low' ELSE 'very_low' END, "
+                f"CASE {age} ELSE '>=365d' END, COUNT(*), SUM(m.confidence) "
+                f"FROM memories m WHERE {swhere} GROUP BY 1, 2, 3, 4, 5",
+                [*cutoffs, *sparams],
+            ).fetchall()
+        return _layer_stats(rows)
+
+    # -- export / import / embedding cache ------------------------------------------
+
+    def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
+        """Every visible record with its vector (base64 float32) and history."""
+        if scopes.is_empty:
+            return
+        swhere, sparams = scope_clause(scopes)
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                f"{SELECT_MEMORY.replace(' FROM memories m', ', m.embedding, m.model_id FROM memories m')} "  # noqa: E501
+                f"WHERE {swhere} ORDER BY m.pk",
+                sparams,
+            ).fetchall()
+        for row in rows:
+            rec = record_from_row(row[:-2])
+            yield {
+                "record": rec.to_dict(),
+                "vector": base64.b64encode(_vec(row[-2]).tobytes()).decode("ascii"),
+                "model_id": row[-1],
+                "history": [h.to_dict() for h in self.history(rec.id, scopes)],
+            }
+
+    def import_rows(
+        self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Insert exported rows verbatim (ids, times, history) in one transaction."""
+        if not rows:
+            return 0
+        records = [MemoryRecord.from_dict(row["record"]) for row in rows]
+        ctx = write_context((r.org_id, r.scope) for r in records)
+        try:
+            with self._tx(ctx) as conn, conn.cursor() as cur:
+                for row, rec in zip(rows, records, strict=True):
+                    vector = np.frombuffer(base64.b64decode(row["vector"]), dtype=np.float32)
+                    if vector.shape != (self.dim,):
+                        raise ConfigError(
+                            f"memory {rec.id!r} has a {vector.shape[0]}-d vector; "
+                            f"this store holds {self.dim}-d vectors"
+                        )
+                    cur.execute(
+                        _INSERT_SQL,
+                        [*record_params(rec), row.get("model_id", self.model_id), vector,
+                         _doc_len(rec)],
+                    )  # fmt: skip
+                    cur.executemany(
+                        _HISTORY_SQL,
+                        [(rec.id, rec.org_id, rec.scope.kind.value, rec.scope.key, h["op"],
+                          h["actor"], datetime.fromisoformat(h["at"]), h["version"], h["content"],
+                          json.dumps(h["changes"], sort_keys=True))
+                         for h in row.get("history", [])],
+                    )  # fmt: skip
+                    if progress:
+                        progress(1)
+        except Conflict as exc:
+            raise Conflict(f"a memory (or its key) already exists: {exc}") from exc
+        self._counts.clear()
+        return len(rows)
+
+    def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Embedding cache lookup (the content-addressed ``embedding_cache`` table)."""
+        if not hashes:
+            return {}
+        with self._tx(("", "", "")) as conn:
+            rows = conn.execute(
+                "SELECT content_hash, embedding FROM embedding_cache "
+                "WHERE model_id = %s AND content_hash = ANY(%s)",
+                (model_id, list(hashes)),
+            ).fetchall()
+        return {h: _vec(v).copy() for h, v in rows}
+
+    def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
+        """Embedding cache write (first writer wins; concurrent writers never conflict)."""
+        if not items:
+            return
+        with self._tx(("", "", "")) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO embedding_cache (model_id, content_hash, embedding) "
+                "VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                [(model_id, h, _vec(v)) for h, v in sorted(items.items())],
+            )
