@@ -71,11 +71,15 @@ class PgDatabases:
             self._template = "kenning_tpl"
         return self._template
 
-    def url_for(self, where: Path, embedder: Embedder) -> str:
-        """The database of test directory ``where`` (created on first use)."""
+    def url_for(self, where: Path, embedder: Embedder, migrated: bool = True) -> str:
+        """The database of test directory ``where`` (created on first use).
+
+        ``migrated=False`` creates it empty (only the extension), so the first
+        clients race on the schema.
+        """
         name = self._by_dir.get(where)
         if name is None:
-            template = self._ensure_template(embedder)
+            template = self._ensure_template(embedder) if migrated else "template1"
             name = self._by_dir[where] = f"t{next(self._n)}"
             self.server.psql(
                 "postgres",
@@ -180,6 +184,20 @@ def open_memory(store_kind: str, embedder: Embedder) -> Callable[..., Memory]:
         return _open_memory(store_kind, Path(where), embedder, **kw)
 
     return opener
+
+
+@pytest.fixture(scope="session")
+def database_url(store_kind: str, embedder: Embedder) -> Callable[..., str]:
+    """``database_url(directory, migrated=True)``: a ``KENNING_DATABASE_URL`` for the kind."""
+
+    def url(where: Path, migrated: bool = True) -> str:
+        if store_kind == "sqlite":
+            where.mkdir(parents=True, exist_ok=True)
+            return f"sqlite:///{where / 'kenning.db'}"
+        assert _PG is not None, "the pg_server fixture is not running"
+        return _PG.url_for(Path(where), embedder, migrated)
+
+    return url
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Crash safety and multi-process writes on the embedded SQLite store.
+"""Crash safety and multi-process writes, on both stores.
 
 (a) A writer process is SIGKILLed mid-stream: every id it acknowledged is in the
     database and no memory lacks its vector or keyword row (nor the reverse).
@@ -12,16 +12,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kenning import Memory
-from kenning.stores.sqlite.migrations import MIGRATIONS
+from kenning import Memory, Settings
+from kenning.stores.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+from kenning.stores.postgres.store import PostgresStore
+from kenning.stores.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+
+Rows = Callable[..., list[Any]]
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -31,7 +35,7 @@ CRASH_CHILD = textwrap.dedent(
     from kenning import Memory
     from kenning.embeddings import MiniLMEmbedder
 
-    mem = Memory(sys.argv[1], embedder=MiniLMEmbedder(threads=1))
+    mem = Memory(embedder=MiniLMEmbedder(threads=1))  # KENNING_DATABASE_URL picks the store
     topics = ["gardening", "taxes", "chess", "sailing", "baking", "astronomy", "jazz", "hiking"]
     i = 0
     while True:
@@ -54,10 +58,10 @@ CONCURRENT_CHILD = textwrap.dedent(
     from kenning import Memory
     from kenning.embeddings import MiniLMEmbedder
 
-    db, name, go = sys.argv[1], sys.argv[2], sys.argv[3]
+    name, go = sys.argv[1], sys.argv[2]
     ids, errors = [], []
     try:
-        mem = Memory(db, embedder=MiniLMEmbedder(threads=1))
+        mem = Memory(embedder=MiniLMEmbedder(threads=1))  # KENNING_DATABASE_URL picks the store
         texts = [f"Writer {name} remembers fact {i} about project {name}-{i % 7}"
                  for i in range(40)]
         mem.embedder.embed_many(texts)  # warm the cache: the writes below then overlap tightly
@@ -87,59 +91,101 @@ CONCURRENT_CHILD = textwrap.dedent(
 )
 
 
-def _env() -> dict[str, str]:
+def _env(url: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    env["KENNING_DATABASE_URL"] = url
     return env
 
 
-def _integrity(db: Path) -> dict[str, Any]:
-    conn = sqlite3.connect(db)
-    try:
-        q = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-        return {
-            "integrity": q("PRAGMA integrity_check"),
-            "memories": q("SELECT COUNT(*) FROM memories"),
-            "vectors": q("SELECT COUNT(*) FROM vectors"),
-            "fts": q("SELECT COUNT(*) FROM memories_fts"),
-            "creates": q("SELECT COUNT(*) FROM history WHERE op = 'create'"),
-            "history": q("SELECT COUNT(*) FROM history"),
-            "memory_without_vector": q(
-                "SELECT COUNT(*) FROM memories m LEFT JOIN vectors v ON v.pk = m.pk "
-                "WHERE v.pk IS NULL"
-            ),
-            "memory_without_fts": q(
-                "SELECT COUNT(*) FROM memories m WHERE m.pk NOT IN (SELECT rowid FROM memories_fts)"
-            ),
-            "memory_without_history": q(
-                "SELECT COUNT(*) FROM memories m WHERE m.id NOT IN "
-                "(SELECT memory_id FROM history WHERE op = 'create')"
-            ),
-            "orphan_vectors": q(
-                "SELECT COUNT(*) FROM vectors v WHERE v.pk NOT IN (SELECT pk FROM memories)"
-            ),
-            "orphan_fts": q(
-                "SELECT COUNT(*) FROM memories_fts WHERE rowid NOT IN (SELECT pk FROM memories)"
-            ),
-            "orphan_history": q(
-                "SELECT COUNT(*) FROM history WHERE memory_id NOT IN (SELECT id FROM memories)"
-            ),
-            "ids": {r[0] for r in conn.execute("SELECT id FROM memories")},
-        }
-    finally:
-        conn.close()
+def _open(url: str, embedder: Any) -> Memory:
+    return Memory(settings=Settings(database_url=url), embedder=embedder)
 
 
-def test_sigkill_mid_write_loses_nothing_acknowledged(tmp_path: Path, embedder: Any) -> None:
+#: The same questions asked of each store's own tables (PostgreSQL keeps the
+#: vector and the tsvector on the memory row; SQLite has separate tables).
+_CHECKS: dict[str, dict[str, str]] = {
+    "sqlite": {
+        "integrity": "PRAGMA integrity_check",
+        "memories": "SELECT COUNT(*) FROM memories",
+        "vectors": "SELECT COUNT(*) FROM vectors",
+        "fts": "SELECT COUNT(*) FROM memories_fts",
+        "creates": "SELECT COUNT(*) FROM history WHERE op = 'create'",
+        "history": "SELECT COUNT(*) FROM history",
+        "memory_without_vector": "SELECT COUNT(*) FROM memories m "
+        "LEFT JOIN vectors v ON v.pk = m.pk WHERE v.pk IS NULL",
+        "memory_without_fts": "SELECT COUNT(*) FROM memories m "
+        "WHERE m.pk NOT IN (SELECT rowid FROM memories_fts)",
+        "memory_without_history": "SELECT COUNT(*) FROM memories m WHERE m.id NOT IN "
+        "(SELECT memory_id FROM history WHERE op = 'create')",
+        "orphan_vectors": "SELECT COUNT(*) FROM vectors v "
+        "WHERE v.pk NOT IN (SELECT pk FROM memories)",
+        "orphan_fts": "SELECT COUNT(*) FROM memories_fts "
+        "WHERE rowid NOT IN (SELECT pk FROM memories)",
+        "orphan_history": "SELECT COUNT(*) FROM history WHERE memory_id NOT IN "
+        "(SELECT id FROM memories)",
+        "migrations": "SELECT COUNT(*) FROM _migrations",
+    },
+    "postgresql": {
+        "integrity": "SELECT CASE WHEN bool_and(i.indisvalid AND i.indisready) THEN 'ok' "
+        "ELSE 'invalid index' END FROM pg_index i WHERE i.indrelid IN "
+        "('memories'::regclass, 'history'::regclass)",
+        "memories": "SELECT COUNT(*) FROM memories",
+        "vectors": "SELECT COUNT(embedding) FROM memories",
+        "fts": "SELECT COUNT(*) FROM memories WHERE tsv @@ plainto_tsquery('english', content)",
+        "creates": "SELECT COUNT(*) FROM history WHERE op = 'create'",
+        "history": "SELECT COUNT(*) FROM history",
+        "memory_without_vector": "SELECT COUNT(*) FROM memories WHERE embedding IS NULL "
+        "OR vector_dims(embedding) <> 384",
+        "memory_without_fts": "SELECT COUNT(*) FROM memories WHERE tsv IS NULL OR length(tsv) = 0",
+        "memory_without_history": "SELECT COUNT(*) FROM memories m WHERE m.id NOT IN "
+        "(SELECT memory_id FROM history WHERE op = 'create')",
+        "orphan_history": "SELECT COUNT(*) FROM history WHERE memory_id NOT IN "
+        "(SELECT id FROM memories)",
+        "migrations": "SELECT COUNT(*) FROM kenning_migrations",
+    },
+}
+_PER_SCOPE = {
+    "sqlite": "SELECT s.key, COUNT(*) FROM memories m JOIN scopes s ON s.pk = m.scope_pk "
+    "GROUP BY s.key",
+    "postgresql": "SELECT scope_key, COUNT(*) FROM memories GROUP BY scope_key",
+}
+
+
+def _integrity(mem: Memory, db_rows: Rows) -> dict[str, Any]:
+    """Every check of ``_CHECKS`` for ``mem``'s store, read past kenning (raw SQL)."""
+    kind = "postgresql" if isinstance(mem.store, PostgresStore) else "sqlite"
+    state: dict[str, Any] = {
+        name: db_rows(mem, {kind: sql})[0][0] for name, sql in _CHECKS[kind].items()
+    }
+    state["ids"] = {r[0] for r in db_rows(mem, {kind: "SELECT id FROM memories"})}
+    state["per_scope"] = dict(db_rows(mem, {kind: _PER_SCOPE[kind]}))
+    state["expected_migrations"] = len(PG_MIGRATIONS if kind == "postgresql" else SQLITE_MIGRATIONS)
+    return state
+
+
+_NO_ORPHANS = (
+    "memory_without_vector",
+    "memory_without_fts",
+    "memory_without_history",
+    "orphan_vectors",
+    "orphan_fts",
+    "orphan_history",
+)
+
+
+def test_sigkill_mid_write_loses_nothing_acknowledged(
+    tmp_path: Path, embedder: Any, database_url: Callable[..., str], db_rows: Rows
+) -> None:
     script = tmp_path / "kenning_crash_writer.py"
     script.write_text(CRASH_CHILD)
-    db = tmp_path / "crash.db"
+    url = database_url(tmp_path / "crash")
     child = subprocess.Popen(
-        [sys.executable, str(script), str(db)],
+        [sys.executable, str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(),
+        env=_env(url),
     )
     watchdog = threading.Timer(240, child.kill)
     watchdog.start()
@@ -159,18 +205,12 @@ def test_sigkill_mid_write_loses_nothing_acknowledged(tmp_path: Path, embedder: 
     assert child.returncode == -signal.SIGKILL
     acked.extend(x for x in rest.split() if x)  # printed (committed) before the kill landed
 
-    state = _integrity(db)
+    mem = _open(url, embedder)
+    state = _integrity(mem, db_rows)
     assert state["integrity"] == "ok"
     assert set(acked) <= state["ids"], "an acknowledged write was lost"
-    for name in (
-        "memory_without_vector",
-        "memory_without_fts",
-        "memory_without_history",
-        "orphan_vectors",
-        "orphan_fts",
-        "orphan_history",
-    ):
-        assert state[name] == 0, (name, state[name])
+    for name in _NO_ORPHANS:
+        assert state.get(name, 0) == 0, (name, state[name])
     assert (
         state["memories"]
         == state["vectors"]
@@ -182,30 +222,32 @@ def test_sigkill_mid_write_loses_nothing_acknowledged(tmp_path: Path, embedder: 
     assert len(set(acked)) == len(acked)
     assert state["memories"] - len(acked) in range(0, 21)
 
-    mem = Memory(db, embedder=embedder)
     try:
         for mid in acked:
             assert mem.get(mid).id == mid
         hits = mem.recall("notes about sailing", k=5)
         assert len(hits) == 5 and all("sailing" in h.memory.content for h in hits[:1])
-        assert mem.remember("Written after the crash").id in _integrity(db)["ids"]
+        assert mem.remember("Written after the crash").id in _integrity(mem, db_rows)["ids"]
     finally:
         mem.close()
 
 
-def test_four_processes_write_at_once(tmp_path: Path) -> None:
+def test_four_processes_write_at_once(
+    tmp_path: Path, embedder: Any, database_url: Callable[..., str], db_rows: Rows
+) -> None:
     script = tmp_path / "kenning_writer.py"
     script.write_text(CONCURRENT_CHILD)
-    db = tmp_path / "shared.db"  # not created yet: the four also race on the schema
+    # not migrated yet: the four also race on the schema
+    url = database_url(tmp_path / "shared", migrated=False)
     go = tmp_path / "go"
     names = ["w1", "w2", "w3", "w4"]
     children = [
         subprocess.Popen(
-            [sys.executable, str(script), str(db), name, str(go)],
+            [sys.executable, str(script), name, str(go)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(),
+            env=_env(url),
         )
         for name in names
     ]
@@ -235,31 +277,27 @@ def test_four_processes_write_at_once(tmp_path: Path) -> None:
         reports.append(report)
     all_ids = [i for r in reports for i in r["ids"]]
     assert len(set(all_ids)) == 160
-    state = _integrity(db)
+    mem = _open(url, embedder)
+    try:
+        state = _integrity(mem, db_rows)
+    finally:
+        mem.close()
     assert state["integrity"] == "ok"
     assert state["ids"] == set(all_ids)
     assert state["memories"] == state["vectors"] == state["fts"] == state["history"] == 160
-    for name in ("memory_without_vector", "memory_without_fts", "orphan_vectors", "orphan_fts"):
-        assert state[name] == 0
-    conn = sqlite3.connect(db)
-    try:
-        per_team = dict(
-            conn.execute(
-                "SELECT s.key, COUNT(*) FROM memories m JOIN scopes s ON s.pk = m.scope_pk "
-                "GROUP BY s.key"
-            ).fetchall()
-        )
-        migrations = conn.execute("SELECT COUNT(*) FROM _migrations").fetchone()[0]
-    finally:
-        conn.close()
-    assert per_team == {f"team:{n}": 40 for n in names}
-    assert migrations == len(MIGRATIONS)  # each applied once despite four racing processes
+    for name in _NO_ORPHANS:
+        assert state.get(name, 0) == 0, (name, state[name])
+    assert state["per_scope"] == {f"team:{n}": 40 for n in names}
+    # each migration applied once despite four racing processes
+    assert state["migrations"] == state["expected_migrations"]
 
 
-def test_threads_with_separate_clients_write_at_once(tmp_path: Path, embedder: Any) -> None:
+def test_threads_with_separate_clients_write_at_once(
+    tmp_path: Path, embedder: Any, database_url: Callable[..., str], db_rows: Rows
+) -> None:
     """Four clients in one process (separate connections), each in its own thread."""
-    db = tmp_path / "threads.db"
-    mems = [Memory(db, embedder=embedder) for _ in range(4)]
+    url = database_url(tmp_path / "threads")
+    mems = [_open(url, embedder) for _ in range(4)]
     texts = [
         [
             f"Thread {t} stores fact {i} about the {['north', 'south'][i % 2]} office"
@@ -294,11 +332,14 @@ def test_threads_with_separate_clients_write_at_once(tmp_path: Path, embedder: A
         th.start()
     for th in threads:
         th.join(timeout=120)
-    for mem in mems:
+    for mem in mems[1:]:
         mem.close()
     assert errors == []
     all_ids = {i for ids in results.values() for i in ids}
     assert len(all_ids) == 80
-    state = _integrity(db)
+    try:
+        state = _integrity(mems[0], db_rows)
+    finally:
+        mems[0].close()
     assert state["ids"] == all_ids
     assert state["memories"] == state["vectors"] == state["fts"] == state["history"] == 80

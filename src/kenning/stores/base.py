@@ -108,6 +108,9 @@ class Store(Protocol):
     def stats(self, scopes: ScopeFilter, now: datetime) -> builtins.list[LayerStats]:
         """Seed 000's per-layer statistics over what ``scopes`` covers."""
 
+    def organizations(self) -> builtins.list[str]:
+        """Every organization id that has held memories, sorted (for whole-store copies)."""
+
     def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
         """Every record (with vector and history) under ``scopes``, for export."""
 

@@ -126,6 +126,9 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
         CREATE INDEX history_memory ON history (memory_id, seq);
         CREATE INDEX history_scope ON history (org_id, scope_key, seq);
 
+        -- Tenant ids only (no memory data): what a whole-store copy iterates over.
+        CREATE TABLE organizations (org_id text PRIMARY KEY);
+
         -- Content-addressed: a hash and a vector, no text and no tenant, so it needs
         -- no row-level security and serves every organization.
         CREATE TABLE embedding_cache (

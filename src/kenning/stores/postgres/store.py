@@ -215,6 +215,14 @@ class PostgresStore:
 
     # -- writes -------------------------------------------------------------------
 
+    @staticmethod
+    def _note_orgs(cur: psycopg.Cursor[Any], org_ids: set[str]) -> None:
+        """Record the organizations written to (no lock is taken when already known)."""
+        cur.execute(
+            "INSERT INTO organizations (org_id) SELECT unnest(%s::text[]) ON CONFLICT DO NOTHING",
+            (sorted(org_ids),),
+        )
+
     def insert(self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None) -> None:
         """Store new records (with vector and tsvector) and history in one transaction."""
         if not items:
@@ -224,6 +232,7 @@ class PostgresStore:
         history = [_history_row(r, "create", actor, {}, r.content) for r, _ in items]
         try:
             with self._tx(ctx) as conn, conn.cursor() as cur:
+                self._note_orgs(cur, {r.org_id for r, _ in items})
                 cur.executemany(_INSERT_SQL, rows)
                 cur.executemany(_HISTORY_SQL, history)
         except Conflict as exc:
@@ -542,6 +551,19 @@ class PostgresStore:
 
     # -- export / import / embedding cache ------------------------------------------
 
+    def organizations(self) -> builtins.list[str]:
+        """Every organization id that has held memories, sorted.
+
+        Read from ``organizations`` (ids only, no row-level security): listing
+        tenants is an operator's task, and reading any of their rows still needs
+        that tenant's context.
+        """
+        with self._tx(("", "", "")) as conn:
+            rows = conn.execute(
+                "SELECT org_id FROM organizations ORDER BY 1"
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
         """Every visible record with its vector (base64 float32) and history."""
         if scopes.is_empty:
@@ -572,6 +594,7 @@ class PostgresStore:
         ctx = write_context((r.org_id, r.scope) for r in records)
         try:
             with self._tx(ctx) as conn, conn.cursor() as cur:
+                self._note_orgs(cur, {r.org_id for r in records})
                 for row, rec in zip(rows, records, strict=True):
                     vector = np.frombuffer(base64.b64decode(row["vector"]), dtype=np.float32)
                     if vector.shape != (self.dim,):

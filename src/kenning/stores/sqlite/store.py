@@ -553,6 +553,12 @@ class SQLiteStore:
 
     # -- export / import / embedding cache ------------------------------------------
 
+    def organizations(self) -> builtins.list[str]:
+        """Every organization id that has held memories, sorted."""
+        with self._read() as conn:
+            rows = conn.execute("SELECT DISTINCT org_id FROM scopes ORDER BY 1").fetchall()
+        return [r[0] for r in rows]
+
     def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
         """Every visible record with its vector (base64 float32) and history."""
         swhere, sparams = scope_clause(scopes)
