@@ -46,18 +46,18 @@ def db(tmp_path_factory: pytest.TempPathFactory, shared_model: Embedder) -> Path
     return path
 
 
-def run(db: Path, *args: str, input: str | None = None) -> Result:
+def run(db: Path | str, *args: str, input: str | None = None) -> Result:
     return runner.invoke(app, ["--db", str(db), *args], input=input, env={"COLUMNS": "220"})
 
 
-def ok(db: Path, *args: str, input: str | None = None) -> Any:
+def ok(db: Path | str, *args: str, input: str | None = None) -> Any:
     """Run with --json, expect success, return the parsed stdout."""
     result = run(db, *args, "--json", input=input)
     assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
     return json.loads(result.stdout)
 
 
-def fails(db: Path, code: int, *args: str, input: str | None = None) -> dict[str, Any]:
+def fails(db: Path | str, code: int, *args: str, input: str | None = None) -> dict[str, Any]:
     """Run with --json, expect exit ``code`` and a clean error; return the error object."""
     result = run(db, *args, "--json", input=input)
     assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
@@ -67,7 +67,7 @@ def fails(db: Path, code: int, *args: str, input: str | None = None) -> dict[str
     return error
 
 
-def everything(db: Path) -> list[dict[str, Any]]:
+def everything(db: Path | str) -> list[dict[str, Any]]:
     """Every memory of the default org, all statuses, as list --json prints it."""
     items: list[dict[str, Any]] = ok(db, "list", "--all-scopes", *ALL_STATUSES, "--limit", "1000")[
         "items"
@@ -417,3 +417,127 @@ def test_team_members_share_team_scope(db: Path) -> None:
     assert fails(db, 3, "--user", "erin", "--team", "ops", "remember", "x", "--scope",
                  "team:eng")["type"] == "PermissionDenied"  # fmt: skip
     assert ok(db, "--user", "carol", "--role", "admin", "get", note["id"])["id"] == note["id"]
+
+
+# -- migrate and database URLs -------------------------------------------------------------
+
+
+def migrate(*args: str) -> Result:
+    return runner.invoke(app, ["migrate", *args], env={"COLUMNS": "220"})
+
+
+def migrate_fails(code: int, *args: str) -> dict[str, Any]:
+    """Run migrate with --json, expect exit ``code`` and a clean error; return the error object."""
+    result = migrate(*args, "--json")
+    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+    assert "Traceback" not in result.output
+    error: dict[str, Any] = json.loads(result.stdout)["error"]
+    assert result.stderr == f"error: {error['message']}\n"
+    return error
+
+
+def _org_view(db: Path | str, org: str) -> dict[str, Any]:
+    """Everything an admin of ``org`` lists, with each memory's history (seq is per database)."""
+    items = ok(db, "--org", org, "list", "--all-scopes", *ALL_STATUSES, "--limit", "1000")["items"]
+    history = {
+        m["id"]: [
+            {k: v for k, v in h.items() if k != "seq"}
+            for h in ok(db, "--org", org, "history", m["id"])
+        ]
+        for m in items
+    }
+    return {"items": items, "history": history}  # fmt: skip
+
+
+@pytest.fixture
+def pg_db(pg_server: Any) -> Iterator[Any]:
+    """``pg_db(name)``: the URL of a fresh, empty PostgreSQL database ``name``."""
+    made: list[str] = []
+
+    def make(name: str) -> str:
+        pg_server.psql("postgres", f"CREATE DATABASE {name} OWNER kenning")
+        made.append(name)
+        return str(pg_server.url(name))
+
+    yield make
+    for name in made:
+        pg_server.psql("postgres", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_migrate_sqlite_to_postgresql_and_back(tmp_path: Path, pg_db: Any) -> None:
+    src = tmp_path / "src.db"
+    for org in ("acme", "globex"):
+        at = ["--org", org]
+        keyed = ok(src, *at, "remember", f"{org} deploys on Tuesdays", "--scope", "team:eng",
+                   "--key", "deploy day", "--tag", "ops", "--meta", "n=2")  # fmt: skip
+        ok(src, *at, "upsert", "deploy day", f"{org} deploys on Wednesdays", "--scope", "team:eng")
+        ok(src, *at, "update", ok(src, *at, "remember", f"{org} uses Postgres")["id"],
+           "--content", f"{org} uses PostgreSQL 16")  # fmt: skip
+        ok(src, *at, "archive", ok(src, *at, "remember", f"{org} once used MySQL",
+                                   "--scope", f"org:{org}")["id"])  # fmt: skip
+        ok(src, *at, "forget", ok(src, *at, "remember", f"{org} secret")["id"], "--yes")
+        assert keyed["key"] == "deploy day"
+    pg = pg_db("cli_mig")
+    back = f"sqlite:///{tmp_path / 'back.db'}"
+    with pytest.MonkeyPatch.context() as mp:  # the model is never loaded
+        mp.setattr(engine, "create_embedder", lambda *a, **k: pytest.fail("model loaded"))
+        there = migrate("--from", str(src), "--to", pg, "--batch-size", "2", "--json")
+        assert there.exit_code == 0, (there.stdout, there.stderr, there.exception)
+        again = migrate("--from", pg, "--to", back, "--json")
+        assert again.exit_code == 0, (again.stdout, again.stderr, again.exception)
+    first, second = json.loads(there.stdout), json.loads(again.stdout)
+    assert first["from"] == f"sqlite:///{src}" and first["to"] == pg and second["from"] == pg
+    assert first["organizations"] == second["organizations"]
+    assert [(o["org_id"], o["memories"]) for o in first["organizations"]] == [
+        ("acme", 3), ("globex", 3)]  # fmt: skip
+    assert all(len(o["checksum"]) == 64 for o in first["organizations"])
+    assert first["verified"] is True and first["memories"] == 6
+
+    for org in ("acme", "globex"):
+        before = _org_view(src, org)
+        assert _org_view(pg, org) == before and _org_view(back, org) == before
+        hits = ok(back, "--org", org, "recall", "which day do we deploy", "--all-scopes")["hits"]
+        assert hits[0]["memory"]["content"] == f"{org} deploys on Wednesdays"
+
+    human = migrate("--from", back, "--to", str(tmp_path / "third.db"))
+    assert human.exit_code == 0, (human.stdout, human.stderr)
+    assert "copied and verified 6 memories" in human.stdout
+    for org in first["organizations"]:
+        assert org["checksum"] in human.stdout and org["org_id"] in human.stdout
+
+
+def test_migrate_refuses_and_writes_nothing(tmp_path: Path, pg_db: Any) -> None:
+    src, pg = tmp_path / "src.db", pg_db("cli_busy")
+    ok(src, "--org", "acme", "remember", "Acme's first memory")
+    ok(pg, "--org", "acme", "remember", "Acme already lives in PostgreSQL")
+    before = _org_view(pg, "acme")
+    error = migrate_fails(5, "--from", str(src), "--to", pg)
+    assert error["type"] == "Conflict" and "'acme' (1 memories)" in error["message"]
+    assert _org_view(pg, "acme") == before
+
+    same = migrate_fails(2, "--from", str(src), "--to", f"sqlite:///{src}")
+    assert same["field"] == "to" and "same database" in same["message"]
+    bad = migrate_fails(2, "--from", "mysql://me@db/kenning", "--to", str(tmp_path / "x.db"))
+    assert bad == {"type": "InvalidInput", "field": "from",
+                   "message": "from: no store for 'mysql' URLs; use sqlite:///PATH, "
+                   "postgresql://USER@HOST/DB or a file path"}  # fmt: skip
+    missing = migrate_fails(2, "--from", str(tmp_path / "nope.db"), "--to", pg)
+    assert "holds no kenning store" in missing["message"]
+    assert not (tmp_path / "x.db").exists() and not (tmp_path / "nope.db").exists()
+    assert migrate("--from", str(src), "--to", pg, "--batch-size", "0").exit_code == 2
+
+
+def test_db_takes_a_path_or_a_url(tmp_path: Path, pg_db: Any) -> None:
+    path = tmp_path / "plain.db"
+    rec = remember(path, "Reached through a plain path")
+    assert ok(f"sqlite:///{path}", "get", rec["id"])["content"] == "Reached through a plain path"
+    pg = pg_db("cli_db_url")
+    info = ok(pg.replace("postgresql://", "postgres://"), "init")
+    assert info["database"] == pg
+    on_pg = ok(pg, "remember", "Stored in PostgreSQL")
+    assert ok(pg, "get", on_pg["id"])["content"] == "Stored in PostgreSQL"
+    assert fails(path, 4, "get", on_pg["id"])["type"] == "NotFound"
+    bad = fails("mysql://me@db/kenning", 2, "list")
+    assert bad["field"] == "db" and "no store for 'mysql' URLs" in bad["message"]
+    env = runner.invoke(app, ["get", on_pg["id"], "--json"], env={"KENNING_DATABASE_URL": pg})
+    assert env.exit_code == 0 and json.loads(env.stdout)["id"] == on_pg["id"]

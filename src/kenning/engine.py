@@ -110,8 +110,11 @@ class Memory:
         principal: Principal | None = None,
     ) -> None:
         self.settings = settings or _settings_from_env()
-        if path is not None:
-            self.settings = self.settings.model_copy(update={"database_url": f"sqlite:///{path}"})
+        if path is not None:  # a SQLite file, or a sqlite:/// or postgresql:// URL
+            url = str(path)
+            if not url.startswith(("sqlite:///", "postgresql://")):
+                url = f"sqlite:///{path}"
+            self.settings = self.settings.model_copy(update={"database_url": url})
         inner = embedder or create_embedder(self.settings.embedder, **self._embed_options())
         self.store: Store = store or open_store(self.settings, inner.model_id, inner.dim)
         # Writes look vectors up in the store too (the vectors table is the cache);

@@ -18,7 +18,9 @@ from typer.core import TyperCommand, TyperGroup
 
 from ..engine import Memory
 from ..errors import Conflict, InvalidInput, KenningError, NotFound, PermissionDenied
+from ..migrate import copy_store, count_memories, open_stores
 from ..models import ALL_SCOPES, DEFAULT_ORG, DEFAULT_USER, Principal, Role, TeamRole
+from ..stores import database_url, display_url
 from . import render
 from .args import (
     AgentOpt,
@@ -111,7 +113,7 @@ def _command(name: str) -> Callable[[F], F]:
 
 @dataclass
 class _State:
-    db: Path | None
+    db: str | None
     org: str
     user: str | None
     role: Role | None
@@ -131,7 +133,8 @@ class _State:
 
     def open(self) -> Memory:
         if self.memory is None:
-            self.memory = Memory(self.db, principal=self.principal())
+            url = database_url(self.db, field="db") if self.db is not None else None
+            self.memory = Memory(url, principal=self.principal())
         return self.memory
 
     def close(self) -> None:
@@ -159,9 +162,10 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     ctx: typer.Context,
-    db: Annotated[Path | None, typer.Option(
-        "--db", metavar="PATH", help="SQLite database file (default: $KENNING_DATABASE_URL, "
-        "else $KENNING_HOME/kenning.db, else ~/.kenning/kenning.db).")] = None,
+    db: Annotated[str | None, typer.Option(
+        "--db", metavar="PATH|URL", help="A SQLite file, sqlite:///PATH or "
+        "postgresql://USER@HOST/DB (default: $KENNING_DATABASE_URL, else "
+        "$KENNING_HOME/kenning.db, else ~/.kenning/kenning.db).")] = None,
     org: Annotated[str, typer.Option(
         "--org", metavar="ID", help="Your organization.")] = DEFAULT_ORG,
     user: Annotated[str | None, typer.Option(
@@ -178,8 +182,7 @@ def _root(
         "--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
 ) -> None:  # fmt: skip
     """kenning: scoped long-term memory for agents, local-first."""
-    state = _State(db.expanduser() if db else None, org, user, role, team or [], persona or [],
-                   active_persona)  # fmt: skip
+    state = _State(db, org, user, role, team or [], persona or [], active_persona)
     ctx.obj = state
     ctx.call_on_close(state.close)
 
@@ -194,8 +197,10 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     mem = state.open()
     who = mem.principal
     roles = sorted(r.value for r in who.roles)
+    url = mem.settings.database_url or ""
+    database = display_url(url) if url.startswith("postgresql://") else str(mem.settings.db_path())
     info = {
-        "database": str(mem.settings.db_path()), "embedder": mem.embedder.model_id,
+        "database": database, "embedder": mem.embedder.model_id,
         "dim": mem.embedder.dim,
         "principal": {"org_id": who.org_id, "user_id": who.user_id, "roles": roles},
     }  # fmt: skip
@@ -495,6 +500,36 @@ def import_(
         render.emit({"imported": count})
     else:
         render.say(f"imported {count} memories")
+
+
+@_command("migrate")
+def migrate(
+    from_url: Annotated[str, typer.Option(
+        "--from", metavar="URL", help="The store to copy: sqlite:///PATH, postgresql://… or a "
+        "file path.", show_default=False)],
+    to_url: Annotated[str, typer.Option(
+        "--to", metavar="URL", help="Where to copy it (created when missing; must not hold "
+        "any of the source's organizations).", show_default=False)],
+    batch_size: Annotated[int, typer.Option(
+        "--batch-size", metavar="N", min=1, help="Memories per destination transaction.")] = 500,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Copy a whole store (records, vectors, history) to another database and verify it.
+
+    No embedding model is loaded: the source records which model its vectors come from.
+    """
+    source_url = database_url(from_url, field="from")
+    dest_url = database_url(to_url, field="to")
+    with open_stores(source_url, dest_url) as (source, dest):
+        total = count_memories(source)
+        with render.progress("migrating", total) as step:
+            report = copy_store(source, dest, batch_size=batch_size, progress=step)
+    if as_json:
+        ends = {"from": display_url(source_url), "to": display_url(dest_url)}
+        render.emit({**ends, **report.to_dict()})
+        return
+    render.show_migration(report)
+    render.say(f"copied and verified {report.memories} memories, {report.history} history entries")
 
 
 # -- bench: reserved for the lead -------------------------------------------------------

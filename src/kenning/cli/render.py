@@ -13,11 +13,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Column, Table
 from rich.text import Text
 
+from ..migrate import CopyReport
 from ..models import HistoryEntry, LayerStats, MemoryRecord, RecallResult
 
 __all__ = [
     "emit", "say", "show_record", "show_records", "show_recall", "show_history", "show_stats",
-    "progress", "Ticker",
+    "show_migration", "progress", "Ticker",
 ]  # fmt: skip
 
 
@@ -127,6 +128,15 @@ def show_stats(layers: Sequence[LayerStats]) -> None:
         for s in layers
     ]  # fmt: skip
     _table(("layer", "total", "by status", "by type", "avg conf", "confidence", "age"), rows)
+
+
+def show_migration(report: CopyReport) -> None:
+    """One row per organization copied: counts and the sha256 both sides agree on."""
+    if not report.organizations:
+        say("no memories to copy")
+        return
+    rows = [(o.org_id, o.memories, o.history, o.checksum) for o in report.organizations]
+    _table((_id_col("organization"), "memories", "history", _id_col("sha256")), rows)
 
 
 @contextmanager
