@@ -11,7 +11,11 @@ model its vectors come from), which is what ``kenning migrate`` uses.
 It refuses, before writing anything, when the destination already holds an
 organization being copied or when both sides are the same database. A copy
 that fails part-way leaves the organizations it reached in the destination;
-the refusal then names them, so a retry starts from a fresh database.
+the refusal then names them, so a retry starts from a fresh database. Stop
+writers to the source first: a write during the copy fails the verification.
+
+Not copied yet: the history of forgotten memories (the store export yields
+live memories only) and the embedding cache (rebuilt on demand).
 """
 
 from __future__ import annotations
