@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     #: Keyword queries skip words found in more than this share of all indexed
     #: memories (their BM25 weight is near zero, scoring them is not).
     keyword_max_df_ratio: float = Field(0.25, gt=0, le=1)
+    #: PostgreSQL: a keyword query scores at most about this many matching
+    #: memories (its rarest words first), so its cost stays flat as stores grow.
+    keyword_postings_budget: int = Field(5000, gt=0)
     exact_search_max: int = Field(20_000, gt=0)
     ann_min_rows: int = Field(50_000, gt=0)
     ann_expansion: int = Field(64, gt=0)

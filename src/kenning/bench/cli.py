@@ -17,6 +17,16 @@ bench_app = typer.Typer(
 )
 
 
+StoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store", metavar="URL",
+        help="An empty database to run on (postgresql://… or sqlite:///…); "
+        "default: a temporary SQLite file.",
+    ),
+]  # fmt: skip
+
+
 def _settings(overrides: list[str]) -> Settings | None:
     """``--set key=value`` overrides (``scoring.temporal=0`` for nested weights)."""
     if not overrides:
@@ -46,6 +56,7 @@ def locomo(
     data: Annotated[Path, typer.Option(help="Path to locomo10.json.")],
     split: Annotated[str, typer.Option(help="dev | holdout | all")] = "all",
     set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
+    store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
 ) -> None:
     """LoCoMo retrieval: recall@k, any/all-hit, per category, latency."""
@@ -53,7 +64,7 @@ def locomo(
 
     if split not in ("dev", "holdout", "all"):
         raise typer.BadParameter("split must be dev, holdout or all")
-    result = run_locomo(data, split, settings=_settings(set_))  # type: ignore[arg-type]
+    result = run_locomo(data, split, settings=_settings(set_), store=store)  # type: ignore[arg-type]
     typer.echo(json.dumps(result, indent=None if as_json else 2, default=str))
 
 
@@ -65,12 +76,15 @@ def scale(
     ] = False,
     queries: Annotated[int, typer.Option(help="Recalls to time per principal.")] = 200,
     set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
+    store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
 ) -> None:
     """Ingest throughput and recall latency at N memories (worst case and typical)."""
     from .scale import run_scale
 
-    result = run_scale(n, synthetic=synthetic_vectors, queries=queries, settings=_settings(set_))
+    result = run_scale(
+        n, synthetic=synthetic_vectors, queries=queries, settings=_settings(set_), store=store
+    )
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 

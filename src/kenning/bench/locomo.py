@@ -20,9 +20,9 @@ from typing import Any, Literal
 from ..clock import FixedClock
 from ..config import Settings
 from ..embeddings import Embedder
-from ..engine import Memory
 from ..models import Principal, Role
 from .locomo_data import combined_report, load_locomo, split
+from .stores import open_bench_memory
 
 __all__ = ["run_locomo"]
 
@@ -34,6 +34,7 @@ def run_locomo(
     settings: Settings | None = None,
     embedder: Embedder | None = None,
     db_path: str | Path | None = None,
+    store: str | None = None,
     k_max: int = 20,
     progress: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
@@ -43,7 +44,7 @@ def run_locomo(
     clock = FixedClock(convs[0].last_session_date)
     with tempfile.TemporaryDirectory(prefix="kenning-locomo-") as tmp:
         path = Path(db_path) if db_path else Path(tmp) / "locomo.db"
-        mem = Memory(path, settings=settings, embedder=embedder, clock=clock)
+        mem = open_bench_memory(store, path, settings, embedder=embedder, clock=clock)
         try:
             started = time.perf_counter()
             n_turns = 0

@@ -33,6 +33,7 @@ from ..embeddings.base import Vectors, normalize_rows
 from ..engine import Memory
 from ..models import ALL_SCOPES, Principal, Role, Scope, TeamRole
 from ..retrieval.text import STOPWORDS
+from .stores import open_bench_memory
 
 __all__ = ["run_scale", "BagOfWordsEmbedder", "synthetic_text"]
 
@@ -125,6 +126,7 @@ def run_scale(
     batch: int = 2000,
     settings: Settings | None = None,
     db_path: str | Path | None = None,
+    store: str | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
     """Ingest ``n`` memories, then measure recall latency; returns a JSON-ready dict."""
@@ -133,7 +135,7 @@ def run_scale(
     admin = Principal(org_id="bench", user_id="admin", roles=frozenset({Role.ADMIN}))
     with tempfile.TemporaryDirectory(prefix="kenning-scale-") as tmp:
         path = Path(db_path) if db_path else Path(tmp) / "scale.db"
-        mem = Memory(path, settings=settings, embedder=embedder)
+        mem = open_bench_memory(store, path, settings, embedder=embedder)
         try:
             model_rate = _model_rate(embedder, rng)
             scopes = _layout(n)
@@ -155,12 +157,15 @@ def run_scale(
                 teams={"t0": TeamRole.MEMBER, "t1": TeamRole.MEMBER},
             )  # fmt: skip
             typical = _time_recalls(mem, texts[queries + 1 :], typical_user, None, progress)
-            plan = mem.store.vectors.last_plan if hasattr(mem.store, "vectors") else None
+            vectors = getattr(mem.store, "vectors", mem.store)
+            plan = getattr(vectors, "last_plan", None)
+            type_of_store = "postgresql" if store and store.startswith("postgres") else "sqlite"
         finally:
             mem.close()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "n": n,
+        "store": type_of_store,
         "synthetic_vectors": synthetic,
         "model_id": embedder.model_id,
         "ingest_per_s": round(n / ingest_s, 1),

@@ -102,7 +102,8 @@ class PostgresStore:
         exact_search_max: int = 20_000,
         ann_expansion: int = 64,
         keyword_max_df_ratio: float = 0.25,
-        count_cap: int = 100_000,
+        keyword_postings_budget: int = 5000,
+        count_cap: int = 50_000,
     ) -> None:
         self.url = url
         self.model_id = model_id
@@ -111,6 +112,7 @@ class PostgresStore:
         self.ann_expansion = ann_expansion
         self.keyword_max_df_ratio = keyword_max_df_ratio
         self.count_cap = count_cap
+        self.postings_budget = keyword_postings_budget
         self._counts = TTLCache(size=4096, ttl=60.0)
         self._lexemes = TTLCache(size=65_536, ttl=3600.0)
         self.last_plan = VectorPlan("exact", 0)
@@ -377,7 +379,11 @@ class PostgresStore:
         return out
 
     def _visible(self, conn: psycopg.Connection, scopes: ScopeFilter) -> tuple[int, float]:
-        """(active memories visible, their average length), counted up to ``count_cap``."""
+        """(active memories visible, their average length), cached for a minute.
+
+        Counted up to ``count_cap``; past it the table's row estimate stands in
+        (only ranking statistics and plan choices use this number).
+        """
         key = ("n", scopes)
         hit = self._counts.get(key)
         if hit is not None:
@@ -388,7 +394,13 @@ class PostgresStore:
             f"WHERE {swhere} AND m.status = 'active' LIMIT %s) x",
             [*sparams, self.count_cap],
         ).fetchone() or (0, 1.0)
-        value = (int(n), max(float(avg), 1.0))
+        n = int(n)
+        if n >= self.count_cap:
+            (estimate,) = conn.execute(
+                "SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass"
+            ).fetchone() or (0,)
+            n = max(n, int(estimate))
+        value = (n, max(float(avg), 1.0))
         self._counts.put(key, value)
         return value
 
@@ -396,28 +408,55 @@ class PostgresStore:
         self, conn: psycopg.Connection, lexemes: Iterable[str], scopes: ScopeFilter, cap: int
     ) -> dict[str, int]:
         """Visible active memories containing each lexeme, counted up to ``cap`` + 1."""
-        swhere, sparams = scope_clause(scopes)
         out: dict[str, int] = {}
+        missing = []
         for lexeme in lexemes:
-            key = ("df", scopes, lexeme, cap)
-            hit = self._counts.get(key)
+            hit = self._counts.get(("df", scopes, lexeme, cap))
             if hit is None:
-                (hit,) = conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.tsv @@ %s::tsquery "
-                    f"AND {swhere} AND m.status = 'active' LIMIT %s) x",
-                    [tsquery_literal([lexeme]), *sparams, cap + 1],
-                ).fetchone() or (0,)
-                self._counts.put(key, hit)
-            out[lexeme] = int(hit)  # type: ignore[call-overload]
+                missing.append(lexeme)
+            else:
+                out[lexeme] = int(hit)  # type: ignore[call-overload]
+        if missing:
+            swhere, sparams = scope_clause(scopes)
+            rows = conn.execute(
+                "SELECT l, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE "
+                f"m.tsv @@ l::tsquery AND {swhere} AND m.status = 'active' LIMIT %s) x) "
+                "FROM unnest(%s::text[]) AS l",
+                [*sparams, cap + 1, [tsquery_literal([lx]) for lx in missing]],
+            ).fetchall()
+            for lexeme, (_, count) in zip(missing, rows, strict=True):
+                self._counts.put(("df", scopes, lexeme, cap), int(count))
+                out[lexeme] = int(count)
         return out
+
+    def _scored_lexemes(self, df: dict[str, int], n_docs: int) -> builtins.list[str]:
+        """The lexemes worth scoring: rarest first, within the postings budget.
+
+        Lexemes in more than ``keyword_max_df_ratio`` of the reader's memories
+        go (near-zero IDF, as in the SQLite store); then rarer lexemes are taken
+        while their matches add up to at most ``keyword_postings_budget``, so a
+        query's cost does not grow with the store. The rarest always stays.
+        """
+        ratio_cap = max(int(self.keyword_max_df_ratio * n_docs), 2000)
+        ranked = sorted(df, key=lambda lx: (df[lx], lx))
+        kept: builtins.list[str] = []
+        total = 0
+        for lexeme in ranked:
+            if kept and (df[lexeme] > ratio_cap or total + df[lexeme] > self.postings_budget):
+                break
+            kept.append(lexeme)
+            total += df[lexeme]
+        return kept
 
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         """BM25 (FTS5's formula) over the query's English stems, inside the filter.
 
-        Stems found in more than ``keyword_max_df_ratio`` of the reader's
-        memories are left out (the rarest always stays), as in the SQLite store.
+        See :meth:`_scored_lexemes` for which stems are scored. When even the
+        rarest stem matches more than the budget, only the first
+        ``keyword_postings_budget`` matches are scored (a bounded, approximate
+        answer for a stem too common to matter much).
         """
         terms = query_terms(query)
         if not terms or scopes.is_empty:
@@ -425,24 +464,23 @@ class PostgresStore:
         swhere, sparams = scope_clause(scopes)
         fwhere, fparams = filter_clause(filters)
         with self._read(scopes) as conn:
-            lexemes = sorted(set(self._lexemes_of(conn, terms).values()))
+            lexemes = set(self._lexemes_of(conn, terms).values())
             if not lexemes:
                 return []
             n_docs, avgdl = self._visible(conn, scopes)
-            cap = max(int(self.keyword_max_df_ratio * n_docs), 2000)
-            df = self._doc_freqs(conn, lexemes, scopes, cap)
-            kept = [lx for lx in lexemes if df[lx] <= cap] or [min(lexemes, key=df.__getitem__)]
+            df = self._doc_freqs(conn, lexemes, scopes, self.postings_budget)
+            kept = self._scored_lexemes(df, n_docs)
             weights = [idf(max(n_docs, df[lx]), df[lx]) for lx in kept]
             rows = conn.execute(
                 "SELECT m.id, sum(w.idf * (array_length(u.positions, 1) * %s) / "
                 "(array_length(u.positions, 1) + %s * (1 - %s + %s * m.doc_len / %s))) AS score "
-                "FROM memories m CROSS JOIN LATERAL unnest(m.tsv) AS u "
-                "JOIN unnest(%s::text[], %s::float8[]) AS w(lexeme, idf) "
-                "ON w.lexeme = u.lexeme "
-                f"WHERE m.tsv @@ %s::tsquery AND {swhere} AND {fwhere} "
+                "FROM (SELECT m.id, m.tsv, m.doc_len FROM memories m "
+                f"WHERE m.tsv @@ %s::tsquery AND {swhere} AND {fwhere} LIMIT %s) AS m "
+                "CROSS JOIN LATERAL unnest(m.tsv) AS u "
+                "JOIN unnest(%s::text[], %s::float8[]) AS w(lexeme, idf) ON w.lexeme = u.lexeme "
                 "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %s",
-                [K1 + 1, K1, B, B, avgdl, kept, weights, tsquery_literal(kept),
-                 *sparams, *fparams, limit],
+                [K1 + 1, K1, B, B, avgdl, tsquery_literal(kept), *sparams, *fparams,
+                 self.postings_budget, kept, weights, limit],
             ).fetchall()  # fmt: skip
         return [(r[0], float(r[1])) for r in rows]
 
@@ -450,16 +488,19 @@ class PostgresStore:
         self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
         max_docs: int,
     ) -> set[str]:  # fmt: skip
-        """Terms in more than ``ratio`` of the visible active memories (bounded counts)."""
+        """Terms in more than ``ratio`` of the visible active memories (bounded counts).
+
+        Only for readers who see ``min_docs`` to ``max_docs`` memories: past
+        that, counting a common term would cost more than the whole recall, and
+        the keyword search's own frequency cut-off covers the cost side.
+        """
         if not terms or ratio <= 0 or scopes.is_empty:
             return set()
         with self._read(scopes) as conn:
             visible = self._visible(conn, scopes)[0]
-            if visible < min_docs:
+            if not min_docs <= visible <= max_docs:
                 return set()
             lexemes = self._lexemes_of(conn, terms)
-            if visible > max_docs:
-                visible = max_docs  # the share among the first max_docs stands in
             cap = int(ratio * visible) + 1
             df = self._doc_freqs(conn, set(lexemes.values()), scopes, cap)
         return {t for t, lx in lexemes.items() if df[lx] >= cap}

@@ -1,0 +1,30 @@
+"""Where a benchmark keeps its memories: a temporary SQLite file or a given database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..engine import Memory
+from ..errors import ConfigError
+
+__all__ = ["open_bench_memory"]
+
+
+def open_bench_memory(
+    store: str | None, default_path: Path, settings: Settings | None, **kw: Any
+) -> Memory:
+    """A Memory on ``store`` (``postgresql://…`` or ``sqlite:///…``), else on ``default_path``.
+
+    A benchmark measures a store it filled itself, so a given database must be
+    empty: the figures would otherwise mix in whatever it already held.
+    """
+    if not store:
+        return Memory(default_path, settings=settings, **kw)
+    base = settings or Settings()
+    mem = Memory(settings=base.model_copy(update={"database_url": store}), **kw)
+    if mem.store.organizations():
+        mem.close()
+        raise ConfigError(f"the benchmark needs an empty database; {store} already holds memories")
+    return mem
