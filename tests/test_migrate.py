@@ -190,8 +190,6 @@ def test_the_copy_keeps_keys_unique_and_writable(
         assert mem.remember("A new memory after the move", principal=who).org_id == "globex"
 
 
-@pytest.mark.xfail(strict=True, reason="Store.iter_export yields live memories only: the history "
-                   "of forgotten memories (who and when) has no export route yet")  # fmt: skip
 def test_forgotten_memories_keep_their_history(
     source: tuple[str, dict[str, dict[str, str]]], pg_url: Callable[[], str], embedder: Embedder
 ) -> None:

@@ -470,3 +470,32 @@ def test_history_of_a_scope_not_readable_is_empty(mem: Memory) -> None:
     assert [
         h.op for h in mem.store.history(rec.id, mem.policy.readable(Principal.member("zoe")))
     ] == ["create"]
+
+
+def test_deleted_memories_trails_export_and_import_within_scope(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """iter_tombstones yields who deleted what when (no content), only inside the filter."""
+    mem = make_memory("src")
+    kept = mem.remember("The boiler is serviced in October")
+    gone = mem.remember("The old alarm code was 1234", scope="team:ops")
+    mem.update(gone.id, content="The old alarm code was 5678")
+    mem.forget(gone.id)
+    admin_view = mem.policy.readable(mem.principal)
+    trails = list(mem.store.iter_tombstones(admin_view))
+    assert [(t["memory_id"], t["org_id"], t["scope"]) for t in trails] == [
+        (gone.id, "default", "team:ops")
+    ]
+    assert [h["op"] for h in trails[0]["history"]] == ["create", "update", "delete"]
+    assert all(h["content"] is None for h in trails[0]["history"])
+    assert kept.id not in {t["memory_id"] for t in trails}
+    outsider = mem.policy.readable(Principal.member("eve"))
+    assert list(mem.store.iter_tombstones(outsider)) == []
+    dest = make_memory("dst")
+    assert dest.store.import_tombstones(trails) == 1
+    assert [h.op for h in dest.history(gone.id)] == ["create", "update", "delete"]
+    def no_seq(rows: Any) -> list[dict[str, Any]]:
+        return [{**r, "history": [{k: v for k, v in h.items() if k != "seq"}
+                                  for h in r["history"]]} for r in rows]  # fmt: skip
+
+    assert no_seq(dest.store.iter_tombstones(admin_view)) == no_seq(trails)

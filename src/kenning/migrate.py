@@ -1,8 +1,9 @@
 """Copy a whole store into another one, losslessly, and prove it.
 
 :func:`copy_store` moves every organization's memories (record, vector, the
-model id, the full history) from one :class:`~kenning.stores.Store` to another
-in batches, each one transaction of the destination's ``import_rows``, then
+model id, the full history) and the trails of its deleted memories (who and
+when, no content) from one :class:`~kenning.stores.Store` to another in
+batches, each one transaction of the destination's ``import_rows``, then
 re-reads both sides and compares, per organization, the counts and a sha256
 over a canonical form of every exported row. :func:`open_stores` opens two
 databases by URL without the embedding model (each database records which
@@ -14,8 +15,7 @@ that fails part-way leaves the organizations it reached in the destination;
 the refusal then names them, so a retry starts from a fresh database. Stop
 writers to the source first: a write during the copy fails the verification.
 
-Not copied yet: the history of forgotten memories (the store export yields
-live memories only) and the embedding cache (rebuilt on demand).
+Not copied: the PostgreSQL embedding cache (content-addressed, rebuilt on demand).
 """
 
 from __future__ import annotations
@@ -121,6 +121,11 @@ class _Digest:
 
     rows: list[tuple[str, str]]
     history: int
+    tombstones: int = 0
+
+    @property
+    def memories(self) -> int:
+        return len(self.rows) - self.tombstones
 
     @property
     def checksum(self) -> str:
@@ -130,14 +135,29 @@ class _Digest:
         return total.hexdigest()
 
 
+def canonical_tombstone(row: Mapping[str, Any]) -> bytes:
+    """A deleted memory's trail (:meth:`Store.iter_tombstones`) as canonical JSON, no ``seq``."""
+    history = [{k: v for k, v in h.items() if k != "seq"} for h in row["history"]]
+    data = {"memory_id": row["memory_id"], "org_id": row["org_id"], "scope": row["scope"],
+            "history": history}  # fmt: skip
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def _digest(store: Store, org_id: str) -> _Digest:
+    """Digests of the live memories and of the deleted memories' trails of one organization."""
     rows: list[tuple[str, str]] = []
     history = 0
     for row in store.iter_export(whole_org(org_id)):
         rows.append((str(row["record"]["id"]), hashlib.sha256(canonical_row(row)).hexdigest()))
         history += len(row.get("history", []))
+    tombstones = 0
+    for row in store.iter_tombstones(whole_org(org_id)):
+        digest = hashlib.sha256(canonical_tombstone(row)).hexdigest()
+        rows.append((f"deleted:{row['memory_id']}", digest))
+        history += len(row["history"])
+        tombstones += 1
     rows.sort()
-    return _Digest(rows, history)
+    return _Digest(rows, history, tombstones)
 
 
 def org_digest(store: Store, org_id: str) -> tuple[int, int, str]:
@@ -147,7 +167,7 @@ def org_digest(store: Store, org_id: str) -> tuple[int, int, str]:
     memory-id order, so two stores holding the same data agree on it.
     """
     d = _digest(store, org_id)
-    return len(d.rows), d.history, d.checksum
+    return d.memories, d.history, d.checksum
 
 
 def _first_difference(source: _Digest, dest: _Digest) -> str:
@@ -166,9 +186,12 @@ def _first_difference(source: _Digest, dest: _Digest) -> str:
 def _verify(source: Store, dest: Store, org_id: str) -> OrgReport:
     """Re-read one organization on both sides; raise :class:`VerificationError` on a difference."""
     src, dst = _digest(source, org_id), _digest(dest, org_id)
-    if len(src.rows) != len(dst.rows):
-        raise VerificationError(org_id, f"{len(src.rows)} memories in the source, "
-                                f"{len(dst.rows)} in the destination")  # fmt: skip
+    if src.memories != dst.memories:
+        raise VerificationError(org_id, f"{src.memories} memories in the source, "
+                                f"{dst.memories} in the destination")  # fmt: skip
+    if src.tombstones != dst.tombstones:
+        raise VerificationError(org_id, f"{src.tombstones} deleted memories' trails in the "
+                                f"source, {dst.tombstones} in the destination")  # fmt: skip
     if src.history != dst.history:
         raise VerificationError(org_id, f"{src.history} history entries in the source, "
                                 f"{dst.history} in the destination")  # fmt: skip
@@ -176,7 +199,7 @@ def _verify(source: Store, dest: Store, org_id: str) -> OrgReport:
         raise VerificationError(org_id, f"checksum {src.checksum} in the source, "
                                 f"{dst.checksum} in the destination; "
                                 f"{_first_difference(src, dst)}")  # fmt: skip
-    return OrgReport(org_id, len(src.rows), src.history, src.checksum)
+    return OrgReport(org_id, src.memories, src.history, src.checksum)
 
 
 # -- copying ------------------------------------------------------------------------------
@@ -214,10 +237,15 @@ def _batches(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[st
 def _copy_org(
     source: Store, dest: Store, org_id: str, batch_size: int, progress: Progress | None
 ) -> int:
-    """Copy one organization's memories (record, vector, history) in batches; return how many."""
+    """Copy one organization's memories (record, vector, history) in batches; return how many.
+
+    The trails of its deleted memories (who deleted what, when; no content)
+    follow in one more transaction.
+    """
     copied = 0
     for batch in _batches(source.iter_export(whole_org(org_id)), batch_size):
         copied += dest.import_rows(batch, progress)
+    dest.import_tombstones(list(source.iter_tombstones(whole_org(org_id))))
     return copied
 
 

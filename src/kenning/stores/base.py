@@ -114,6 +114,16 @@ class Store(Protocol):
     def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
         """Every record (with vector and history) under ``scopes``, for export."""
 
+    def iter_tombstones(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
+        """The trail of each *deleted* memory under ``scopes`` (its record is gone).
+
+        Rows: ``{"memory_id", "org_id", "scope" (key), "history": [HistoryEntry dicts]}``,
+        by memory id. Whole-store copies carry them so "who deleted what when" survives.
+        """
+
+    def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert rows of :meth:`iter_tombstones` verbatim in one transaction; how many."""
+
     def import_rows(
         self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
     ) -> int:

@@ -30,7 +30,7 @@ from ...access import ScopeFilter
 from ...errors import ConfigError, Conflict, NotFound, StoreError
 from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
 from ...retrieval.text import query_terms
-from ..sqlite.store import _layer_stats
+from ..sqlite.store import _layer_stats, _tombstones
 from .bm25 import K1, B, TTLCache, doc_length, idf, tsquery_literal
 from .schema import apply_migrations, ensure_extension
 from .sql import (
@@ -624,6 +624,38 @@ class PostgresStore:
                 "model_id": row[-1],
                 "history": [h.to_dict() for h in self.history(rec.id, scopes)],
             }
+
+    def iter_tombstones(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
+        """The history of each deleted memory visible through ``scopes``."""
+        if scopes.is_empty:
+            return
+        swhere, sparams = scope_clause(scopes, alias="h")
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                "SELECT h.memory_id, h.org_id, h.scope_key, h.seq, h.op, h.actor, h.at, "
+                f"h.version, h.content, h.changes FROM history h WHERE {swhere} AND NOT EXISTS "
+                "(SELECT 1 FROM memories m WHERE m.id = h.memory_id) ORDER BY h.memory_id, h.seq",
+                sparams,
+            ).fetchall()
+        yield from _tombstones(
+            (r[0], r[1], r[2], HistoryEntry(r[3], r[0], r[4], r[5], r[6], r[7], r[8], dict(r[9])))
+            for r in rows
+        )
+
+    def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert deleted memories' history verbatim in one transaction."""
+        if not rows:
+            return 0
+        scopes = [(row["org_id"], Scope.parse(row["scope"])) for row in rows]
+        with self._tx(write_context(scopes)) as conn, conn.cursor() as cur:
+            for row, (org_id, scope) in zip(rows, scopes, strict=True):
+                cur.executemany(
+                    _HISTORY_SQL,
+                    [(row["memory_id"], org_id, scope.kind.value, scope.key, h["op"], h["actor"],
+                      datetime.fromisoformat(h["at"]), h["version"], h["content"],
+                      json.dumps(h["changes"], sort_keys=True)) for h in row["history"]],
+                )  # fmt: skip
+        return len(rows)
 
     def import_rows(
         self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import base64
 import builtins
+import itertools
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -577,6 +578,38 @@ class SQLiteStore:
                 "history": [h.to_dict() for h in self.history(rec.id, scopes)],
             }
 
+    def iter_tombstones(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
+        """The history of each deleted memory visible through ``scopes``."""
+        swhere, sparams = scope_clause(scopes, alias="h")
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT h.memory_id, h.org_id, s.key, h.seq, h.op, h.actor, h.at, h.version, "
+                "h.content, h.changes FROM history h JOIN scopes s ON s.pk = h.scope_pk "
+                f"WHERE {swhere} AND NOT EXISTS (SELECT 1 FROM memories m "
+                "WHERE m.id = h.memory_id) ORDER BY h.memory_id, h.seq",
+                sparams,
+            ).fetchall()
+        yield from _tombstones(
+            (r[0], r[1], r[2], HistoryEntry(r[3], r[0], r[4], r[5], dt(r[6]) or datetime.min,
+                                            r[7], r[8], json.loads(r[9])))
+            for r in rows
+        )  # fmt: skip
+
+    def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert deleted memories' history verbatim in one transaction."""
+        with self.atomic() as conn:
+            for row in rows:
+                scope_pk = self._scope_pk(conn, row["org_id"], Scope.parse(row["scope"]))
+                for h in row["history"]:
+                    conn.execute(
+                        "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
+                        " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (row["memory_id"], row["org_id"], scope_pk, h["op"], h["actor"],
+                         datetime.fromisoformat(h["at"]).timestamp(), h["version"], h["content"],
+                         json.dumps(h["changes"], sort_keys=True)),
+                    )  # fmt: skip
+        return len(rows)
+
     def import_rows(
         self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
     ) -> int:
@@ -631,6 +664,15 @@ class SQLiteStore:
 
     def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
         """Nothing to do: vectors become cached when their memory is inserted."""
+
+
+def _tombstones(
+    entries: Iterable[tuple[str, str, str, HistoryEntry]],
+) -> Iterator[dict[str, Any]]:
+    """Group (memory id, org, scope key, entry) in memory-id order into tombstone rows."""
+    for (memory_id, org_id, scope), group in itertools.groupby(entries, key=lambda e: e[:3]):
+        yield {"memory_id": memory_id, "org_id": org_id, "scope": scope,
+               "history": [e[3].to_dict() for e in group]}  # fmt: skip
 
 
 def _layer_stats(
