@@ -605,25 +605,46 @@ class PostgresStore:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
-        """Every visible record with its vector (base64 float32) and history."""
+    def iter_export(
+        self, scopes: ScopeFilter, chunk: int = 1000
+    ) -> Iterator[dict[str, Any]]:
+        """Every visible record with its vector (base64 float32) and history.
+
+        Read in keyset chunks of ``chunk`` memories (two queries each), so an
+        export of millions streams in bounded memory.
+        """
         if scopes.is_empty:
             return
         swhere, sparams = scope_clause(scopes)
-        with self._read(scopes) as conn:
-            rows = conn.execute(
-                f"{SELECT_MEMORY.replace(' FROM memories m', ', m.embedding, m.model_id FROM memories m')} "  # noqa: E501
-                f"WHERE {swhere} ORDER BY m.pk",
-                sparams,
-            ).fetchall()
-        for row in rows:
-            rec = record_from_row(row[:-2])
-            yield {
-                "record": rec.to_dict(),
-                "vector": base64.b64encode(_vec(row[-2]).tobytes()).decode("ascii"),
-                "model_id": row[-1],
-                "history": [h.to_dict() for h in self.history(rec.id, scopes)],
-            }
+        select = SELECT_MEMORY.replace(" FROM memories m", ", m.embedding, m.model_id, m.pk "
+                                       "FROM memories m")  # fmt: skip
+        after = 0
+        while True:
+            with self._read(scopes) as conn:
+                rows = conn.execute(
+                    f"{select} WHERE {swhere} AND m.pk > %s ORDER BY m.pk LIMIT %s",
+                    [*sparams, after, chunk],
+                ).fetchall()
+                ids = [r[0] for r in rows]
+                trails: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
+                for h in conn.execute(
+                    "SELECT seq, memory_id, op, actor, at, version, content, changes "
+                    "FROM history WHERE memory_id = ANY(%s) ORDER BY seq",
+                    (ids,),
+                ):
+                    entry = HistoryEntry(h[0], h[1], h[2], h[3], h[4], h[5], h[6], dict(h[7]))
+                    trails[h[1]].append(entry.to_dict())
+            for row in rows:
+                rec = record_from_row(row[:-3])
+                yield {
+                    "record": rec.to_dict(),
+                    "vector": base64.b64encode(_vec(row[-3]).tobytes()).decode("ascii"),
+                    "model_id": row[-2],
+                    "history": trails[rec.id],
+                }
+            if len(rows) < chunk:
+                return
+            after = rows[-1][-1]
 
     def iter_tombstones(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
         """The history of each deleted memory visible through ``scopes``."""
