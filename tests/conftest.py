@@ -144,7 +144,7 @@ def _superuser_conn(mem: Memory) -> psycopg.Connection:
 _PG_COUNTS = {
     "memories": "SELECT COUNT(*) FROM memories",
     "vectors": "SELECT COUNT(embedding) FROM memories",
-    "memories_fts": "SELECT COUNT(*) FROM memories WHERE tsv IS NOT NULL",
+    "memories_fts": "SELECT COUNT(DISTINCT pk) FROM postings",
     "history": "SELECT COUNT(*) FROM history",
     "scopes": "SELECT COUNT(DISTINCT (org_id, scope_key)) FROM memories",
 }

@@ -132,12 +132,15 @@ _CHECKS: dict[str, dict[str, str]] = {
         "('memories'::regclass, 'history'::regclass)",
         "memories": "SELECT COUNT(*) FROM memories",
         "vectors": "SELECT COUNT(embedding) FROM memories",
-        "fts": "SELECT COUNT(*) FROM memories WHERE tsv @@ plainto_tsquery('english', content)",
+        "fts": "SELECT COUNT(DISTINCT pk) FROM postings",
         "creates": "SELECT COUNT(*) FROM history WHERE op = 'create'",
         "history": "SELECT COUNT(*) FROM history",
         "memory_without_vector": "SELECT COUNT(*) FROM memories WHERE embedding IS NULL "
         "OR vector_dims(embedding) <> 384",
-        "memory_without_fts": "SELECT COUNT(*) FROM memories WHERE tsv IS NULL OR length(tsv) = 0",
+        "memory_without_fts": "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS "
+        "(SELECT 1 FROM postings p WHERE p.pk = m.pk)",
+        "orphan_fts": "SELECT COUNT(*) FROM postings p WHERE NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.pk = p.pk)",
         "memory_without_history": "SELECT COUNT(*) FROM memories m WHERE m.id NOT IN "
         "(SELECT memory_id FROM history WHERE op = 'create')",
         "orphan_history": "SELECT COUNT(*) FROM history WHERE memory_id NOT IN "

@@ -262,7 +262,7 @@ def test_filtered_search_on_the_hnsw_path_returns_the_true_top(
     pg_url: str, embedder: Embedder, make_sentences: Callable[..., list[str]]
 ) -> None:
     """A large readable set takes the HNSW walk; a narrow filter still gets every match."""
-    mem = Memory(settings=Settings(database_url=pg_url, exact_search_max=50), embedder=embedder)
+    mem = Memory(settings=Settings(database_url=pg_url, pg_exact_search_max=50), embedder=embedder)
     try:
         texts = make_sentences(400)
         items = [{"content": t, "scope": "team:big"} for t in texts]

@@ -83,8 +83,9 @@ def test_batch_writes_record_vector_keyword_row_and_history_together(
             "FROM memories m JOIN vectors v ON v.pk = m.pk JOIN memories_fts f ON f.rowid = m.pk "
             "JOIN history h ON h.memory_id = m.id",
             "postgresql": "SELECT m.id, vector_dims(m.embedding), m.content, h.op, h.content "
-            "FROM memories m JOIN history h ON h.memory_id = m.id "
-            "WHERE m.tsv @@ to_tsquery('english', split_part(m.content, ' ', 1))",
+            "FROM memories m JOIN history h ON h.memory_id = m.id WHERE EXISTS (SELECT 1 "
+            "FROM postings p WHERE p.pk = m.pk AND p.lexeme = (SELECT min(lexeme) FROM "
+            "unnest(to_tsvector('english', split_part(m.content, ' ', 1)))))",
         },
     )
     assert {r[0] for r in joined} == {r.id for r in records}
@@ -237,7 +238,7 @@ def test_forget_removes_every_index_and_scrubs_history(
         mem,
         {
             "sqlite": "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'birthday'",
-            "postgresql": "SELECT COUNT(*) FROM memories WHERE tsv @@ 'birthday'::tsquery",
+            "postgresql": "SELECT COUNT(*) FROM postings WHERE lexeme = 'birthday'",
         },
     )[0]
     assert [r[0] for r in rows] == ["create", "update", "delete"]
@@ -387,7 +388,7 @@ def test_hnsw_path_matches_exact_search(
     make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
 ) -> None:
     """With a small ANN threshold the HNSW branch runs; top-5 must equal exact search."""
-    settings = Settings(exact_search_max=50, ann_min_rows=100)
+    settings = Settings(exact_search_max=50, ann_min_rows=100, pg_exact_search_max=50)
     ann_mem = make_memory("ann", settings=settings)
     big_texts = make_sentences(400)
     mid_texts = make_sentences(80, offset=400)

@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     database_url: str | None = None
     #: Connections per process to PostgreSQL (recall runs two queries at once).
     pg_pool_size: int = Field(4, ge=2, le=100)
+    #: PostgreSQL: readable sets up to this size are scanned exactly; larger ones
+    #: walk the HNSW index with iterative scans (falling back to the exact scan
+    #: when the walk ends short of k).
+    pg_exact_search_max: int = Field(2000, gt=0)
 
     embedder: str = "minilm"
     embedder_options: dict[str, str] = Field(default_factory=dict)

@@ -14,6 +14,7 @@ realistic neighbourhood structure.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import resource
@@ -139,13 +140,18 @@ def run_scale(
         try:
             model_rate = _model_rate(embedder, rng)
             scopes = _layout(n)
+            # A store that builds its ANN index faster in one go (PostgreSQL) gets
+            # the chance; the ingest time includes that build.
+            bulk = getattr(mem.store, "bulk_load", None)
             started = time.perf_counter()
-            for start in range(0, n, batch):
-                chunk = scopes[start : start + batch]
-                items = [{"content": synthetic_text(rng), "scope": s} for s in chunk]
-                mem.remember_many(items, principal=admin)
-                if progress:
-                    progress("ingest", len(chunk))
+            with bulk() if bulk else contextlib.nullcontext():
+                for start in range(0, n, batch):
+                    chunk = scopes[start : start + batch]
+                    items = [{"content": synthetic_text(rng), "scope": s} for s in chunk]
+                    mem.remember_many(items, principal=admin)
+                    if progress:
+                        progress("ingest", len(chunk))
+                loaded_s = time.perf_counter() - started
             ingest_s = time.perf_counter() - started
             texts = [synthetic_text(rng, 8) for _ in range(2 * queries + 1)]
             t = time.perf_counter()
@@ -171,6 +177,7 @@ def run_scale(
         "ingest_per_s": round(n / ingest_s, 1),
         "model_only_per_s": round(model_rate, 1),
         "ingest_vs_model": round((n / ingest_s) / model_rate, 3),
+        "bulk_index_build_s": round(ingest_s - loaded_s, 1) if bulk else None,
         "index_load_and_build_s": round(warm_s, 2),
         "recall_ms": worst,
         "recall_ms_typical": typical,

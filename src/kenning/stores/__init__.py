@@ -52,7 +52,7 @@ def open_store(settings: Settings, model_id: str, dim: int) -> Store:
             model_id=model_id,
             dim=dim,
             pool_size=settings.pg_pool_size,
-            exact_search_max=settings.exact_search_max,
+            exact_search_max=settings.pg_exact_search_max,
             ann_expansion=settings.ann_expansion,
             keyword_max_df_ratio=settings.keyword_max_df_ratio,
             keyword_postings_budget=settings.keyword_postings_budget,

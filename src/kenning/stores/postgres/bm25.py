@@ -1,8 +1,8 @@
-"""BM25 over PostgreSQL ``tsvector``, scored like SQLite FTS5's ``bm25()``.
+"""BM25 over English-stem postings, scored like SQLite FTS5's ``bm25()``.
 
 ``ts_rank`` is not BM25, so the store ranks with the same formula FTS5 uses
 (k1 = 1.2, b = 0.75, IDF = ln((N - df + 0.5) / (df + 0.5)), floored at 1e-6),
-term frequencies read from the tsvector's positions. N, the average length and
+term frequencies counted from the ``to_tsvector('english', …)`` positions. N, the average length and
 each term's document frequency are counted *inside the reader's visible
 scopes* (row-level security applies to the counts too), so one tenant's data
 never shifts another's scores. Counts are bounded and cached for a short time:
@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Hashable
 
-__all__ = ["K1", "B", "idf", "tsquery_literal", "doc_length", "TTLCache"]
+__all__ = ["K1", "B", "idf", "doc_length", "TTLCache"]
 
 K1 = 1.2
 B = 0.75
@@ -30,12 +30,6 @@ def idf(n_docs: int, df: int) -> float:
     """FTS5's IDF: ln((N - df + 0.5) / (df + 0.5)), never below 1e-6."""
     value = math.log((n_docs - df + 0.5) / (df + 0.5))
     return value if value > 1e-6 else 1e-6
-
-
-def tsquery_literal(lexemes: list[str]) -> str:
-    """``'a' | 'b'`` with each lexeme quoted for the tsquery input syntax."""
-    quoted = ("'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes)
-    return " | ".join(quoted)
 
 
 def doc_length(*parts: str) -> int:

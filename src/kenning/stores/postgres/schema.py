@@ -1,10 +1,17 @@
 """Named, ordered schema migrations of the PostgreSQL store.
 
+Keyword search reads ``postings`` (one row per memory and English stem, with
+its term frequency), not a GIN index on the ``tsv`` column: under row-level
+security PostgreSQL may only use *leakproof* operators as index conditions,
+and the text-search match operator ``@@`` is not leakproof, so every ``@@``
+query on ``memories`` became a full scan. Equality on a stem is leakproof, so
+the postings' B-tree serves df counts and BM25 scoring inside the policies.
+
 Each migration runs in one transaction together with the row recording it in
 ``kenning_migrations``, under an advisory lock, so several workers starting at
 once apply each migration exactly once and never see a half-built schema.
 
-Row-level security (seed 000's second wall): ``memories`` and ``history`` are
+Row-level security (seed 000's second wall): ``memories``, ``postings`` and ``history`` are
 readable and writable only through :func:`kenning_visible`, which compares each
 row's organization and scope with the principal context the store sets per
 transaction (``set_config(..., true)``, i.e. ``SET LOCAL``):
@@ -26,7 +33,7 @@ import psycopg
 
 from ...errors import ConfigError
 
-__all__ = ["MIGRATIONS", "apply_migrations", "ensure_extension"]
+__all__ = ["MIGRATIONS", "CREATE_HNSW", "HNSW_INDEX", "apply_migrations", "ensure_extension"]
 
 Migration = Callable[[psycopg.Connection, int], None]
 
@@ -35,7 +42,7 @@ _MIGRATION_LOCK = 0x6B656E6E
 
 
 def m001_core(conn: psycopg.Connection, dim: int) -> None:
-    """Memories (with vector and tsvector), history, embedding cache, metadata, RLS."""
+    """Memories (with vector and tsvector), postings, history, embedding cache, metadata, RLS."""
     conn.execute(
         """
         CREATE TABLE kenning_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -106,9 +113,23 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
         CREATE INDEX memories_channel ON memories (source_channel_id)
             WHERE source_channel_id IS NOT NULL;
         CREATE INDEX memories_hash ON memories (content_hash);
-        CREATE INDEX memories_tsv ON memories USING gin (tsv);
-        CREATE INDEX memories_embedding ON memories
-            USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+
+        -- The inverted index of the keyword search, derived from memories.tsv in the
+        -- same transaction as the memory; scope and status repeated so the policy
+        -- and the filters read the index alone.
+        CREATE TABLE postings (
+            pk bigint NOT NULL REFERENCES memories (pk) ON DELETE CASCADE,
+            lexeme text NOT NULL,
+            org_id text NOT NULL,
+            scope_kind text NOT NULL,
+            scope_key text NOT NULL,
+            status text NOT NULL,
+            tf integer NOT NULL,
+            doc_len integer NOT NULL,
+            PRIMARY KEY (pk, lexeme)
+        );
+        CREATE INDEX postings_lookup ON postings (org_id, lexeme)
+            INCLUDE (scope_kind, scope_key, status, tf, doc_len);
 
         CREATE TABLE history (
             seq bigserial PRIMARY KEY,
@@ -151,6 +172,11 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
         CREATE POLICY memories_scoped ON memories
             USING (kenning_visible(org_id, scope_kind, scope_key))
             WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
+        ALTER TABLE postings ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE postings FORCE ROW LEVEL SECURITY;
+        CREATE POLICY postings_scoped ON postings
+            USING (kenning_visible(org_id, scope_kind, scope_key))
+            WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
         ALTER TABLE history ENABLE ROW LEVEL SECURITY;
         ALTER TABLE history FORCE ROW LEVEL SECURITY;
         CREATE POLICY history_scoped ON history
@@ -160,8 +186,22 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
     )
 
 
+#: The HNSW index (also rebuilt by :meth:`PostgresStore.bulk_load`).
+HNSW_INDEX = "memories_embedding"
+CREATE_HNSW = (
+    f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON memories "
+    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+)
+
+
+def m002_hnsw(conn: psycopg.Connection, dim: int) -> None:
+    """The cosine HNSW index on memories' embeddings."""
+    conn.execute(CREATE_HNSW)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
+    ("002_hnsw", m002_hnsw),
 ]
 
 

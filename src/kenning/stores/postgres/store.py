@@ -1,4 +1,4 @@
-"""The PostgreSQL store: pgvector HNSW, tsvector BM25, row-level security.
+"""The PostgreSQL store: pgvector HNSW, BM25 over English-stem postings, row-level security.
 
 Every transaction first sets the principal context that the row-level
 security policies read (see :mod:`.schema`), then runs its queries with the
@@ -31,8 +31,8 @@ from ...errors import ConfigError, Conflict, NotFound, StoreError
 from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
 from ...retrieval.text import query_terms
 from ..sqlite.store import _layer_stats, _tombstones
-from .bm25 import K1, B, TTLCache, doc_length, idf, tsquery_literal
-from .schema import apply_migrations, ensure_extension
+from .bm25 import K1, B, TTLCache, doc_length, idf
+from .schema import CREATE_HNSW, HNSW_INDEX, apply_migrations, ensure_extension
 from .sql import (
     MEMORY_COLUMNS,
     SCOPE_COLUMNS,
@@ -55,6 +55,13 @@ _INSERT_SQL = (
 _HISTORY_SQL = (
     "INSERT INTO history (memory_id, org_id, scope_kind, scope_key, op, actor, at, version, "
     "content, changes) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+#: Derive the postings of the memories with these ids from their tsvector.
+_POSTINGS_SQL = (
+    "INSERT INTO postings (pk, lexeme, org_id, scope_kind, scope_key, status, tf, doc_len) "
+    "SELECT m.pk, u.lexeme, m.org_id, m.scope_kind, m.scope_key, m.status, "
+    "COALESCE(array_length(u.positions, 1), 1), m.doc_len "
+    "FROM memories m CROSS JOIN LATERAL unnest(m.tsv) AS u WHERE m.id = ANY(%s)"
 )
 _AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
 _ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
@@ -215,6 +222,38 @@ class PostgresStore:
         """Writes by id: the engine has checked the right; the wall keeps them in the org."""
         return self._tx((org_id, _ALL_KINDS, ""))
 
+    @contextmanager
+    def bulk_load(self, build_memory: str = "4GB") -> Iterator[None]:
+        """Load many memories fast: drop the HNSW index, rebuild it once at the end.
+
+        pgvector inserts into an HNSW graph one vector at a time, which costs
+        milliseconds per row at scale; one ``CREATE INDEX`` after the load
+        builds the same graph in memory (``build_memory``) with parallel
+        workers, far faster. Meant for first loads and migrations: meanwhile
+        vector searches of other clients fall back to exact scans.
+        """
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+            finally:
+                conn.autocommit = False
+        try:
+            yield
+        finally:
+            with self._pool.connection() as conn:
+                conn.autocommit = True
+                try:
+                    conn.execute("SELECT set_config('maintenance_work_mem', %s, false), "
+                                 "set_config('max_parallel_maintenance_workers', '2', false)",
+                                 (build_memory,))  # fmt: skip
+                    conn.execute(CREATE_HNSW)
+                    conn.execute("ANALYZE memories")
+                finally:
+                    conn.execute("RESET maintenance_work_mem")
+                    conn.execute("RESET max_parallel_maintenance_workers")
+                    conn.autocommit = False
+
     # -- writes -------------------------------------------------------------------
 
     @staticmethod
@@ -236,6 +275,7 @@ class PostgresStore:
             with self._tx(ctx) as conn, conn.cursor() as cur:
                 self._note_orgs(cur, {r.org_id for r, _ in items})
                 cur.executemany(_INSERT_SQL, rows)
+                cur.execute(_POSTINGS_SQL, ([r.id for r, _ in items],))
                 cur.executemany(_HISTORY_SQL, history)
         except Conflict as exc:
             record = items[0][0] if len(items) == 1 else None
@@ -276,6 +316,8 @@ class PostgresStore:
                 values += [_vec(vector), self.model_id]
             sets = ", ".join(f"{c} = %s" for c in columns)
             conn.execute(f"UPDATE memories SET {sets} WHERE pk = %s", [*values, pk])
+            conn.execute("DELETE FROM postings WHERE pk = %s", (pk,))
+            conn.execute(_POSTINGS_SQL, ([record.id],))
             content = record.content if "content" in changes or op == "create" else None
             conn.execute(_HISTORY_SQL, _history_row(record, op, actor, changes, content))
         self._counts.clear()
@@ -417,15 +459,15 @@ class PostgresStore:
             else:
                 out[lexeme] = int(hit)  # type: ignore[call-overload]
         if missing:
-            swhere, sparams = scope_clause(scopes)
-            rows = conn.execute(
-                "SELECT l, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE "
-                f"m.tsv @@ l::tsquery AND {swhere} AND m.status = 'active' LIMIT %s) x) "
-                "FROM unnest(%s::text[]) AS l",
-                [*sparams, cap + 1, [tsquery_literal([lx]) for lx in missing]],
-            ).fetchall()
-            for lexeme, (_, count) in zip(missing, rows, strict=True):
-                self._counts.put(("df", scopes, lexeme, cap), int(count))
+            swhere, sparams = scope_clause(scopes, alias="p")
+            sql = (
+                "SELECT count(*) FROM (SELECT 1 FROM postings p WHERE p.org_id = %s "
+                f"AND p.lexeme = %s AND {swhere} AND p.status = 'active' LIMIT %s) x"
+            )
+            for lexeme in missing:
+                row = conn.execute(sql, [scopes.org_id, lexeme, *sparams, cap + 1]).fetchone()
+                count = int(row[0]) if row else 0
+                self._counts.put(("df", scopes, lexeme, cap), count)
                 out[lexeme] = int(count)
         return out
 
@@ -453,10 +495,11 @@ class PostgresStore:
     ) -> builtins.list[tuple[str, float]]:
         """BM25 (FTS5's formula) over the query's English stems, inside the filter.
 
-        See :meth:`_scored_lexemes` for which stems are scored. When even the
-        rarest stem matches more than the budget, only the first
-        ``keyword_postings_budget`` matches are scored (a bounded, approximate
-        answer for a stem too common to matter much).
+        Scores come from ``postings`` (see :mod:`.schema` for why not a GIN
+        index); :meth:`_scored_lexemes` picks the stems. When even the rarest
+        stem matches more than the budget, only ``keyword_postings_budget`` of
+        its matches are scored (a bounded, approximate answer for a stem too
+        common to matter much).
         """
         terms = query_terms(query)
         if not terms or scopes.is_empty:
@@ -471,16 +514,20 @@ class PostgresStore:
             df = self._doc_freqs(conn, lexemes, scopes, self.postings_budget)
             kept = self._scored_lexemes(df, n_docs)
             weights = [idf(max(n_docs, df[lx]), df[lx]) for lx in kept]
+            pwhere, pparams = scope_clause(scopes, alias="p")
+            status = "AND p.status = ANY(%s)" if filters.statuses else ""
+            statuses = [sorted(x.value for x in filters.statuses)] if filters.statuses else []
             rows = conn.execute(
-                "SELECT m.id, sum(w.idf * (array_length(u.positions, 1) * %s) / "
-                "(array_length(u.positions, 1) + %s * (1 - %s + %s * m.doc_len / %s))) AS score "
-                "FROM (SELECT m.id, m.tsv, m.doc_len FROM memories m "
-                f"WHERE m.tsv @@ %s::tsquery AND {swhere} AND {fwhere} LIMIT %s) AS m "
-                "CROSS JOIN LATERAL unnest(m.tsv) AS u "
-                "JOIN unnest(%s::text[], %s::float8[]) AS w(lexeme, idf) ON w.lexeme = u.lexeme "
-                "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %s",
-                [K1 + 1, K1, B, B, avgdl, tsquery_literal(kept), *sparams, *fparams,
-                 self.postings_budget, kept, weights, limit],
+                "WITH s AS (SELECT p.pk, sum(w.idf * (p.tf * %s) / "
+                "(p.tf + %s * (1 - %s + %s * p.doc_len / %s))) AS score "
+                "FROM unnest(%s::text[], %s::float8[]) AS w(lexeme, idf) "
+                "CROSS JOIN LATERAL (SELECT p.pk, p.tf, p.doc_len FROM postings p "
+                f"WHERE p.org_id = %s AND p.lexeme = w.lexeme AND {pwhere} "
+                f"{status} LIMIT %s) AS p GROUP BY p.pk) "
+                "SELECT m.id, s.score FROM s JOIN memories m ON m.pk = s.pk "
+                f"WHERE {swhere} AND {fwhere} ORDER BY s.score DESC, m.id LIMIT %s",
+                [K1 + 1, K1, B, B, avgdl, kept, weights, scopes.org_id, *pparams, *statuses,
+                 self.postings_budget, *sparams, *fparams, limit],
             ).fetchall()  # fmt: skip
         return [(r[0], float(r[1])) for r in rows]
 
@@ -710,6 +757,7 @@ class PostgresStore:
                     )  # fmt: skip
                     if progress:
                         progress(1)
+                cur.execute(_POSTINGS_SQL, ([r.id for r in records],))
         except Conflict as exc:
             raise Conflict(f"a memory (or its key) already exists: {exc}") from exc
         self._counts.clear()
