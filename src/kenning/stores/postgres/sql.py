@@ -81,19 +81,29 @@ def record_params(record: MemoryRecord) -> list[Any]:
     return out
 
 
-def scope_clause(scopes: ScopeFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """SQL condition restricting ``alias`` rows to the filter (query-level wall)."""
+def scope_clause(
+    scopes: ScopeFilter, alias: str = "m", *, unindexed: bool = False
+) -> tuple[str, list[Any]]:
+    """SQL condition restricting ``alias`` rows to the filter (query-level wall).
+
+    ``unindexed`` writes the tests so no B-tree can serve them, which leaves an
+    ``ORDER BY embedding <=> q`` query only the HNSW index to use.
+    """
     if scopes.is_empty:
         return "FALSE", []
     parts: list[str] = []
     params: list[Any] = [scopes.org_id]
+
+    def col(name: str) -> str:
+        return f"({alias}.{name} || '')" if unindexed else f"{alias}.{name}"
+
     if scopes.kinds:
-        parts.append(f"{alias}.scope_kind = ANY(%s)")
+        parts.append(f"{col('scope_kind')} = ANY(%s)")
         params.append(sorted(k.value for k in scopes.kinds))
     if scopes.scopes:
-        parts.append(f"{alias}.scope_key = ANY(%s)")
+        parts.append(f"{col('scope_key')} = ANY(%s)")
         params.append(sorted(s.key for s in scopes.scopes))
-    return f"({alias}.org_id = %s AND ({' OR '.join(parts)}))", params
+    return f"({col('org_id')} = %s AND ({' OR '.join(parts)}))", params
 
 
 def context_values(scopes: ScopeFilter) -> tuple[str, str, str]:
@@ -111,8 +121,13 @@ def write_context(rows: Iterable[tuple[str, Scope]]) -> tuple[str, str, str]:
     return "", "", LIST_SEP.join(pairs)
 
 
-def filter_clause(filters: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """SQL condition for every structured filter (always at least ``TRUE``)."""
+def filter_clause(
+    filters: MemoryFilter, alias: str = "m", *, unindexed: bool = False
+) -> tuple[str, list[Any]]:
+    """SQL condition for every structured filter (always at least ``TRUE``).
+
+    ``unindexed``: the status test is kept from the B-trees (see :func:`scope_clause`).
+    """
     m = alias
     parts: list[str] = []
     params: list[Any] = []
@@ -122,7 +137,8 @@ def filter_clause(filters: MemoryFilter, alias: str = "m") -> tuple[str, list[An
         params.extend(values)
 
     if filters.statuses:
-        add(f"{m}.status = ANY(%s)", sorted(s.value for s in filters.statuses))
+        status = f"({m}.status || '')" if unindexed else f"{m}.status"
+        add(f"{status} = ANY(%s)", sorted(s.value for s in filters.statuses))
     if filters.types:
         add(f"{m}.memory_type = ANY(%s)", sorted(t.value for t in filters.types))
     if filters.tags_any:

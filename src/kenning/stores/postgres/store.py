@@ -569,14 +569,20 @@ class PostgresStore:
         with self._read(scopes) as conn:
             visible = self._visible(conn, scopes)[0]
             if visible > self.exact_search_max:
+                # Row-level security hides the filter's selectivity from the planner,
+                # which then prefers a B-tree scan + sort over thousands of rows; the
+                # HNSW walk was chosen from the real count, so leave it the only plan.
                 conn.execute(
                     "SELECT set_config('hnsw.ef_search', %s, true), "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                    "set_config('enable_seqscan', 'off', true)",
                     (str(max(self.ann_expansion, limit)),),
                 )
+                hwhere, _ = scope_clause(scopes, unindexed=True)
+                hfilter, _ = filter_clause(filters, unindexed=True)
                 rows = conn.execute(
                     "SELECT m.id, m.embedding <=> %s AS d FROM memories m "
-                    f"WHERE {swhere} AND {fwhere} ORDER BY d LIMIT %s",
+                    f"WHERE {hwhere} AND {hfilter} ORDER BY d LIMIT %s",
                     [q, *sparams, *fparams, limit],
                 ).fetchall()
                 if len(rows) >= limit:
@@ -647,14 +653,10 @@ class PostgresStore:
         that tenant's context.
         """
         with self._tx(("", "", "")) as conn:
-            rows = conn.execute(
-                "SELECT org_id FROM organizations ORDER BY 1"
-            ).fetchall()
+            rows = conn.execute("SELECT org_id FROM organizations ORDER BY 1").fetchall()
         return [r[0] for r in rows]
 
-    def iter_export(
-        self, scopes: ScopeFilter, chunk: int = 1000
-    ) -> Iterator[dict[str, Any]]:
+    def iter_export(self, scopes: ScopeFilter, chunk: int = 1000) -> Iterator[dict[str, Any]]:
         """Every visible record with its vector (base64 float32) and history.
 
         Read in keyset chunks of ``chunk`` memories (two queries each), so an
