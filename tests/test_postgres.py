@@ -282,3 +282,37 @@ def test_filtered_search_on_the_hnsw_path_returns_the_true_top(
         assert sims == sorted(sims, reverse=True)
     finally:
         mem.close()
+
+
+def test_bulk_load_builds_the_search_indexes_once_at_the_end(
+    pg_url: str, embedder: Embedder, make_sentences: Callable[..., list[str]]
+) -> None:
+    mem = Memory(settings=Settings(database_url=pg_url, pg_exact_search_max=50), embedder=embedder)
+    store = mem.store
+    assert isinstance(store, PostgresStore)
+
+    def indexes() -> set[str]:
+        with psycopg.connect(pg_url) as conn:
+            rows = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE indexname IN "
+                "('memories_embedding', 'postings_lookup')"
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    try:
+        assert indexes() == {"memories_embedding", "postings_lookup"}
+        texts = make_sentences(300)
+        with store.bulk_load():
+            mem.remember_many([{"content": t, "scope": "team:big"} for t in texts])
+            assert indexes() == set()
+            # still correct without them, just slower
+            assert mem.recall(texts[42], k=1, scopes="all")[0].memory.content == texts[42]
+        assert indexes() == {"memories_embedding", "postings_lookup"}
+        hits = mem.recall(texts[42], k=3, scopes="all")
+        assert hits[0].memory.content == texts[42]
+        assert store.last_plan.method == "hnsw"
+        view = mem.policy.readable(mem.principal)
+        found = store.keyword_search("chess openings", view, MemoryFilter(), 50)
+        assert len(found) == sum("chess openings" in t for t in texts)
+    finally:
+        mem.close()

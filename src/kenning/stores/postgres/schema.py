@@ -33,7 +33,7 @@ import psycopg
 
 from ...errors import ConfigError
 
-__all__ = ["MIGRATIONS", "CREATE_HNSW", "HNSW_INDEX", "apply_migrations", "ensure_extension"]
+__all__ = ["MIGRATIONS", "BULK_INDEXES", "apply_migrations", "ensure_extension"]
 
 Migration = Callable[[psycopg.Connection, int], None]
 
@@ -117,8 +117,10 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
         -- The inverted index of the keyword search, derived from memories.tsv in the
         -- same transaction as the memory; scope and status repeated so the policy
         -- and the filters read the index alone.
+        -- No foreign key: a per-row check would slow bulk loads; the store deletes a
+        -- memory's postings in the transaction that deletes the memory.
         CREATE TABLE postings (
-            pk bigint NOT NULL REFERENCES memories (pk) ON DELETE CASCADE,
+            pk bigint NOT NULL,
             lexeme text NOT NULL,
             org_id text NOT NULL,
             scope_kind text NOT NULL,
@@ -128,8 +130,6 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
             doc_len integer NOT NULL,
             PRIMARY KEY (pk, lexeme)
         );
-        CREATE INDEX postings_lookup ON postings (org_id, lexeme)
-            INCLUDE (scope_kind, scope_key, status, tf, doc_len);
 
         CREATE TABLE history (
             seq bigserial PRIMARY KEY,
@@ -186,22 +186,27 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
     )
 
 
-#: The HNSW index (also rebuilt by :meth:`PostgresStore.bulk_load`).
-HNSW_INDEX = "memories_embedding"
-CREATE_HNSW = (
-    f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON memories "
-    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-)
+#: Indexes that are cheaper to build once than to grow row by row; dropped and
+#: rebuilt by :meth:`PostgresStore.bulk_load` (name, CREATE statement).
+BULK_INDEXES = (
+    ("memories_embedding",
+     "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
+     "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"),
+    ("postings_lookup",
+     "CREATE INDEX IF NOT EXISTS postings_lookup ON postings (org_id, lexeme) "
+     "INCLUDE (scope_kind, scope_key, status, tf, doc_len)"),
+)  # fmt: skip
 
 
-def m002_hnsw(conn: psycopg.Connection, dim: int) -> None:
-    """The cosine HNSW index on memories' embeddings."""
-    conn.execute(CREATE_HNSW)
+def m002_search_indexes(conn: psycopg.Connection, dim: int) -> None:
+    """The cosine HNSW index on embeddings and the postings' lookup index."""
+    for _, create in BULK_INDEXES:
+        conn.execute(create)
 
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
-    ("002_hnsw", m002_hnsw),
+    ("002_search_indexes", m002_search_indexes),
 ]
 
 

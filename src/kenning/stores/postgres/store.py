@@ -32,7 +32,7 @@ from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scop
 from ...retrieval.text import query_terms
 from ..sqlite.store import _layer_stats, _tombstones
 from .bm25 import K1, B, TTLCache, doc_length, idf
-from .schema import CREATE_HNSW, HNSW_INDEX, apply_migrations, ensure_extension
+from .schema import BULK_INDEXES, apply_migrations, ensure_extension
 from .sql import (
     MEMORY_COLUMNS,
     SCOPE_COLUMNS,
@@ -224,18 +224,20 @@ class PostgresStore:
 
     @contextmanager
     def bulk_load(self, build_memory: str = "4GB") -> Iterator[None]:
-        """Load many memories fast: drop the HNSW index, rebuild it once at the end.
+        """Load many memories fast: drop the search indexes, build them once at the end.
 
         pgvector inserts into an HNSW graph one vector at a time, which costs
         milliseconds per row at scale; one ``CREATE INDEX`` after the load
         builds the same graph in memory (``build_memory``) with parallel
-        workers, far faster. Meant for first loads and migrations: meanwhile
-        vector searches of other clients fall back to exact scans.
+        workers, far faster (likewise the postings' B-tree). Meant for first
+        loads and migrations: meanwhile other clients' searches run without
+        these indexes (correct, slower).
         """
         with self._pool.connection() as conn:
             conn.autocommit = True
             try:
-                conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+                for name, _ in BULK_INDEXES:
+                    conn.execute(f"DROP INDEX IF EXISTS {name}")
             finally:
                 conn.autocommit = False
         try:
@@ -247,8 +249,10 @@ class PostgresStore:
                     conn.execute("SELECT set_config('maintenance_work_mem', %s, false), "
                                  "set_config('max_parallel_maintenance_workers', '2', false)",
                                  (build_memory,))  # fmt: skip
-                    conn.execute(CREATE_HNSW)
-                    conn.execute("ANALYZE memories")
+                    for _, create in BULK_INDEXES:
+                        conn.execute(create)
+                    # statistics for the planner, and the visibility map for index-only scans
+                    conn.execute("VACUUM ANALYZE memories, postings, history")
                 finally:
                     conn.execute("RESET maintenance_work_mem")
                     conn.execute("RESET max_parallel_maintenance_workers")
@@ -324,16 +328,17 @@ class PostgresStore:
         return record
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
-        """Hard delete (row, vector, tsvector go together); scrub earlier history content."""
+        """Hard delete (row with its vector, and its postings); scrub earlier history content."""
         with self._org_write(org_id) as conn:
             row = conn.execute(
                 "DELETE FROM memories WHERE id = %s AND org_id = %s "
-                "RETURNING scope_kind, scope_key, version",
+                "RETURNING scope_kind, scope_key, version, pk",
                 (memory_id, org_id),
             ).fetchone()
             if row is None:
                 return False
-            kind, key, version = row
+            kind, key, version, pk = row
+            conn.execute("DELETE FROM postings WHERE pk = %s", (pk,))
             conn.execute(
                 "UPDATE history SET content = NULL, changes = '{}' WHERE memory_id = %s",
                 (memory_id,),
@@ -515,6 +520,10 @@ class PostgresStore:
             kept = self._scored_lexemes(df, n_docs)
             weights = [idf(max(n_docs, df[lx]), df[lx]) for lx in kept]
             pwhere, pparams = scope_clause(scopes, alias="p")
+            # Postings carry scope and status: with no other filter, rank there and
+            # read only the top ``limit`` memories; otherwise filter every candidate.
+            top, top_params = ("ORDER BY score DESC, p.pk LIMIT %s", [limit]) if filters.is_plain \
+                else ("", [])  # fmt: skip
             status = "AND p.status = ANY(%s)" if filters.statuses else ""
             statuses = [sorted(x.value for x in filters.statuses)] if filters.statuses else []
             rows = conn.execute(
@@ -523,11 +532,11 @@ class PostgresStore:
                 "FROM unnest(%s::text[], %s::float8[]) AS w(lexeme, idf) "
                 "CROSS JOIN LATERAL (SELECT p.pk, p.tf, p.doc_len FROM postings p "
                 f"WHERE p.org_id = %s AND p.lexeme = w.lexeme AND {pwhere} "
-                f"{status} LIMIT %s) AS p GROUP BY p.pk) "
+                f"{status} LIMIT %s) AS p GROUP BY p.pk {top}) "
                 "SELECT m.id, s.score FROM s JOIN memories m ON m.pk = s.pk "
-                f"WHERE {swhere} AND {fwhere} ORDER BY s.score DESC, m.id LIMIT %s",
+                f"WHERE {swhere} AND {fwhere} ORDER BY s.score DESC, m.pk LIMIT %s",
                 [K1 + 1, K1, B, B, avgdl, kept, weights, scopes.org_id, *pparams, *statuses,
-                 self.postings_budget, *sparams, *fparams, limit],
+                 self.postings_budget, *top_params, *sparams, *fparams, limit],
             ).fetchall()  # fmt: skip
         return [(r[0], float(r[1])) for r in rows]
 
