@@ -13,6 +13,7 @@ from psycopg.types.json import Jsonb
 
 from ...access import ScopeFilter
 from ...models import MemoryFilter, MemoryRecord, MemoryType, Scope, ScopeKind, Status
+from ..rows import MEMORY_COLUMNS
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -26,14 +27,6 @@ __all__ = [
     "write_context",
 ]
 
-#: The record's own columns, in the order of :func:`record_params`.
-MEMORY_COLUMNS = (
-    "id", "org_id", "content", "key", "memory_type", "importance", "confidence", "status",
-    "tags", "metadata", "source", "source_channel_id", "agent_id", "session_id", "episode_id",
-    "created_by", "created_at", "updated_at", "event_at", "valid_from", "valid_to", "strength",
-    "decay_rate", "access_count", "reinforcement_count", "last_accessed", "sector_id",
-    "supersedes", "superseded_by", "version", "content_hash",
-)  # fmt: skip
 #: The scope is stored on the row itself: row-level security reads it there.
 SCOPE_COLUMNS = ("scope_kind", "scope_owner", "scope_user", "scope_key")
 

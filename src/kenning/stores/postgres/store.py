@@ -30,7 +30,7 @@ from ...access import ScopeFilter
 from ...errors import ConfigError, Conflict, NotFound, StoreError
 from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
 from ...retrieval.text import query_terms
-from ..sqlite.store import _layer_stats, _tombstones
+from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .bm25 import K1, B, TTLCache, doc_length, idf
 from .schema import BULK_INDEXES, apply_migrations, ensure_extension
 from .sql import (
@@ -63,7 +63,6 @@ _POSTINGS_SQL = (
     "COALESCE(array_length(u.positions, 1), 1), m.doc_len "
     "FROM memories m CROSS JOIN LATERAL unnest(m.tsv) AS u WHERE m.id = ANY(%s)"
 )
-_AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
 _ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
 
 
@@ -639,18 +638,16 @@ class PostgresStore:
         if scopes.is_empty:
             return []
         swhere, sparams = scope_clause(scopes)
-        age = " ".join(f"WHEN m.created_at > %s THEN '{name}'" for name, _ in _AGE_BUCKETS)
-        cutoffs = [now - timedelta(days=d) for _, d in _AGE_BUCKETS]
+        age = " ".join(f"WHEN m.created_at > %s THEN '{name}'" for name, _ in AGE_BUCKETS)
+        cutoffs = [now - timedelta(days=d) for _, d in AGE_BUCKETS]
         with self._read(scopes) as conn:
             rows = conn.execute(
-                "SELECT m.scope_kind, m.status, m.memory_type, CASE WHEN m.confidence >= 0.9 THEN "
-                "'very_high' WHEN m.confidence >= 0.75 THEN 'high' WHEN m.confidence >= 0.6 THEN "
-                "'medium' WHEN m.confidence >= 0.4 THEN 'low' ELSE 'very_low' END, "
+                f"SELECT m.scope_kind, m.status, m.memory_type, {CONFIDENCE_LEVEL_SQL}, "
                 f"CASE {age} ELSE '>=365d' END, COUNT(*), SUM(m.confidence) "
                 f"FROM memories m WHERE {swhere} GROUP BY 1, 2, 3, 4, 5",
                 [*cutoffs, *sparams],
             ).fetchall()
-        return _layer_stats(rows)
+        return layer_stats(rows)
 
     # -- export / import / embedding cache ------------------------------------------
 
@@ -716,7 +713,7 @@ class PostgresStore:
                 "(SELECT 1 FROM memories m WHERE m.id = h.memory_id) ORDER BY h.memory_id, h.seq",
                 sparams,
             ).fetchall()
-        yield from _tombstones(
+        yield from tombstones(
             (r[0], r[1], r[2], HistoryEntry(r[3], r[0], r[4], r[5], r[6], r[7], r[8], dict(r[9])))
             for r in rows
         )

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...access import ScopeFilter
 from ...models import MemoryFilter, MemoryRecord, MemoryType, Scope, ScopeKind, Status
+from ..rows import MEMORY_COLUMNS
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -23,14 +24,6 @@ __all__ = [
     "joined_scope_clause",
     "filter_clause",
 ]
-
-MEMORY_COLUMNS = (
-    "id", "org_id", "content", "key", "memory_type", "importance", "confidence", "status",
-    "tags", "metadata", "source", "source_channel_id", "agent_id", "session_id", "episode_id",
-    "created_by", "created_at", "updated_at", "event_at", "valid_from", "valid_to", "strength",
-    "decay_rate", "access_count", "reinforcement_count", "last_accessed", "sector_id",
-    "supersedes", "superseded_by", "version", "content_hash",
-)  # fmt: skip
 
 SELECT_MEMORY = (
     "SELECT "

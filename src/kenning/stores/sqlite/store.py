@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import base64
 import builtins
-import itertools
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -25,15 +24,14 @@ import numpy as np
 from ...access import ScopeFilter
 from ...errors import ConfigError, Conflict, NotFound, StoreError
 from ...models import (
-    LAYER_OF,
     HistoryEntry,
     LayerStats,
     MemoryFilter,
     MemoryRecord,
     Scope,
-    ScopeKind,
 )
 from ...retrieval.text import query_terms
+from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .migrations import apply_migrations
 from .sql import (
     MEMORY_COLUMNS,
@@ -59,7 +57,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(
     t, tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stemmer, instance);
 """
-_AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
 
 
 class SQLiteStore:
@@ -538,19 +535,17 @@ class SQLiteStore:
         swhere, sparams = scope_clause(scopes)
         now_ts = now.timestamp()
         age = " ".join(
-            f"WHEN ? - m.created_at < {d * 86400} THEN '{name}'" for name, d in _AGE_BUCKETS
+            f"WHEN ? - m.created_at < {d * 86400} THEN '{name}'" for name, d in AGE_BUCKETS
         )
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT s.kind, m.status, m.memory_type, CASE WHEN m.confidence >= 0.9 THEN "
-                "'very_high' WHEN m.confidence >= 0.75 THEN 'high' WHEN m.confidence >= 0.6 THEN "
-                "'medium' WHEN m.confidence >= 0.4 THEN 'low' ELSE 'very_low' END, "
+                f"SELECT s.kind, m.status, m.memory_type, {CONFIDENCE_LEVEL_SQL}, "
                 f"CASE {age} ELSE '>=365d' END, COUNT(*), SUM(m.confidence) "
                 f"FROM memories m JOIN scopes s ON s.pk = m.scope_pk WHERE {swhere} "
                 "GROUP BY 1, 2, 3, 4, 5",
-                [*([now_ts] * len(_AGE_BUCKETS)), *sparams],
+                [*([now_ts] * len(AGE_BUCKETS)), *sparams],
             ).fetchall()
-        return _layer_stats(rows)
+        return layer_stats(rows)
 
     # -- export / import / embedding cache ------------------------------------------
 
@@ -589,7 +584,7 @@ class SQLiteStore:
                 "WHERE m.id = h.memory_id) ORDER BY h.memory_id, h.seq",
                 sparams,
             ).fetchall()
-        yield from _tombstones(
+        yield from tombstones(
             (r[0], r[1], r[2], HistoryEntry(r[3], r[0], r[4], r[5], dt(r[6]) or datetime.min,
                                             r[7], r[8], json.loads(r[9])))
             for r in rows
@@ -664,34 +659,3 @@ class SQLiteStore:
 
     def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
         """Nothing to do: vectors become cached when their memory is inserted."""
-
-
-def _tombstones(
-    entries: Iterable[tuple[str, str, str, HistoryEntry]],
-) -> Iterator[dict[str, Any]]:
-    """Group (memory id, org, scope key, entry) in memory-id order into tombstone rows."""
-    for (memory_id, org_id, scope), group in itertools.groupby(entries, key=lambda e: e[:3]):
-        yield {"memory_id": memory_id, "org_id": org_id, "scope": scope,
-               "history": [e[3].to_dict() for e in group]}  # fmt: skip
-
-
-def _layer_stats(
-    rows: Sequence[tuple[str, str, str, str, str, int, float]],
-) -> builtins.list[LayerStats]:
-    out: dict[str, LayerStats] = {}
-    conf_sum: dict[str, float] = {}
-    for kind, status, mtype, level, bucket, count, total_conf in rows:
-        layer = LAYER_OF[ScopeKind(kind)].value
-        st = out.get(layer)
-        if st is None:
-            st = out[layer] = LayerStats(layer, 0, {}, {}, None, {}, {})
-        st.total_memories += count
-        for dist, name in (
-            (st.by_status, status), (st.by_type, mtype),
-            (st.confidence_distribution, level), (st.age_distribution, bucket),
-        ):  # fmt: skip
-            dist[name] = dist.get(name, 0) + count
-        conf_sum[layer] = conf_sum.get(layer, 0.0) + total_conf
-    for layer, st in out.items():
-        st.avg_confidence = round(conf_sum[layer] / st.total_memories, 4)
-    return [out[k] for k in sorted(out)]

@@ -1,0 +1,65 @@
+"""What every store shares: the record's columns and store-neutral row shaping."""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from ..models import LAYER_OF, HistoryEntry, LayerStats, ScopeKind
+
+__all__ = ["MEMORY_COLUMNS", "AGE_BUCKETS", "CONFIDENCE_LEVEL_SQL", "layer_stats", "tombstones"]
+
+#: The record's own columns (the scope is stored per store's own design).
+MEMORY_COLUMNS = (
+    "id", "org_id", "content", "key", "memory_type", "importance", "confidence", "status",
+    "tags", "metadata", "source", "source_channel_id", "agent_id", "session_id", "episode_id",
+    "created_by", "created_at", "updated_at", "event_at", "valid_from", "valid_to", "strength",
+    "decay_rate", "access_count", "reinforcement_count", "last_accessed", "sector_id",
+    "supersedes", "superseded_by", "version", "content_hash",
+)  # fmt: skip
+
+#: Seed 000's age buckets: (name, days).
+AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
+
+
+def tombstones(
+    entries: Iterable[tuple[str, str, str, HistoryEntry]],
+) -> Iterator[dict[str, Any]]:
+    """Group (memory id, org, scope key, entry) in memory-id order into tombstone rows."""
+    for (memory_id, org_id, scope), group in itertools.groupby(entries, key=lambda e: e[:3]):
+        yield {"memory_id": memory_id, "org_id": org_id, "scope": scope,
+               "history": [e[3].to_dict() for e in group]}  # fmt: skip
+
+
+#: Seed 000's confidence levels as SQL over ``m.confidence`` (both dialects).
+CONFIDENCE_LEVEL_SQL = (
+    "CASE WHEN m.confidence >= 0.9 THEN 'very_high' WHEN m.confidence >= 0.75 THEN 'high' "
+    "WHEN m.confidence >= 0.6 THEN 'medium' WHEN m.confidence >= 0.4 THEN 'low' "
+    "ELSE 'very_low' END"
+)
+
+
+def layer_stats(
+    rows: Sequence[tuple[str, str, str, str, str, int, float]],
+) -> builtins.list[LayerStats]:
+    """Fold (scope kind, status, type, confidence level, age bucket, count, confidence sum)
+    rows into one :class:`LayerStats` per layer."""
+    out: dict[str, LayerStats] = {}
+    conf_sum: dict[str, float] = {}
+    for kind, status, mtype, level, bucket, count, total_conf in rows:
+        layer = LAYER_OF[ScopeKind(kind)].value
+        st = out.get(layer)
+        if st is None:
+            st = out[layer] = LayerStats(layer, 0, {}, {}, None, {}, {})
+        st.total_memories += count
+        for dist, name in (
+            (st.by_status, status), (st.by_type, mtype),
+            (st.confidence_distribution, level), (st.age_distribution, bucket),
+        ):  # fmt: skip
+            dist[name] = dist.get(name, 0) + count
+        conf_sum[layer] = conf_sum.get(layer, 0.0) + total_conf
+    for layer, st in out.items():
+        st.avg_confidence = round(conf_sum[layer] / st.total_memories, 4)
+    return [out[k] for k in sorted(out)]
