@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     keyword_max_df_ratio: float = Field(0.25, gt=0, le=1)
     #: PostgreSQL: a keyword query scores at most about this many matching
     #: memories (its rarest words first), so its cost stays flat as stores grow.
-    keyword_postings_budget: int = Field(5000, gt=0)
+    keyword_postings_budget: int = Field(2000, gt=0)
     exact_search_max: int = Field(20_000, gt=0)
     ann_min_rows: int = Field(50_000, gt=0)
     ann_expansion: int = Field(64, gt=0)

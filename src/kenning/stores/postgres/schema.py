@@ -194,7 +194,7 @@ BULK_INDEXES = (
      "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"),
     ("postings_lookup",
      "CREATE INDEX IF NOT EXISTS postings_lookup ON postings (org_id, lexeme) "
-     "INCLUDE (scope_kind, scope_key, status, tf, doc_len)"),
+     "INCLUDE (pk, scope_kind, scope_key, status, tf, doc_len)"),
 )  # fmt: skip
 
 

@@ -108,7 +108,7 @@ class PostgresStore:
         exact_search_max: int = 20_000,
         ann_expansion: int = 64,
         keyword_max_df_ratio: float = 0.25,
-        keyword_postings_budget: int = 5000,
+        keyword_postings_budget: int = 2000,
         count_cap: int = 50_000,
     ) -> None:
         self.url = url
