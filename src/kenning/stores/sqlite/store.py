@@ -34,6 +34,7 @@ from ...models import (
 )
 from ...retrieval.text import query_terms
 from .migrations import apply_migrations
+from .readers import ReadPool
 from .sql import (
     MEMORY_COLUMNS,
     SELECT_MEMORY,
@@ -46,6 +47,7 @@ from .sql import (
     scope_subquery,
     ts,
 )
+from .terms import TermStats
 from .vectors import VectorIndex
 
 __all__ = ["SQLiteStore"]
@@ -75,34 +77,25 @@ class SQLiteStore:
         ann_connectivity: int = 16,
         ann_expansion: int = 64,
         keyword_max_df_ratio: float = 0.25,
+        read_connections: int = 4,
     ) -> None:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
-        try:
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT_S
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
-        for pragma in (
-            "journal_mode=WAL",
-            "synchronous=NORMAL",
-            "foreign_keys=ON",
-            f"busy_timeout={int(_BUSY_WAIT_S * 1000)}",
-            "temp_store=MEMORY",
-            "cache_size=-65536",
-        ):
-            self._conn.execute(f"PRAGMA {pragma}")
+        self._writer: int | None = None  # thread id inside a write transaction
+        self._conn = self._connect(self.path)
         with self._lock:
             self._retry_busy(lambda: apply_migrations(self._conn))
             self._check_model(model_id, dim)
-            self._conn.executescript(_TEMP_STEMMER)
+        # A file database also gets read connections (WAL: reads run beside
+        # each other and beside a write); ":memory:" is private to one connection.
+        self._readers: ReadPool | None = None
+        if self.path != ":memory:":
+            self._readers = ReadPool(self.path, read_connections, self._connect)
         self.keyword_max_df_ratio = keyword_max_df_ratio
-        self._df_cache: dict[str, int] = {}
-        self._df_size = -1
+        self._terms = TermStats()
         self.model_id = model_id
         self.vectors = VectorIndex(
             dim,
@@ -114,8 +107,31 @@ class SQLiteStore:
 
     # -- plumbing -----------------------------------------------------------------
 
+    @staticmethod
+    def _connect(path: str) -> sqlite3.Connection:
+        """A connection with the store's pragmas and its scratch stemmer table."""
+        try:
+            conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT_S
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {path}: {exc}") from exc
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            f"busy_timeout={int(_BUSY_WAIT_S * 1000)}",
+            "temp_store=MEMORY",
+            "cache_size=-65536",
+        ):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.executescript(_TEMP_STEMMER)
+        return conn
+
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
+        if self._readers is not None:
+            self._readers.close()
         with self._lock:
             self._conn.close()
 
@@ -139,6 +155,7 @@ class SQLiteStore:
         with self._lock:
             if self._depth == 0:
                 self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+                self._writer = threading.get_ident()
             else:
                 self._conn.execute(f"SAVEPOINT sp{self._depth}")
             self._depth += 1
@@ -147,6 +164,7 @@ class SQLiteStore:
             except BaseException:
                 self._depth -= 1
                 if self._depth == 0:
+                    self._writer = None
                     self._conn.execute("ROLLBACK")
                 else:
                     self._conn.execute(f"ROLLBACK TO sp{self._depth}")
@@ -154,24 +172,37 @@ class SQLiteStore:
                 raise
             self._depth -= 1
             if self._depth == 0:
+                self._writer = None
                 self._retry_busy(lambda: self._conn.execute("COMMIT"))
             else:
                 self._conn.execute(f"RELEASE sp{self._depth}")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read snapshot (or the enclosing write transaction)."""
+        """A consistent read snapshot (or the enclosing write transaction).
+
+        On a file database the snapshot comes from the read pool, so reads on
+        other threads run in parallel; inside this thread's own write
+        transaction the write connection is used, so the writes are visible.
+        """
+        if self._readers is not None and self._writer != threading.get_ident():
+            with self._readers.snapshot(self._begin) as conn:
+                yield conn
+            return
         with self._lock:
             if self._depth > 0:
                 yield self._conn
                 return
-            self._retry_busy(lambda: self._conn.execute("BEGIN"))
+            self._begin(self._conn)
             self._depth += 1
             try:
                 yield self._conn
             finally:
                 self._depth -= 1
                 self._conn.execute("COMMIT")
+
+    def _begin(self, conn: sqlite3.Connection) -> None:
+        self._retry_busy(lambda: conn.execute("BEGIN"))
 
     def _check_model(self, model_id: str, dim: int) -> None:
         with self.atomic() as conn:
@@ -371,44 +402,7 @@ class SQLiteStore:
             ).fetchall()
         return [record_from_row(r) for r in rows]
 
-    # -- term statistics ----------------------------------------------------------
-
-    def _stems(self, conn: sqlite3.Connection, terms: Sequence[str]) -> builtins.list[str]:
-        """Porter stems of ``terms`` (plain word tokens), in order."""
-        conn.execute("INSERT INTO temp.stemmer (rowid, t) VALUES (1, ?)", (" ".join(terms),))
-        try:
-            rows = conn.execute("SELECT term FROM temp.stemmer_vocab ORDER BY offset").fetchall()
-        finally:
-            conn.execute("DELETE FROM temp.stemmer WHERE rowid = 1")
-        stems = [r[0] for r in rows]
-        return stems if len(stems) == len(terms) else list(terms)
-
-    def _doc_freqs(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
-        """How many indexed memories (all scopes) contain each term; cached.
-
-        The cache is dropped once the index has grown or shrunk by 5%; these
-        counts only steer cost and suppression heuristics, never access.
-        """
-        size = self._fts_size(conn)
-        if abs(size - self._df_size) > max(50, size // 20):
-            self._df_cache.clear()
-            self._df_size = size
-        stems = self._stems(conn, terms)
-        out: dict[str, int] = {}
-        for term, stem in zip(terms, stems, strict=True):
-            df = self._df_cache.get(stem)
-            if df is None:
-                row = conn.execute(
-                    "SELECT doc FROM memories_fts_vocab WHERE term = ?", (stem,)
-                ).fetchone()
-                df = self._df_cache[stem] = 0 if row is None else int(row[0])
-            out[term] = df
-        return out
-
-    @staticmethod
-    def _fts_size(conn: sqlite3.Connection) -> int:
-        """Upper bound of the number of indexed memories (cheap: the highest rowid)."""
-        return int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memories_fts").fetchone()[0])
+    # -- term statistics and keyword search -------------------------------------
 
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
@@ -418,6 +412,9 @@ class SQLiteStore:
         Words present in more than ``keyword_max_df_ratio`` of the whole index
         are left out (the rarest word always stays): their IDF is near zero,
         but scoring their huge match lists would dominate the query time.
+        FTS5 ranks the matches itself (``ORDER BY rank``, BM25 computed once
+        per match) and hands them over best first, so the join to ``memories``
+        and the scope and filter checks stop as soon as ``limit`` rows pass.
         """
         terms = query_terms(query)
         if not terms or scopes.is_empty:
@@ -425,16 +422,17 @@ class SQLiteStore:
         swhere, sparams = scope_clause(scopes)
         fwhere, fparams = filter_clause(filters)
         with self._read() as conn:
-            df = self._doc_freqs(conn, terms)
+            size = self._terms.index_size(conn)
+            df = self._terms.doc_freqs(conn, terms, size)
             # Only a cost guard: below a few thousand matches scoring is cheap anyway.
-            cap = max(self.keyword_max_df_ratio * self._fts_size(conn), 2000)
+            cap = max(self.keyword_max_df_ratio * size, 2000)
             kept = [t for t in terms if df[t] <= cap] or [min(terms, key=lambda t: df[t])]
             match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
             rows = conn.execute(
-                "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
+                "SELECT m.id, -memories_fts.rank FROM memories_fts "
                 "JOIN memories m ON m.pk = memories_fts.rowid "
                 f"WHERE memories_fts MATCH ? AND {swhere} AND {fwhere} "
-                "ORDER BY bm25(memories_fts) LIMIT ?",
+                "ORDER BY memories_fts.rank LIMIT ?",
                 [match, *sparams, *fparams, limit],
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
@@ -449,36 +447,24 @@ class SQLiteStore:
         with up to ``max_docs`` visible memories; above that the share in the
         whole index stands in for the reader's share. A term rarer in the
         whole index than ``ratio`` of the reader's memories is never counted.
+        Counts are cached (see :mod:`.terms`).
         """
         if not terms or ratio <= 0 or scopes.is_empty:
             return set()
-        swhere, sparams = scope_clause(scopes)
         with self._read() as conn:
-            visible = conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {swhere} "
-                "AND m.status = 'active' LIMIT ?)",
-                [*sparams, max_docs + 1],
-            ).fetchone()[0]
+            visible = self._terms.visible(conn, scopes, max_docs + 1)
             if visible < min_docs:
                 return set()
-            df = self._doc_freqs(conn, terms)
+            size = self._terms.index_size(conn)
+            df = self._terms.doc_freqs(conn, terms, size)
             if visible > max_docs:
-                size = max(self._fts_size(conn), 1)
-                return {t for t in terms if df[t] > ratio * size}
+                return {t for t in terms if df[t] > ratio * max(size, 1)}
             cap = int(ratio * visible) + 1
-            common = set()
-            for term in terms:
-                if df[term] < cap:
-                    continue
-                (n,) = conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM memories_fts "
-                    "JOIN memories m ON m.pk = memories_fts.rowid WHERE memories_fts MATCH ? "
-                    f"AND {swhere} AND m.status = 'active' LIMIT ?)",
-                    ['"' + term.replace('"', '""') + '"', *sparams, cap],
-                ).fetchone()
-                if n >= cap:
-                    common.add(term)
-        return common
+            return {
+                t
+                for t in terms
+                if df[t] >= cap and self._terms.is_common(conn, scopes, t, ratio, visible)
+            }
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
