@@ -209,3 +209,28 @@ def _every(mem: Memory, who: Principal) -> list[MemoryRecord]:
         cursor = page.next_cursor
         if cursor is None:
             return out
+
+
+def test_keyword_search_with_filters_or_unmirrored_rows_agrees_with_sql(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """The mirror path and the SQL path of the keyword search give one answer."""
+    mem = make_memory()
+    store = _sqlite(mem)
+    tagged = mem.remember("Lantern festival by the harbour", tags=["trip"])
+    plain = mem.remember("The harbour lantern was repaired")
+    archived = mem.remember("An old harbour map")
+    mem.archive(archived.id)
+    view = mem.policy.readable(mem.principal)
+    mirrored = store.keyword_search("harbour lantern", view, MemoryFilter(), 10)
+    joined = store._keyword_joined(
+        SQLiteStore._connect(store.path), '"harbour" OR "lantern"', view, MemoryFilter(), 10
+    )
+    assert mirrored == joined
+    assert {i for i, _ in mirrored} == {tagged.id, plain.id}
+    only_tagged = store.keyword_search(
+        "harbour", view, MemoryFilter(tags_all=frozenset({"trip"})), 10
+    )
+    assert [i for i, _ in only_tagged] == [tagged.id]
+    # a pk the mirror does not hold makes it step aside (the SQL path answers)
+    assert store.vectors.visible_ids("default", [10**6], [1], ["active"]) is None

@@ -96,6 +96,7 @@ class SQLiteStore:
             self._readers = ReadPool(self.path, read_connections, self._connect)
         self.keyword_max_df_ratio = keyword_max_df_ratio
         self._terms = TermStats()
+        self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
         self.model_id = model_id
         self.vectors = VectorIndex(
             dim,
@@ -419,8 +420,6 @@ class SQLiteStore:
         terms = query_terms(query)
         if not terms or scopes.is_empty:
             return []
-        swhere, sparams = scope_clause(scopes)
-        fwhere, fparams = filter_clause(filters)
         with self._read() as conn:
             size = self._terms.index_size(conn)
             df = self._terms.doc_freqs(conn, terms, size)
@@ -428,14 +427,74 @@ class SQLiteStore:
             cap = max(self.keyword_max_df_ratio * size, 2000)
             kept = [t for t in terms if df[t] <= cap] or [min(terms, key=lambda t: df[t])]
             match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+            found = None
+            if filters.is_plain:
+                found = self._keyword_mirrored(conn, match, scopes, filters, limit)
+            if found is None:
+                found = self._keyword_joined(conn, match, scopes, filters, limit)
+        return found
+
+    def _keyword_mirrored(
+        self, conn: sqlite3.Connection, match: str, scopes: ScopeFilter,
+        filters: MemoryFilter, limit: int,
+    ) -> builtins.list[tuple[str, float]] | None:  # fmt: skip
+        """BM25 top over the whole index, filtered by the in-process row mirror.
+
+        FTS5 scores every match either way; asking it for just enough of the
+        best (``limit`` divided by the reader's share of the index, with
+        margin) and checking scope and status in the mirror saves the join
+        to ``memories`` per match. None when the mirror cannot answer.
+        """
+        self.vectors.refresh(conn)
+        scope_pks = self._scope_pks(conn, scopes)
+        statuses = [st.value for st in filters.statuses]
+        share = self.vectors.share(scopes.org_id, scope_pks, statuses)
+        if share <= 0:
+            return None
+        want = int(limit / share * 1.5) + 32
+        while True:
             rows = conn.execute(
-                "SELECT m.id, -memories_fts.rank FROM memories_fts "
-                "JOIN memories m ON m.pk = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND {swhere} AND {fwhere} "
-                "ORDER BY memories_fts.rank LIMIT ?",
-                [match, *sparams, *fparams, limit],
+                "SELECT rowid, bm25(memories_fts) AS s FROM memories_fts "
+                "WHERE memories_fts MATCH ? ORDER BY s LIMIT ?",
+                (match, want),
             ).fetchall()
+            ids = self.vectors.visible_ids(scopes.org_id, [r[0] for r in rows], scope_pks, statuses)
+            if ids is None:
+                return None
+            found = [(i, -float(r[1])) for i, r in zip(ids, rows, strict=True) if i is not None]
+            if len(found) >= limit or len(rows) < want:
+                return found[:limit]
+            want *= 8
+
+    def _keyword_joined(
+        self, conn: sqlite3.Connection, match: str, scopes: ScopeFilter,
+        filters: MemoryFilter, limit: int,
+    ) -> builtins.list[tuple[str, float]]:  # fmt: skip
+        """BM25 top with the scope and filters checked in SQL (any filter)."""
+        swhere, sparams = scope_clause(scopes)
+        fwhere, fparams = filter_clause(filters)
+        rows = conn.execute(
+            "SELECT m.id, -memories_fts.rank FROM memories_fts "
+            "JOIN memories m ON m.pk = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {swhere} AND {fwhere} "
+            "ORDER BY memories_fts.rank LIMIT ?",
+            [match, *sparams, *fparams, limit],
+        ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
+
+    def _scope_pks(self, conn: sqlite3.Connection, scopes: ScopeFilter) -> builtins.list[int]:
+        """The pks of the scopes ``scopes`` covers; cached until a scope is added
+        (scope rows are never changed or deleted)."""
+        (top,) = conn.execute("SELECT COALESCE(MAX(pk), 0) FROM scopes").fetchone()
+        hit = self._scope_cache.get(scopes)
+        if hit is not None and hit[0] == top:
+            return hit[1]
+        sub, params = scope_subquery(scopes)
+        pks = sorted(r[0] for r in conn.execute(sub, params))
+        if len(self._scope_cache) > 10_000:
+            self._scope_cache.clear()
+        self._scope_cache[scopes] = (int(top), pks)
+        return pks
 
     def common_terms(
         self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
@@ -472,11 +531,10 @@ class SQLiteStore:
         """Cosine top ``limit`` inside the readable scopes and filters."""
         if scopes.is_empty:
             return []
-        swhere, sparams = scope_subquery(scopes)
         restrict: builtins.list[int] | None = None
         with self._read() as conn:
             self.vectors.refresh(conn)
-            scope_pks = [r[0] for r in conn.execute(swhere, sparams)]
+            scope_pks = self._scope_pks(conn, scopes)
             if not filters.is_plain:
                 fwhere, fparams = filter_clause(filters)
                 mwhere, mparams = scope_clause(scopes)
@@ -496,10 +554,9 @@ class SQLiteStore:
         """Cosine similarity of ``vector`` with each of ``ids`` visible through ``scopes``."""
         if not ids or scopes.is_empty:
             return {}
-        sub, params = scope_subquery(scopes)
         with self._read() as conn:
             self.vectors.refresh(conn)
-            scope_pks = {r[0] for r in conn.execute(sub, params)}
+            scope_pks = set(self._scope_pks(conn, scopes))
         return self.vectors.scores(scopes.org_id, vector, ids, scope_pks)
 
     def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
