@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import numpy as np
 from pydantic import ValidationError
 
-from .access import AccessPolicy
+from .access import AccessPolicy, ScopeFilter
 from .clock import Clock, SystemClock
 from .config import Settings
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
@@ -451,16 +451,20 @@ class Memory:
         )  # fmt: skip
         search_text = strip_terms(query, dropped)
         timings["terms"] = _ms(t0)
-        embed_job = self._pool.submit(self._timed, self._query_embedder.embed, search_text)
-        keyword = self.store.keyword_search(search_text, view, flt, s.candidates_keyword)
-        timings["keyword"] = _ms(t0)
-        qvec, timings["embed"] = embed_job.result()
+        # Keyword search here, query embedding + vector search on a worker:
+        # the store reads through separate connections, so both run at once.
+        dense_job = self._pool.submit(self._dense, search_text, view, flt)
         t1 = time.perf_counter()
-        dense = self.store.vector_search(qvec, view, flt, s.candidates_dense)
-        timings["dense"] = _ms(t1)
+        keyword = self.store.keyword_search(search_text, view, flt, s.candidates_keyword)
+        timings["keyword"] = _ms(t1)
         t2 = time.perf_counter()
-        ids = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
-        records = {r.id: r for r in self.store.get(ids, view)}
+        records = {r.id: r for r in self.store.get([i for i, _ in keyword], view)}
+        timings["fetch_keyword"] = _ms(t2)
+        qvec, dense, dense_timings = dense_job.result()
+        timings.update(dense_timings)
+        t2 = time.perf_counter()
+        later = [i for i, _ in dense if i not in records]
+        records.update((r.id, r) for r in self.store.get(later, view))
         seen = {i for i, _ in dense}
         missing = [i for i, _ in keyword if i not in seen]
         if missing:  # fusion needs the cosine of keyword-only candidates too
@@ -478,10 +482,16 @@ class Memory:
             return RecallResult(hits)
         return RecallResult(hits, timings, counts, sorted(dropped))
 
-    @staticmethod
-    def _timed(fn: Callable[[str], np.ndarray], arg: str) -> tuple[np.ndarray, float]:
+    def _dense(
+        self, text: str, view: ScopeFilter, flt: MemoryFilter
+    ) -> tuple[np.ndarray, builtins.list[tuple[str, float]], dict[str, float]]:
+        """Embed the query and run the vector search (on a worker thread)."""
         t = time.perf_counter()
-        return fn(arg), _ms(t)
+        qvec = self._query_embedder.embed(text)
+        embed_ms = _ms(t)
+        t = time.perf_counter()
+        dense = self.store.vector_search(qvec, view, flt, self.settings.candidates_dense)
+        return qvec, dense, {"embed": embed_ms, "dense": _ms(t)}
 
     def list(
         self,

@@ -77,14 +77,20 @@ def scale(
     queries: Annotated[int, typer.Option(help="Recalls to time per principal.")] = 200,
     set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
     store: StoreOpt = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(help="Database file to build, or to reuse (skips ingest) when it exists."),
+    ] = None,
+    repeat: Annotated[int, typer.Option(help="Timing passes after the one index build.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
 ) -> None:
     """Ingest throughput and recall latency at N memories (worst case and typical)."""
     from .scale import run_scale
 
     result = run_scale(
-        n, synthetic=synthetic_vectors, queries=queries, settings=_settings(set_), store=store
-    )
+        n, synthetic=synthetic_vectors, queries=queries, settings=_settings(set_), db_path=db,
+        repeat=repeat, store=store,
+    )  # fmt: skip
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 

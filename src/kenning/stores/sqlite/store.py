@@ -33,6 +33,7 @@ from ...models import (
 from ...retrieval.text import query_terms
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .migrations import apply_migrations
+from .readers import ReadPool
 from .sql import (
     MEMORY_COLUMNS,
     SELECT_MEMORY,
@@ -45,6 +46,7 @@ from .sql import (
     scope_subquery,
     ts,
 )
+from .terms import TermStats
 from .vectors import VectorIndex
 
 __all__ = ["SQLiteStore"]
@@ -73,34 +75,26 @@ class SQLiteStore:
         ann_connectivity: int = 16,
         ann_expansion: int = 64,
         keyword_max_df_ratio: float = 0.25,
+        read_connections: int = 4,
     ) -> None:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
-        try:
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT_S
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
-        for pragma in (
-            "journal_mode=WAL",
-            "synchronous=NORMAL",
-            "foreign_keys=ON",
-            f"busy_timeout={int(_BUSY_WAIT_S * 1000)}",
-            "temp_store=MEMORY",
-            "cache_size=-65536",
-        ):
-            self._conn.execute(f"PRAGMA {pragma}")
+        self._writer: int | None = None  # thread id inside a write transaction
+        self._conn = self._connect(self.path)
         with self._lock:
             self._retry_busy(lambda: apply_migrations(self._conn))
             self._check_model(model_id, dim)
-            self._conn.executescript(_TEMP_STEMMER)
+        # A file database also gets read connections (WAL: reads run beside
+        # each other and beside a write); ":memory:" is private to one connection.
+        self._readers: ReadPool | None = None
+        if self.path != ":memory:":
+            self._readers = ReadPool(self.path, read_connections, self._connect)
         self.keyword_max_df_ratio = keyword_max_df_ratio
-        self._df_cache: dict[str, int] = {}
-        self._df_size = -1
+        self._terms = TermStats()
+        self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
         self.model_id = model_id
         self.vectors = VectorIndex(
             dim,
@@ -112,8 +106,31 @@ class SQLiteStore:
 
     # -- plumbing -----------------------------------------------------------------
 
+    @staticmethod
+    def _connect(path: str) -> sqlite3.Connection:
+        """A connection with the store's pragmas and its scratch stemmer table."""
+        try:
+            conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT_S
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {path}: {exc}") from exc
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            f"busy_timeout={int(_BUSY_WAIT_S * 1000)}",
+            "temp_store=MEMORY",
+            "cache_size=-65536",
+        ):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.executescript(_TEMP_STEMMER)
+        return conn
+
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
+        if self._readers is not None:
+            self._readers.close()
         with self._lock:
             self._conn.close()
 
@@ -137,6 +154,7 @@ class SQLiteStore:
         with self._lock:
             if self._depth == 0:
                 self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+                self._writer = threading.get_ident()
             else:
                 self._conn.execute(f"SAVEPOINT sp{self._depth}")
             self._depth += 1
@@ -145,6 +163,7 @@ class SQLiteStore:
             except BaseException:
                 self._depth -= 1
                 if self._depth == 0:
+                    self._writer = None
                     self._conn.execute("ROLLBACK")
                 else:
                     self._conn.execute(f"ROLLBACK TO sp{self._depth}")
@@ -152,24 +171,37 @@ class SQLiteStore:
                 raise
             self._depth -= 1
             if self._depth == 0:
+                self._writer = None
                 self._retry_busy(lambda: self._conn.execute("COMMIT"))
             else:
                 self._conn.execute(f"RELEASE sp{self._depth}")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read snapshot (or the enclosing write transaction)."""
+        """A consistent read snapshot (or the enclosing write transaction).
+
+        On a file database the snapshot comes from the read pool, so reads on
+        other threads run in parallel; inside this thread's own write
+        transaction the write connection is used, so the writes are visible.
+        """
+        if self._readers is not None and self._writer != threading.get_ident():
+            with self._readers.snapshot(self._begin) as conn:
+                yield conn
+            return
         with self._lock:
             if self._depth > 0:
                 yield self._conn
                 return
-            self._retry_busy(lambda: self._conn.execute("BEGIN"))
+            self._begin(self._conn)
             self._depth += 1
             try:
                 yield self._conn
             finally:
                 self._depth -= 1
                 self._conn.execute("COMMIT")
+
+    def _begin(self, conn: sqlite3.Connection) -> None:
+        self._retry_busy(lambda: conn.execute("BEGIN"))
 
     def _check_model(self, model_id: str, dim: int) -> None:
         with self.atomic() as conn:
@@ -369,44 +401,7 @@ class SQLiteStore:
             ).fetchall()
         return [record_from_row(r) for r in rows]
 
-    # -- term statistics ----------------------------------------------------------
-
-    def _stems(self, conn: sqlite3.Connection, terms: Sequence[str]) -> builtins.list[str]:
-        """Porter stems of ``terms`` (plain word tokens), in order."""
-        conn.execute("INSERT INTO temp.stemmer (rowid, t) VALUES (1, ?)", (" ".join(terms),))
-        try:
-            rows = conn.execute("SELECT term FROM temp.stemmer_vocab ORDER BY offset").fetchall()
-        finally:
-            conn.execute("DELETE FROM temp.stemmer WHERE rowid = 1")
-        stems = [r[0] for r in rows]
-        return stems if len(stems) == len(terms) else list(terms)
-
-    def _doc_freqs(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
-        """How many indexed memories (all scopes) contain each term; cached.
-
-        The cache is dropped once the index has grown or shrunk by 5%; these
-        counts only steer cost and suppression heuristics, never access.
-        """
-        size = self._fts_size(conn)
-        if abs(size - self._df_size) > max(50, size // 20):
-            self._df_cache.clear()
-            self._df_size = size
-        stems = self._stems(conn, terms)
-        out: dict[str, int] = {}
-        for term, stem in zip(terms, stems, strict=True):
-            df = self._df_cache.get(stem)
-            if df is None:
-                row = conn.execute(
-                    "SELECT doc FROM memories_fts_vocab WHERE term = ?", (stem,)
-                ).fetchone()
-                df = self._df_cache[stem] = 0 if row is None else int(row[0])
-            out[term] = df
-        return out
-
-    @staticmethod
-    def _fts_size(conn: sqlite3.Connection) -> int:
-        """Upper bound of the number of indexed memories (cheap: the highest rowid)."""
-        return int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memories_fts").fetchone()[0])
+    # -- term statistics and keyword search -------------------------------------
 
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
@@ -416,26 +411,88 @@ class SQLiteStore:
         Words present in more than ``keyword_max_df_ratio`` of the whole index
         are left out (the rarest word always stays): their IDF is near zero,
         but scoring their huge match lists would dominate the query time.
+        FTS5 ranks the matches itself (``ORDER BY rank``, BM25 computed once
+        per match) and hands them over best first, so the join to ``memories``
+        and the scope and filter checks stop as soon as ``limit`` rows pass.
         """
         terms = query_terms(query)
         if not terms or scopes.is_empty:
             return []
-        swhere, sparams = scope_clause(scopes)
-        fwhere, fparams = filter_clause(filters)
         with self._read() as conn:
-            df = self._doc_freqs(conn, terms)
+            size = self._terms.index_size(conn)
+            df = self._terms.doc_freqs(conn, terms, size)
             # Only a cost guard: below a few thousand matches scoring is cheap anyway.
-            cap = max(self.keyword_max_df_ratio * self._fts_size(conn), 2000)
+            cap = max(self.keyword_max_df_ratio * size, 2000)
             kept = [t for t in terms if df[t] <= cap] or [min(terms, key=lambda t: df[t])]
             match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+            found = None
+            if filters.is_plain:
+                found = self._keyword_mirrored(conn, match, scopes, filters, limit)
+            if found is None:
+                found = self._keyword_joined(conn, match, scopes, filters, limit)
+        return found
+
+    def _keyword_mirrored(
+        self, conn: sqlite3.Connection, match: str, scopes: ScopeFilter,
+        filters: MemoryFilter, limit: int,
+    ) -> builtins.list[tuple[str, float]] | None:  # fmt: skip
+        """BM25 top over the whole index, filtered by the in-process row mirror.
+
+        FTS5 scores every match either way; asking it for just enough of the
+        best (``limit`` divided by the reader's share of the index, with
+        margin) and checking scope and status in the mirror saves the join
+        to ``memories`` per match. None when the mirror cannot answer.
+        """
+        self.vectors.refresh(conn)
+        scope_pks = self._scope_pks(conn, scopes)
+        statuses = [st.value for st in filters.statuses]
+        share = self.vectors.share(scopes.org_id, scope_pks, statuses)
+        if share <= 0:
+            return None
+        want = int(limit / share * 1.5) + 32
+        while True:
             rows = conn.execute(
-                "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
-                "JOIN memories m ON m.pk = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND {swhere} AND {fwhere} "
-                "ORDER BY bm25(memories_fts) LIMIT ?",
-                [match, *sparams, *fparams, limit],
+                "SELECT rowid, bm25(memories_fts) AS s FROM memories_fts "
+                "WHERE memories_fts MATCH ? ORDER BY s LIMIT ?",
+                (match, want),
             ).fetchall()
+            ids = self.vectors.visible_ids(scopes.org_id, [r[0] for r in rows], scope_pks, statuses)
+            if ids is None:
+                return None
+            found = [(i, -float(r[1])) for i, r in zip(ids, rows, strict=True) if i is not None]
+            if len(found) >= limit or len(rows) < want:
+                return found[:limit]
+            want *= 8
+
+    def _keyword_joined(
+        self, conn: sqlite3.Connection, match: str, scopes: ScopeFilter,
+        filters: MemoryFilter, limit: int,
+    ) -> builtins.list[tuple[str, float]]:  # fmt: skip
+        """BM25 top with the scope and filters checked in SQL (any filter)."""
+        swhere, sparams = scope_clause(scopes)
+        fwhere, fparams = filter_clause(filters)
+        rows = conn.execute(
+            "SELECT m.id, -memories_fts.rank FROM memories_fts "
+            "JOIN memories m ON m.pk = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {swhere} AND {fwhere} "
+            "ORDER BY memories_fts.rank LIMIT ?",
+            [match, *sparams, *fparams, limit],
+        ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
+
+    def _scope_pks(self, conn: sqlite3.Connection, scopes: ScopeFilter) -> builtins.list[int]:
+        """The pks of the scopes ``scopes`` covers; cached until a scope is added
+        (scope rows are never changed or deleted)."""
+        (top,) = conn.execute("SELECT COALESCE(MAX(pk), 0) FROM scopes").fetchone()
+        hit = self._scope_cache.get(scopes)
+        if hit is not None and hit[0] == top:
+            return hit[1]
+        sub, params = scope_subquery(scopes)
+        pks = sorted(r[0] for r in conn.execute(sub, params))
+        if len(self._scope_cache) > 10_000:
+            self._scope_cache.clear()
+        self._scope_cache[scopes] = (int(top), pks)
+        return pks
 
     def common_terms(
         self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
@@ -447,36 +504,24 @@ class SQLiteStore:
         with up to ``max_docs`` visible memories; above that the share in the
         whole index stands in for the reader's share. A term rarer in the
         whole index than ``ratio`` of the reader's memories is never counted.
+        Counts are cached (see :mod:`.terms`).
         """
         if not terms or ratio <= 0 or scopes.is_empty:
             return set()
-        swhere, sparams = scope_clause(scopes)
         with self._read() as conn:
-            visible = conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {swhere} "
-                "AND m.status = 'active' LIMIT ?)",
-                [*sparams, max_docs + 1],
-            ).fetchone()[0]
+            visible = self._terms.visible(conn, scopes, max_docs + 1)
             if visible < min_docs:
                 return set()
-            df = self._doc_freqs(conn, terms)
+            size = self._terms.index_size(conn)
+            df = self._terms.doc_freqs(conn, terms, size)
             if visible > max_docs:
-                size = max(self._fts_size(conn), 1)
-                return {t for t in terms if df[t] > ratio * size}
+                return {t for t in terms if df[t] > ratio * max(size, 1)}
             cap = int(ratio * visible) + 1
-            common = set()
-            for term in terms:
-                if df[term] < cap:
-                    continue
-                (n,) = conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM memories_fts "
-                    "JOIN memories m ON m.pk = memories_fts.rowid WHERE memories_fts MATCH ? "
-                    f"AND {swhere} AND m.status = 'active' LIMIT ?)",
-                    ['"' + term.replace('"', '""') + '"', *sparams, cap],
-                ).fetchone()
-                if n >= cap:
-                    common.add(term)
-        return common
+            return {
+                t
+                for t in terms
+                if df[t] >= cap and self._terms.is_common(conn, scopes, t, ratio, visible)
+            }
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
@@ -484,11 +529,10 @@ class SQLiteStore:
         """Cosine top ``limit`` inside the readable scopes and filters."""
         if scopes.is_empty:
             return []
-        swhere, sparams = scope_subquery(scopes)
         restrict: builtins.list[int] | None = None
         with self._read() as conn:
             self.vectors.refresh(conn)
-            scope_pks = [r[0] for r in conn.execute(swhere, sparams)]
+            scope_pks = self._scope_pks(conn, scopes)
             if not filters.is_plain:
                 fwhere, fparams = filter_clause(filters)
                 mwhere, mparams = scope_clause(scopes)
@@ -508,10 +552,9 @@ class SQLiteStore:
         """Cosine similarity of ``vector`` with each of ``ids`` visible through ``scopes``."""
         if not ids or scopes.is_empty:
             return {}
-        sub, params = scope_subquery(scopes)
         with self._read() as conn:
             self.vectors.refresh(conn)
-            scope_pks = {r[0] for r in conn.execute(sub, params)}
+            scope_pks = set(self._scope_pks(conn, scopes))
         return self.vectors.scores(scopes.org_id, vector, ids, scope_pks)
 
     def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:

@@ -62,8 +62,9 @@ def _usearch_index(**kwargs: Any) -> Index:
 class _Partition:
     """The vectors of one organization."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, number: int) -> None:
         self.dim = dim
+        self.number = number
         self.n = 0
         self.live = 0
         self.pks = np.zeros(1024, dtype=np.int64)
@@ -143,6 +144,38 @@ class _Partition:
         self.ann = index
 
 
+_MAX_RUNS = 256
+
+
+def _dot_rows(vecs: np.ndarray, idx: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``vecs[idx] @ q`` for sorted row numbers ``idx``.
+
+    Rows are loaded grouped by scope, so a reader's rows usually form a few
+    contiguous runs; each run is multiplied in place (a view, no copy) instead
+    of gathering every row first.
+    """
+    if len(idx) == 0:
+        return np.zeros(0, dtype=np.float32)
+    cuts = np.flatnonzero(np.diff(idx) != 1) + 1
+    if len(cuts) >= _MAX_RUNS:
+        return _dot(vecs[idx], q)
+    starts = idx[np.concatenate(([0], cuts))]
+    ends = idx[np.concatenate((cuts - 1, [len(idx) - 1]))] + 1
+    return np.concatenate([_dot(vecs[a:b], q) for a, b in zip(starts, ends, strict=True)])
+
+
+def _dot(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``rows @ q`` on the calling thread.
+
+    A scan is memory-bound; BLAS would spread it over every core and, on a
+    small busy machine (the keyword search runs on the other thread), its
+    threads wait for each other: einsum's single-threaded SIMD loop is as fast
+    when idle and several times faster under load.
+    """
+    out: np.ndarray = np.einsum("ij,j->i", rows, q)
+    return out
+
+
 class VectorIndex:
     """Scope-filtered nearest-neighbour search over every organization's vectors."""
 
@@ -162,6 +195,12 @@ class VectorIndex:
         self.expansion = expansion
         self._parts: dict[str, _Partition] = {}
         self._org_of: dict[str, str] = {}
+        # Row lookup by memory pk (the keyword search filters FTS5 hits here):
+        # partition number and position, -1 when the pk is not mirrored.
+        self._pk_part = np.full(0, -1, dtype=np.int32)
+        self._pk_pos = np.full(0, -1, dtype=np.int32)
+        self._version = 0  # moves on every change of the mirror
+        self._shares: dict[tuple[str, tuple[int, ...], tuple[str, ...]], tuple[int, float]] = {}
         self._seq = -1
         self._lock = threading.RLock()
         self.last_plan = SearchPlan()
@@ -189,11 +228,15 @@ class VectorIndex:
             self._seq = top
 
     def _load_all(self, conn: sqlite3.Connection) -> None:
+        """Load every vector, grouped by scope: a reader's scopes then lie in a
+        few contiguous blocks, which the exact scan reads without a gather."""
         self._parts.clear()
         self._org_of.clear()
+        self._pk_part = np.full(0, -1, dtype=np.int32)
+        self._pk_pos = np.full(0, -1, dtype=np.int32)
         cur = conn.execute(
             "SELECT m.org_id, m.pk, m.id, m.scope_pk, m.status, v.vector "
-            "FROM memories m JOIN vectors v ON v.pk = m.pk ORDER BY m.pk"
+            "FROM memories m JOIN vectors v ON v.pk = m.pk ORDER BY m.scope_pk, m.pk"
         )
         while batch := cur.fetchmany(5000):
             self._apply(batch)
@@ -210,7 +253,12 @@ class VectorIndex:
             found = {r[2] for r in rows}
             for mid in chunk:
                 if mid not in found and mid in self._org_of:
-                    self._parts[self._org_of.pop(mid)].remove(mid)
+                    part = self._parts[self._org_of.pop(mid)]
+                    pos = part.pos_of.get(mid)
+                    if pos is not None:
+                        self._pk_pos[int(part.pks[pos])] = -1
+                    part.remove(mid)
+                    self._version += 1
             self._apply(rows)
 
     def _apply(self, rows: Iterable[tuple[str, int, str, int, str, bytes]]) -> None:
@@ -223,8 +271,83 @@ class VectorIndex:
         for org, items in by_org.items():
             part = self._parts.get(org)
             if part is None:
-                part = self._parts[org] = _Partition(self.dim)
+                part = self._parts[org] = _Partition(self.dim, len(self._parts))
             part.upsert_many(items)
+            pks = np.asarray([item[0] for item in items], dtype=np.int64)
+            self._grow_pk_lookup(int(pks.max()) + 1)
+            self._pk_part[pks] = part.number
+            self._pk_pos[pks] = [part.pos_of[item[1]] for item in items]
+            self._version += 1
+
+    def _grow_pk_lookup(self, need: int) -> None:
+        have = len(self._pk_pos)
+        if need <= have:
+            return
+        size = max(need, have * 2, 1024)
+        for name in ("_pk_part", "_pk_pos"):
+            grown = np.full(size, -1, dtype=np.int32)
+            grown[:have] = getattr(self, name)
+            setattr(self, name, grown)
+
+    # -- row filter for the keyword search ------------------------------------
+
+    def visible_ids(
+        self, org_id: str, pks: Sequence[int], scope_pks: Sequence[int], statuses: Iterable[str]
+    ) -> list[str | None] | None:
+        """For each memory pk, its id when it is in ``org_id``, one of
+        ``scope_pks`` and one of ``statuses``, else None.
+
+        None as a whole when some pk is not mirrored (no vector of this
+        model, or written after the last refresh): the caller asks SQL then.
+        """
+        with self._lock:
+            part = self._parts.get(org_id)
+            keys = np.asarray(pks, dtype=np.int64)
+            if len(keys) == 0:
+                return []
+            if part is None or int(keys.max()) >= len(self._pk_pos):
+                return None
+            pos = self._pk_pos[keys]
+            if (pos < 0).any():
+                return None
+            ok = self._mask_at(part, pos, scope_pks, statuses) & (
+                self._pk_part[keys] == part.number
+            )
+            return [part.ids[int(p)] if good else None for p, good in zip(pos, ok, strict=True)]
+
+    @staticmethod
+    def _mask_at(
+        part: _Partition, pos: np.ndarray, scope_pks: Sequence[int], statuses: Iterable[str]
+    ) -> np.ndarray:
+        status_lut = np.zeros(_N_CODES, dtype=bool)
+        for s in statuses:
+            status_lut[STATUS_CODES[s]] = True
+        scopes = part.scope[pos]
+        top = int(max(int(scopes.max(initial=0)), max(scope_pks, default=0))) + 1
+        lut = np.zeros(top, dtype=bool)
+        lut[np.asarray(list(scope_pks), dtype=np.int64)] = True
+        mask: np.ndarray = status_lut[part.status[pos]] & lut[scopes]
+        return mask
+
+    def share(self, org_id: str, scope_pks: Sequence[int], statuses: Iterable[str]) -> float:
+        """Fraction of the mirrored rows (all organizations) in these scopes and
+        statuses; cached until the mirror changes."""
+        wanted = tuple(sorted(statuses))
+        key = (org_id, tuple(scope_pks), wanted)
+        with self._lock:
+            hit = self._shares.get(key)
+            if hit is not None and hit[0] == self._version:
+                return hit[1]
+            part = self._parts.get(org_id)
+            total = sum(p.live for p in self._parts.values())
+            if part is None or total == 0:
+                return 0.0
+            mask = self._mask(part, scope_pks, wanted, None)
+            value = float(mask.sum()) / total
+            if len(self._shares) > 1000:
+                self._shares.clear()
+            self._shares[key] = (self._version, value)
+            return value
 
     # -- searching ------------------------------------------------------------
 
@@ -308,13 +431,12 @@ class VectorIndex:
     ) -> list[tuple[str, float]]:
         self.last_plan.method = "exact"
         if allowed * 3 > part.n:
-            sims = part.vecs[: part.n] @ q
+            sims = _dot(part.vecs[: part.n], q)
             sims[~mask] = -np.inf
             idx = np.arange(part.n)
         else:
             idx = np.flatnonzero(mask)
-            sims = part.vecs[idx] @ q
-            mask = np.ones(len(idx), dtype=bool)
+            sims = _dot_rows(part.vecs, idx, q)
         k = min(limit, allowed)
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top])]

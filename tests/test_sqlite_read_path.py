@@ -1,0 +1,236 @@
+"""The SQLite store's read path: read-connection pool, term statistics, grouped vectors.
+
+These mechanisms exist for speed; the tests check they change no answer:
+reads on other threads see exactly the committed state, the keyword search
+still returns BM25's true best matches inside the reader's scopes, cached term
+counts follow writes, and the vector scan over scope-grouped rows equals a
+plain scan.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from kenning import Memory, MemoryFilter, MemoryRecord, Principal, Scope, TeamRole
+from kenning.access import ScopeFilter
+from kenning.stores.sqlite.store import SQLiteStore
+from kenning.stores.sqlite.terms import TermStats
+from kenning.stores.sqlite.vectors import _dot_rows
+
+
+def _sqlite(mem: Memory) -> SQLiteStore:
+    assert isinstance(mem.store, SQLiteStore)
+    return mem.store
+
+
+def _in_thread(fn: Callable[[], object]) -> object:
+    """Run ``fn`` on another thread and return its result (fails if it hangs)."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(fn()))
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "the read waited on the writer"
+    return out[0]
+
+
+def test_reads_on_other_threads_see_committed_writes(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory()
+    store = _sqlite(mem)
+    view = mem.policy.readable(mem.principal)
+    first = mem.remember("The boiler was serviced in March")
+    assert _in_thread(lambda: [r.id for r in store.get([first.id], view)]) == [first.id]
+    second = mem.remember("The boiler needs a new pressure valve")
+    found = _in_thread(lambda: store.keyword_search("boiler", view, MemoryFilter(), 10))
+    assert {i for i, _ in found} == {first.id, second.id}  # type: ignore[attr-defined]
+
+
+def test_an_open_write_transaction_is_private_and_blocks_no_reader(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem = make_memory()
+    store = _sqlite(mem)
+    view = mem.policy.readable(mem.principal)
+    kept = mem.remember("The garage door code is 4711")
+    pending = mem._build(
+        mem.principal, {"content": "The shed key is under the pot"}, kept.created_at
+    )
+    vector = mem.embedder.embed(pending.content)
+    with store.atomic():
+        store.insert([(pending, vector)], mem.principal.user_id)
+        # the writing thread reads its own uncommitted row ...
+        assert [r.id for r in store.get([pending.id], view)] == [pending.id]
+        # ... another thread reads the last committed state, without waiting
+        seen = _in_thread(lambda: [r.id for r in store.get([kept.id, pending.id], view)])
+        assert seen == [kept.id]
+    assert _in_thread(lambda: len(store.get([pending.id], view))) == 1
+
+
+def test_parallel_recalls_on_a_file_database_agree_with_serial_ones(
+    make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
+) -> None:
+    mem = make_memory()
+    mem.remember_many([{"content": s} for s in make_sentences(200)])
+    queries = ["Who likes jazz music?", "mountain hiking", "chess openings", "tax law"]
+    serial = [[h.memory.id for h in mem.recall(q, 5)] for q in queries]
+    results: dict[int, list[str]] = {}
+
+    def run(i: int) -> None:
+        results[i] = [h.memory.id for h in mem.recall(queries[i], 5)]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(queries))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert [results[i] for i in range(len(queries))] == serial
+
+
+def _plain_bm25(path: str, match: str, allowed: set[int], limit: int) -> list[tuple[int, float]]:
+    """Ground truth: FTS5's bm25 over every match, scope applied afterwards in Python."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT m.pk, m.scope_pk, -bm25(memories_fts) FROM memories_fts "
+            "JOIN memories m ON m.pk = memories_fts.rowid WHERE memories_fts MATCH ? "
+            "AND m.status = 'active' ORDER BY bm25(memories_fts), m.pk",
+            (match,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [(pk, score) for pk, scope_pk, score in rows if scope_pk in allowed][:limit]
+
+
+def test_keyword_search_returns_the_true_bm25_top_inside_the_scopes(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """Rare words among thousands of common-word matches, spread over many scopes."""
+    mem = make_memory()
+    rng = np.random.default_rng(1)
+    words = ["budget", "meeting", "harbour", "lantern", "quartz", "meadow"]
+    items = []
+    for i in range(2500):
+        picked = rng.choice(words, size=3, p=[0.4, 0.4, 0.08, 0.06, 0.04, 0.02])
+        items.append({"content": "note " + " ".join(picked), "scope": f"user:u{i % 25}"})
+    mem.remember_many(items)
+    store = _sqlite(mem)
+    reader = Principal.member("u3")
+    view = mem.policy.readable(reader)
+    conn = sqlite3.connect(store.path)
+    allowed = {
+        r[0] for r in conn.execute("SELECT pk FROM scopes WHERE key = ?", (Scope.user("u3").key,))
+    }
+    pk_of = dict(conn.execute("SELECT id, pk FROM memories").fetchall())
+    scope_of = dict(conn.execute("SELECT id, scope_pk FROM memories").fetchall())
+    conn.close()
+    for query in ("harbour quartz meeting", "lantern meadow budget note", "quartz"):
+        found = store.keyword_search(query, view, MemoryFilter(), 20)
+        match = " OR ".join(
+            f'"{w}"' for w in query.split() if w in ("harbour", "quartz", "meeting", "lantern",
+                                                      "meadow", "budget")
+        )  # fmt: skip
+        truth = _plain_bm25(store.path, match, allowed, 20)
+        assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in truth]
+        assert {scope_of[i] for i, _ in found} <= allowed
+        best = {pk for pk, s in truth if s > truth[-1][1]}
+        assert best <= {pk_of[i] for i, _ in found}
+
+
+def test_cached_term_counts_follow_writes(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory()
+    who = Principal.member("caroline")
+    mem.remember_many(
+        [{"content": f"Caroline went to pottery class number {i}"} for i in range(30)]
+        + [{"content": f"A note about the weather on day {i}"} for i in range(10)],
+        principal=who,
+    )
+    store = _sqlite(mem)
+    view = mem.policy.readable(who)
+    assert store.common_terms(["caroline", "weather"], view, 0.3, 20, 20_000) == {"caroline"}
+    # 100 more memories without the name: now it is in 30 of 140 (< 30%), no longer common
+    mem.remember_many(
+        [{"content": f"The garden needed water on day {i}"} for i in range(100)], principal=who
+    )
+    assert store.common_terms(["caroline", "weather"], view, 0.3, 20, 20_000) == set()
+    stats = TermStats()
+    conn = SQLiteStore._connect(store.path)
+    try:
+        assert stats.visible(conn, view, 10_000) == 140
+        mem.remember("One more", principal=who)
+        assert stats.visible(conn, view, 10_000) == 141
+        assert stats.stems(conn, ["running", "classes"]) == ["run", "class"]
+    finally:
+        conn.close()
+
+
+def test_dot_rows_over_runs_equals_a_gather() -> None:
+    rng = np.random.default_rng(0)
+    vecs = rng.standard_normal((1000, 16)).astype(np.float32)
+    q = rng.standard_normal(16).astype(np.float32)
+    for idx in (
+        np.arange(100, 400),
+        np.concatenate([np.arange(0, 10), np.arange(50, 51), np.arange(990, 1000)]),
+        np.sort(rng.choice(1000, size=600, replace=False)),  # many runs: gather path
+        np.zeros(0, dtype=np.int64),
+    ):
+        np.testing.assert_allclose(_dot_rows(vecs, idx, q), vecs[idx] @ q, rtol=1e-5, atol=1e-5)
+
+
+def test_exact_search_after_reload_over_several_scopes_is_exact(
+    make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
+) -> None:
+    """Rows interleaved over scopes, reloaded grouped by scope: same top-k as brute force."""
+    mem = make_memory("grouped")
+    pool = make_sentences(300)
+    scopes = ["user:u1", "team:t1", "org:default", "user:u2", "team:t2"]
+    mem.remember_many([{"content": pool[i], "scope": scopes[i % len(scopes)]} for i in range(300)])
+    mem.close()
+    again = make_memory("grouped")  # loads the vector mirror afresh, grouped by scope
+    reader = Principal.member("u1", teams={"t1": TeamRole.MEMBER})
+    view: ScopeFilter = again.policy.readable(reader)
+    q = again.embedder.embed("Who likes jazz music?")
+    found = [i for i, _ in again.store.vector_search(q, view, MemoryFilter(), 10)]
+    visible = _every(again, reader)
+    assert {r.scope.key for r in visible} == {"user:u1", "team:t1", "org:default"}
+    sims = again.embedder.embed_many([r.content for r in visible]) @ q
+    truth = [visible[int(i)].id for i in np.argsort(-sims, kind="stable")[:10]]
+    assert found == truth
+
+
+def _every(mem: Memory, who: Principal) -> list[MemoryRecord]:
+    out: list[MemoryRecord] = []
+    cursor = None
+    while True:
+        page = mem.list(limit=1000, cursor=cursor, principal=who)
+        out.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return out
+
+
+def test_keyword_search_with_filters_or_unmirrored_rows_agrees_with_sql(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """The mirror path and the SQL path of the keyword search give one answer."""
+    mem = make_memory()
+    store = _sqlite(mem)
+    tagged = mem.remember("Lantern festival by the harbour", tags=["trip"])
+    plain = mem.remember("The harbour lantern was repaired")
+    archived = mem.remember("An old harbour map")
+    mem.archive(archived.id)
+    view = mem.policy.readable(mem.principal)
+    mirrored = store.keyword_search("harbour lantern", view, MemoryFilter(), 10)
+    joined = store._keyword_joined(
+        SQLiteStore._connect(store.path), '"harbour" OR "lantern"', view, MemoryFilter(), 10
+    )
+    assert mirrored == joined
+    assert {i for i, _ in mirrored} == {tagged.id, plain.id}
+    only_tagged = store.keyword_search(
+        "harbour", view, MemoryFilter(tags_all=frozenset({"trip"})), 10
+    )
+    assert [i for i, _ in only_tagged] == [tagged.id]
+    # a pk the mirror does not hold makes it step aside (the SQL path answers)
+    assert store.vectors.visible_ids("default", [10**6], [1], ["active"]) is None
