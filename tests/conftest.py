@@ -315,3 +315,21 @@ def make_memory(
 def mem(make_memory: Callable[..., Memory]) -> Memory:
     """A fresh Memory for the default (admin) principal of org ``default``."""
     return make_memory()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "stores(*kinds): run only on these store kinds (store-specific mechanisms)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drop the store parameters a ``stores(...)`` marker rules out (not skipped: not built)."""
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("stores")
+        kind = getattr(getattr(item, "callspec", None), "params", {}).get("store_kind")
+        (drop if marker and kind and kind not in marker.args else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -14,12 +14,15 @@ import threading
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 from kenning import Memory, MemoryFilter, MemoryRecord, Principal, Scope, TeamRole
 from kenning.access import ScopeFilter
 from kenning.stores.sqlite.store import SQLiteStore
 from kenning.stores.sqlite.terms import TermStats
 from kenning.stores.sqlite.vectors import _dot_rows
+
+pytestmark = pytest.mark.stores("sqlite")
 
 
 def _sqlite(mem: Memory) -> SQLiteStore:
