@@ -463,15 +463,17 @@ class PostgresStore:
             else:
                 out[lexeme] = int(hit)  # type: ignore[call-overload]
         if missing:
+            # One statement for all of them; stem equality keeps each sub-select on
+            # the postings index (a leakproof operator, so row-level security allows it).
             swhere, sparams = scope_clause(scopes, alias="p")
-            sql = (
-                "SELECT count(*) FROM (SELECT 1 FROM postings p WHERE p.org_id = %s "
-                f"AND p.lexeme = %s AND {swhere} AND p.status = 'active' LIMIT %s) x"
-            )
-            for lexeme in missing:
-                row = conn.execute(sql, [scopes.org_id, lexeme, *sparams, cap + 1]).fetchone()
-                count = int(row[0]) if row else 0
-                self._counts.put(("df", scopes, lexeme, cap), count)
+            rows = conn.execute(
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM postings p WHERE p.org_id = %s "
+                f"AND p.lexeme = w.lexeme AND {swhere} AND p.status = 'active' LIMIT %s) x) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS w(lexeme, n) ORDER BY w.n",
+                [scopes.org_id, *sparams, cap + 1, missing],
+            ).fetchall()
+            for lexeme, (count,) in zip(missing, rows, strict=True):
+                self._counts.put(("df", scopes, lexeme, cap), int(count))
                 out[lexeme] = int(count)
         return out
 
