@@ -19,7 +19,8 @@ def _f(x: float) -> str:
 
 def locomo(name: str) -> None:
     r = json.loads((RESULTS / name).read_text())
-    print(f"| split | questions | R@1 | R@5 | R@10 | R@20 | any-hit@10 | all-hit@10 | p50 ms | p95 ms |")
+    print("| split | questions | R@1 | R@5 | R@10 | R@20 | any-hit@10 | all-hit@10 | p50 ms "
+          "| p95 ms |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     print(f"| {r['split']} | {r['questions']} | {_f(r['recall@1'])} | {_f(r['recall@5'])} | "
           f"{_f(r['recall@10'])} | {_f(r['recall@20'])} | {_f(r['any_hit@10'])} | "
