@@ -6,6 +6,7 @@ Placeholders are psycopg's ``%s``; every value travels as a parameter.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,8 +31,11 @@ __all__ = [
 #: The scope is stored on the row itself: row-level security reads it there.
 SCOPE_COLUMNS = ("scope_kind", "scope_owner", "scope_user", "scope_key")
 
+#: metadata comes back as text: most memories have none, and "{}" needs no parser.
 SELECT_MEMORY = (
-    "SELECT " + ", ".join(f"m.{c}" for c in (*MEMORY_COLUMNS, *SCOPE_COLUMNS[:3]))
+    "SELECT "
+    + ", ".join("m.metadata::text" if c == "metadata" else f"m.{c}"
+                for c in (*MEMORY_COLUMNS, *SCOPE_COLUMNS[:3]))
     + " FROM memories m"
 )  # fmt: skip
 
@@ -51,7 +55,8 @@ def record_from_row(row: tuple[Any, ...]) -> MemoryRecord:
     values = dict(zip(MEMORY_COLUMNS, row[:n], strict=True))
     kind, owner, user = row[n : n + 3]
     values["tags"] = tuple(values["tags"])
-    values["metadata"] = dict(values["metadata"])
+    meta = values["metadata"]
+    values["metadata"] = {} if meta == "{}" else json.loads(meta)
     values["memory_type"] = MemoryType(values["memory_type"])
     values["status"] = Status(values["status"])
     return MemoryRecord(scope=_scope(kind, owner, user), **values)

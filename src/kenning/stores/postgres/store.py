@@ -358,7 +358,8 @@ class PostgresStore:
         where, params = scope_clause(scopes)
         with self._read(scopes) as conn:
             rows = conn.execute(
-                f"{SELECT_MEMORY} WHERE m.id = ANY(%s) AND {where}", [list(ids), *params]
+                f"{SELECT_MEMORY} WHERE m.id = ANY(%s) AND {where}", [list(ids), *params],
+                binary=True,
             ).fetchall()
         found = {r.id: r for r in map(record_from_row, rows)}
         return [found[i] for i in ids if i in found]
