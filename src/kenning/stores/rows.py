@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..models import LAYER_OF, HistoryEntry, LayerStats, ScopeKind
+from ..models import (
+    LAYER_OF,
+    HistoryEntry,
+    LayerStats,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    ScopeKind,
+    Status,
+)
 
-__all__ = ["MEMORY_COLUMNS", "AGE_BUCKETS", "CONFIDENCE_LEVEL_SQL", "layer_stats", "tombstones"]
+__all__ = [
+    "MEMORY_COLUMNS",
+    "AGE_BUCKETS",
+    "CONFIDENCE_LEVEL_SQL",
+    "finish_record",
+    "layer_stats",
+    "tombstones",
+]
 
 #: The record's own columns (the scope is stored per store's own design).
 MEMORY_COLUMNS = (
@@ -19,6 +37,24 @@ MEMORY_COLUMNS = (
     "decay_rate", "access_count", "reinforcement_count", "last_accessed", "sector_id",
     "supersedes", "superseded_by", "version", "content_hash",
 )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=65_536)
+def _scope(kind: str, owner: str, user: str | None) -> Scope:
+    return Scope(ScopeKind(kind), owner, user)
+
+
+def finish_record(values: dict[str, Any], kind: str, owner: str, user: str | None) -> MemoryRecord:
+    """A record from column values whose times and tags the store has converted already.
+
+    ``metadata`` arrives as JSON text ("{}" needs no parser), the enums as strings.
+    """
+    meta = values["metadata"]
+    values["metadata"] = {} if meta == "{}" else json.loads(meta)
+    values["memory_type"] = MemoryType(values["memory_type"])
+    values["status"] = Status(values["status"])
+    return MemoryRecord(scope=_scope(kind, owner, user), **values)
+
 
 #: Seed 000's age buckets: (name, days).
 AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))

@@ -5,16 +5,14 @@ Placeholders are psycopg's ``%s``; every value travels as a parameter.
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from ...access import ScopeFilter
-from ...models import MemoryFilter, MemoryRecord, MemoryType, Scope, ScopeKind, Status
-from ..rows import MEMORY_COLUMNS
+from ...models import MemoryFilter, MemoryRecord, Scope
+from ..rows import MEMORY_COLUMNS, finish_record
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -44,22 +42,13 @@ LIST_SEP = ","
 PAIR_SEP = "|"
 
 
-@functools.lru_cache(maxsize=65_536)
-def _scope(kind: str, owner: str, user: str | None) -> Scope:
-    return Scope(ScopeKind(kind), owner, user)
-
-
 def record_from_row(row: tuple[Any, ...]) -> MemoryRecord:
     """Build a record from a ``SELECT_MEMORY`` row."""
     n = len(MEMORY_COLUMNS)
     values = dict(zip(MEMORY_COLUMNS, row[:n], strict=True))
     kind, owner, user = row[n : n + 3]
     values["tags"] = tuple(values["tags"])
-    meta = values["metadata"]
-    values["metadata"] = {} if meta == "{}" else json.loads(meta)
-    values["memory_type"] = MemoryType(values["memory_type"])
-    values["status"] = Status(values["status"])
-    return MemoryRecord(scope=_scope(kind, owner, user), **values)
+    return finish_record(values, kind, owner, user)
 
 
 def record_params(record: MemoryRecord) -> list[Any]:

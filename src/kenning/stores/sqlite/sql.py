@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
 from ...access import ScopeFilter
-from ...models import MemoryFilter, MemoryRecord, MemoryType, Scope, ScopeKind, Status
-from ..rows import MEMORY_COLUMNS
+from ...models import MemoryFilter, MemoryRecord
+from ..rows import MEMORY_COLUMNS, finish_record
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -44,11 +43,6 @@ def dt(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
 
 
-@functools.lru_cache(maxsize=65_536)
-def _scope(kind: str, owner: str, user: str | None) -> Scope:
-    return Scope(ScopeKind(kind), owner, user)
-
-
 def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
     """Build a record from a ``SELECT_MEMORY`` row."""
     values = dict(zip(MEMORY_COLUMNS, row[: len(MEMORY_COLUMNS)], strict=True))
@@ -58,11 +52,7 @@ def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
         values[name] = None if value is None else datetime.fromtimestamp(value, UTC)
     tags = values["tags"]
     values["tags"] = () if tags == "[]" else tuple(json.loads(tags))
-    meta = values["metadata"]
-    values["metadata"] = {} if meta == "{}" else json.loads(meta)
-    values["memory_type"] = MemoryType(values["memory_type"])
-    values["status"] = Status(values["status"])
-    return MemoryRecord(scope=_scope(kind, owner, user), **values)
+    return finish_record(values, kind, owner, user)
 
 
 def record_params(record: MemoryRecord) -> list[Any]:
