@@ -32,8 +32,7 @@ Rows = Callable[..., list[Any]]
 
 def _plan(store: Any) -> str:
     """Which vector search method the store used last ("exact" or "hnsw")."""
-    vectors = getattr(store, "vectors", None)
-    return str((vectors or store).last_plan.method)
+    return str(store.last_plan.method)
 
 
 def _ids(hits: Any) -> list[str]:

@@ -46,7 +46,7 @@ from .models import (
 from .retrieval.ranker import rank
 from .retrieval.text import query_terms, strip_terms
 from .scoring import adjust_confidence
-from .stores import Store, open_store
+from .stores import Store, database_url, open_store
 from .validation import (
     build_filter,
     clean_confidence,
@@ -111,9 +111,7 @@ class Memory:
     ) -> None:
         self.settings = settings or _settings_from_env()
         if path is not None:  # a SQLite file, or a sqlite:/// or postgresql:// URL
-            url = str(path)
-            if not url.startswith(("sqlite:///", "postgresql://")):
-                url = f"sqlite:///{path}"
+            url = database_url(str(path), field="path")
             self.settings = self.settings.model_copy(update={"database_url": url})
         inner = embedder or create_embedder(self.settings.embedder, **self._embed_options())
         self.store: Store = store or open_store(self.settings, inner.model_id, inner.dim)

@@ -140,4 +140,3 @@ def priority(
         + weights["strength"] * strength
         + boost
     )
-

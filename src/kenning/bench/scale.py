@@ -176,15 +176,15 @@ def run_scale(
                     "recall_ms": _time_recalls(mem, worst, admin, ALL_SCOPES, progress),
                     "recall_ms_typical": _time_recalls(mem, typical, typical_user, None, progress),
                 })  # fmt: skip
-            vectors = getattr(mem.store, "vectors", mem.store)
-            plan = getattr(vectors, "last_plan", None)
+            plan = getattr(mem.store, "last_plan", None)
+            kind = mem.store.kind
         finally:
             mem.close()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rate = None if ingest_s is None else n / ingest_s
     return {
         "n": n,
-        "store": "postgresql" if store and store.startswith("postgres") else "sqlite",
+        "store": kind,
         "synthetic_vectors": synthetic,
         "model_id": embedder.model_id,
         "reused_db": ingest_s is None,

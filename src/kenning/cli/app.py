@@ -20,7 +20,7 @@ from ..engine import Memory
 from ..errors import Conflict, InvalidInput, KenningError, NotFound, PermissionDenied
 from ..migrate import copy_store, count_memories, open_stores
 from ..models import ALL_SCOPES, DEFAULT_ORG, DEFAULT_USER, Principal, Role, TeamRole
-from ..stores import database_url, display_url
+from ..stores import database_url, display_url, location
 from . import render
 from .args import (
     AgentOpt,
@@ -197,10 +197,8 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     mem = state.open()
     who = mem.principal
     roles = sorted(r.value for r in who.roles)
-    url = mem.settings.database_url or ""
-    database = display_url(url) if url.startswith("postgresql://") else str(mem.settings.db_path())
     info = {
-        "database": database, "embedder": mem.embedder.model_id,
+        "database": location(mem.settings), "embedder": mem.embedder.model_id,
         "dim": mem.embedder.dim,
         "principal": {"org_id": who.org_id, "user_id": who.user_id, "roles": roles},
     }  # fmt: skip

@@ -22,6 +22,7 @@ from .base import Store
 
 __all__ = [
     "Store", "DatabaseInfo", "open_store", "database_url", "inspect_database", "display_url",
+    "location",
 ]  # fmt: skip
 
 _SQLITE = "sqlite:///"
@@ -30,12 +31,12 @@ _PG = "postgresql://"
 
 def open_store(settings: Settings, model_id: str, dim: int) -> Store:
     """Open the store ``settings.database_url`` names (the embedded SQLite file by default)."""
-    url = settings.database_url or f"sqlite:///{settings.db_path()}"
-    if url.startswith("sqlite:///"):
+    url = settings.database_url or f"{_SQLITE}{settings.db_path()}"
+    if url.startswith(_SQLITE):
         from .sqlite.store import SQLiteStore
 
         return SQLiteStore(
-            settings.db_path() if settings.database_url else url.removeprefix("sqlite:///"),
+            settings.db_path(),
             model_id=model_id,
             dim=dim,
             exact_search_max=settings.exact_search_max,
@@ -44,7 +45,7 @@ def open_store(settings: Settings, model_id: str, dim: int) -> Store:
             ann_expansion=settings.ann_expansion,
             keyword_max_df_ratio=settings.keyword_max_df_ratio,
         )
-    if url.startswith(("postgresql://", "postgres://")):
+    if url.startswith(_PG):
         from .postgres.store import PostgresStore
 
         return PostgresStore(
@@ -99,6 +100,14 @@ def database_url(value: str, *, field: str = "database_url") -> str:
         "postgresql://USER@HOST/DB or a file path",
         field=field,
     )
+
+
+def location(settings: Settings) -> str:
+    """Where ``settings`` keep memories, for people: the SQLite file, or the masked URL."""
+    url = settings.database_url
+    if url is None or url.startswith(_SQLITE):
+        return str(settings.db_path())
+    return display_url(url)
 
 
 def display_url(url: str) -> str:

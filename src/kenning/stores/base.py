@@ -40,6 +40,9 @@ __all__ = ["Store"]
 class Store(Protocol):
     """What the engine needs from a database."""
 
+    #: Which backend this is (``"sqlite"``, ``"postgresql"``): for reports, never for logic.
+    kind: str
+
     def close(self) -> None:
         """Release connections and caches."""
 

@@ -98,6 +98,8 @@ def _history_row(
 class PostgresStore:
     """The server store. ``url`` is a ``postgresql://`` connection URL."""
 
+    kind = "postgresql"
+
     def __init__(
         self,
         url: str,
@@ -358,7 +360,8 @@ class PostgresStore:
         where, params = scope_clause(scopes)
         with self._read(scopes) as conn:
             rows = conn.execute(
-                f"{SELECT_MEMORY} WHERE m.id = ANY(%s) AND {where}", [list(ids), *params],
+                f"{SELECT_MEMORY} WHERE m.id = ANY(%s) AND {where}",
+                [list(ids), *params],
                 binary=True,
             ).fetchall()
         found = {r.id: r for r in map(record_from_row, rows)}

@@ -64,6 +64,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stem
 class SQLiteStore:
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
+    kind = "sqlite"
+
     def __init__(
         self,
         path: str | Path,
@@ -103,6 +105,11 @@ class SQLiteStore:
             connectivity=ann_connectivity,
             expansion=ann_expansion,
         )
+
+    @property
+    def last_plan(self) -> Any:
+        """How the last vector search ran (the vector index's plan)."""
+        return self.vectors.last_plan
 
     # -- plumbing -----------------------------------------------------------------
 
