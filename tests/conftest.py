@@ -152,7 +152,7 @@ _PG_COUNTS = {
 
 def _rows(mem: Memory, sql: Mapping[str, str], params: tuple[Any, ...] = ()) -> list[Any]:
     """Run the raw SQL for ``mem``'s store kind directly on its database."""
-    if isinstance(mem.store, PostgresStore):
+    if mem.store.kind == "postgresql":
         with _superuser_conn(mem) as conn:
             return conn.execute(sql["postgresql"], params).fetchall()
     path = getattr(mem.store, "path", None)
@@ -167,7 +167,7 @@ def _rows(mem: Memory, sql: Mapping[str, str], params: tuple[Any, ...] = ()) -> 
 
 def _counts(mem: Memory) -> dict[str, int]:
     """Row counts of memories, vectors, keyword index, history and scopes, read directly."""
-    if isinstance(mem.store, PostgresStore):
+    if mem.store.kind == "postgresql":
         return {t: int(_rows(mem, {"postgresql": q})[0][0]) for t, q in _PG_COUNTS.items()}
     return {
         table: int(_rows(mem, {"sqlite": f"SELECT COUNT(*) FROM {table}"})[0][0])

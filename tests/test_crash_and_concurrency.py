@@ -22,7 +22,6 @@ from typing import Any
 
 from kenning import Memory, Settings
 from kenning.stores.postgres.schema import MIGRATIONS as PG_MIGRATIONS
-from kenning.stores.postgres.store import PostgresStore
 from kenning.stores.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 
 Rows = Callable[..., list[Any]]
@@ -157,7 +156,7 @@ _PER_SCOPE = {
 
 def _integrity(mem: Memory, db_rows: Rows) -> dict[str, Any]:
     """Every check of ``_CHECKS`` for ``mem``'s store, read past kenning (raw SQL)."""
-    kind = "postgresql" if isinstance(mem.store, PostgresStore) else "sqlite"
+    kind = mem.store.kind
     state: dict[str, Any] = {
         name: db_rows(mem, {kind: sql})[0][0] for name, sql in _CHECKS[kind].items()
     }
