@@ -450,6 +450,8 @@ def test_recall_explain_fields(mem: Memory) -> None:
             "scope_boost",
             "exact_match",
             "final",
+            "graph",
+            "time",
         }
         assert hit.explain.final == hit.score
         assert 0.0 <= hit.explain.relevance <= 1.0 and 0.0 <= hit.explain.temporal <= 1.0

@@ -24,6 +24,7 @@ from enum import Enum
 from typing import Any
 
 from .errors import InvalidInput
+from .graph.model import GraphPath
 
 __all__ = [
     "ScopeKind",
@@ -432,6 +433,13 @@ class ScoreBreakdown:
     scope_boost: float
     exact_match: bool
     final: float
+    #: Support from linked memories in the candidate pool (seed 002 step A),
+    #: added to relevance before priority scoring; for a memory brought in by
+    #: graph expansion, its whole relevance came from the graph.
+    graph: float = 0.0
+    #: Relevance added because the memory's time matches the query's
+    #: ("last May", "when did ...").
+    time: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -445,12 +453,21 @@ class Hit:
     memory: MemoryRecord
     score: float
     explain: ScoreBreakdown | None = None
+    #: Memories that graph expansion attached to this one (seed 002: merged
+    #: into their seed, so they take no top-k slot), each with its ``via`` path.
+    related: list[Hit] = field(default_factory=list)
+    #: For a memory reached through the graph: the walk from its seed.
+    via: GraphPath | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         out: dict[str, Any] = {"score": self.score, "memory": self.memory.to_dict()}
         if self.explain is not None:
             out["explain"] = self.explain.to_dict()
+        if self.related:
+            out["related"] = [h.to_dict() for h in self.related]
+        if self.via is not None:
+            out["via"] = self.via.to_dict()
         return out
 
 
@@ -463,6 +480,12 @@ class RecallResult:
     candidates: dict[str, int] = field(default_factory=dict)
     #: Query words left out because most of the reader's memories contain them.
     dropped_terms: list[str] = field(default_factory=list)
+    #: Relation paths between the hits (seed 002 step C), strongest first.
+    paths: list[GraphPath] = field(default_factory=list)
+    #: What graph post-processing did (edges read, supported, admitted, ...).
+    graph: dict[str, float] = field(default_factory=dict)
+    #: The time window the query named, as ISO strings (``start``/``end``), if any.
+    time_window: dict[str, str | None] = field(default_factory=dict)
 
     def __iter__(self) -> Any:
         return iter(self.hits)
@@ -480,6 +503,9 @@ class RecallResult:
             "timings_ms": self.timings_ms,
             "candidates": self.candidates,
             "dropped_terms": self.dropped_terms,
+            "paths": [p.to_dict() for p in self.paths],
+            "graph": self.graph,
+            "time_window": self.time_window,
         }
 
 
