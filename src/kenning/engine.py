@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -443,6 +443,9 @@ class Memory:
         timings: dict[str, float] = {}
         s = self.settings
         t0 = time.perf_counter()
+        # Embed the query as typed while the common-term check runs: most
+        # queries drop nothing, and the embedding is the slowest step.
+        speculative = self._pool.submit(self._query_embedder.embed, query)
         dropped = self.store.common_terms(
             query_terms(query), view, s.common_term_ratio, s.common_term_min_docs,
             s.common_term_max_docs,
@@ -451,7 +454,9 @@ class Memory:
         timings["terms"] = _ms(t0)
         # Keyword search here, query embedding + vector search on a worker:
         # the store reads through separate connections, so both run at once.
-        dense_job = self._pool.submit(self._dense, search_text, view, flt)
+        dense_job = self._pool.submit(
+            self._dense, search_text, view, flt, speculative if search_text == query else None
+        )
         t1 = time.perf_counter()
         keyword = self.store.keyword_search(search_text, view, flt, s.candidates_keyword)
         timings["keyword"] = _ms(t1)
@@ -481,11 +486,11 @@ class Memory:
         return RecallResult(hits, timings, counts, sorted(dropped))
 
     def _dense(
-        self, text: str, view: ScopeFilter, flt: MemoryFilter
+        self, text: str, view: ScopeFilter, flt: MemoryFilter, embedded: Future[np.ndarray] | None
     ) -> tuple[np.ndarray, builtins.list[tuple[str, float]], dict[str, float]]:
-        """Embed the query and run the vector search (on a worker thread)."""
+        """Embed the query (or take ``embedded``) and run the vector search (on a worker)."""
         t = time.perf_counter()
-        qvec = self._query_embedder.embed(text)
+        qvec = embedded.result() if embedded is not None else self._query_embedder.embed(text)
         embed_ms = _ms(t)
         t = time.perf_counter()
         dense = self.store.vector_search(qvec, view, flt, self.settings.candidates_dense)
