@@ -12,7 +12,9 @@ from pathlib import Path
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "ScoringWeights", "default_home"]
+from .graph.model import RELATION_PRIORS
+
+__all__ = ["Settings", "ScoringWeights", "GraphRead", "default_home"]
 
 
 def default_home() -> Path:
@@ -41,6 +43,36 @@ class ScoringWeights(BaseSettings):
     #: LoCoMo dev split: see BENCHMARKS.md ("priority ablation").
     relevance_norm: str = Field("minmax", pattern="^(max|minmax|rank)$")
     relevance_window: int = Field(20, gt=1)
+
+
+class GraphRead(BaseSettings):
+    """Read-side graph post-processing (seed 002 §3-4; defaults are the seed's).
+
+    Environment: ``KENNING_GRAPH_PROPAGATE_BETA`` and so on, as the seed names them.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_GRAPH_", extra="forbid")
+
+    #: Master switch for support, expansion and paths at recall (fail-open either way).
+    rerank_enabled: bool = True
+    propagate_beta: float = Field(0.15, ge=0, le=5)
+    propagate_iters: int = Field(1, ge=0, le=5)
+    support_cap: float = Field(1.0, ge=0, le=10)
+    #: Expansion score factor; 0 disables relation expansion (support and paths stay).
+    relax_gamma: float = Field(0.3, ge=0, le=5)
+    seed_floor: float = Field(0.5, ge=0, le=1)
+    max_expand: int = Field(20, ge=0, le=200)
+    expand_hops: int = Field(2, ge=0, le=4)
+    expand_prefilter_top_n: int = Field(50, ge=1, le=1000)
+    seed_sim_delta: float = Field(0.2, ge=0, le=2)
+    #: Per relation type, at most this many admissions per recall.
+    relation_quota: int = Field(10, ge=1, le=200)
+    #: Admitted memories ride with their seed (no top-k slot) instead of competing.
+    expand_merge_seed: bool = True
+    path_enabled: bool = True
+    path_high_floor: float = Field(0.5, ge=0, le=1)
+    #: Relation-type priors (seed 002 §3.4); unknown types take ``related``'s.
+    priors: dict[str, float] = Field(default_factory=lambda: dict(RELATION_PRIORS))
 
 
 class Settings(BaseSettings):
@@ -105,6 +137,7 @@ class Settings(BaseSettings):
     min_temporal_organization: float = Field(0.3, ge=0, le=1)
 
     scoring: ScoringWeights = Field(default_factory=ScoringWeights)
+    graph: GraphRead = Field(default_factory=GraphRead)
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -28,11 +28,12 @@ StoreOpt = Annotated[
 
 
 def _settings(overrides: list[str]) -> Settings | None:
-    """``--set key=value`` overrides (``scoring.temporal=0`` for nested weights)."""
+    """``--set key=value`` overrides (``scoring.temporal=0``, ``graph.relax_gamma=0``
+    for the nested groups)."""
     if not overrides:
         return None
     flat: dict[str, Any] = {}
-    scoring: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {"scoring": {}, "graph": {}}
     for item in overrides:
         name, sep, raw = item.partition("=")
         if not sep:
@@ -41,13 +42,15 @@ def _settings(overrides: list[str]) -> Settings | None:
             value: Any = json.loads(raw)
         except ValueError:
             value = raw
-        if name.startswith("scoring."):
-            scoring[name.removeprefix("scoring.")] = value
+        group, dot, field = name.partition(".")
+        if dot and group in nested:
+            nested[group][field] = value
         else:
             flat[name] = value
     base = Settings()
-    if scoring:
-        flat["scoring"] = base.scoring.model_copy(update=scoring)
+    for group, values in nested.items():
+        if values:
+            flat[group] = getattr(base, group).model_copy(update=values)
     return Settings(**{**base.model_dump(), **flat})
 
 
