@@ -275,6 +275,10 @@ def _r_month(m: _Match, ctx: _Ctx) -> _Span | None:
     return _month(y if mon <= cur else y - 1, mon)
 
 
+def _r_month_of(m: _Match, ctx: _Ctx) -> _Span:
+    return _month(ctx.today.year + _RELS[_norm(m["rel"])], _MONTHS[m["mon"][:3].lower()])
+
+
 def _r_year(m: _Match, ctx: _Ctx) -> _Span:
     return _year(int(m["year"]))
 
@@ -431,6 +435,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rx(rf"{_MON}\s+(?:the\s+)?{_DAY}(?:,?\s+{_YEAR})?"), _r_date),
     _Rule(_rx(rf"{_MON}(?:\s+of|,)?\s+{_YEAR}"), _r_month_year),
     _Rule(_rx(rf"{_REL}(?P<mon>{_MON_FULL})"), _r_month),
+    _Rule(_rx(rf"(?P<mon>{_MON_FULL})\s+(?:of\s+)?(?P<rel>last|this|next)\s+year"), _r_month_of),
     _Rule(_rx(rf"(?P<mon>{_MON_FULL})(?!'s)"), _r_month, weak=True),
     _Rule(_rx(rf"(?:the\s+)?year\s+{_YEAR}"), _r_year),
     _Rule(_rx(rf"{_YEAR}(?!%)"), _r_year, weak=True),
@@ -443,10 +448,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rx(rf"{_WEEKDAY}\s+(?:of\s+)?(?P<rel>last|this|next)\s+week"), _r_weekday_of),
     _Rule(
         _rx(
-            r"today|tonight|yesterday|tomorrow|recently|lately|last\s+night|the\s+other\s+day"
-            r"|the\s+day\s+(?:before\s+yesterday|after\s+tomorrow)"
-            r"|(?:yesterday|today|tomorrow|this)\s+(?:morning|afternoon|evening)"
-            r"|(?:yesterday|tomorrow)\s+night"
+            r"(?:yesterday|today|tomorrow|this)\s+(?:morning|afternoon|evening)"
+            r"|(?:yesterday|tomorrow)\s+night|the\s+day\s+(?:before\s+yesterday|after\s+tomorrow)"
+            r"|today|tonight|yesterday|tomorrow|recently|lately|last\s+night|the\s+other\s+day"
         ),
         _r_words,
     ),
@@ -464,9 +468,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rx(rf"{_NUM}\s+(?P<unit>day|week|weekend|month|year)s?\s+ago"), _r_ago),
     _Rule(_rx(rf"(?P<pre>in\s+)?{_NUM}\s+{_UNITS}(?P<tail>\s+from\s+now|\s+later)?"), _r_ahead),
     _Rule(_rx(rf"(?:the\s+)?(?:last|past|previous)\s+{_NUM}\s+{_UNITS}"), _r_rolling),
-    _Rule(
-        _rx(r"(?P<dir>earlier|later)\s+(?:this\s+(?P<unit>week|month|year)|today)"), _r_earlier
-    ),
+    _Rule(_rx(r"(?P<dir>earlier|later)\s+(?:this\s+(?P<unit>week|month|year)|today)"), _r_earlier),
 )
 
 _FUTURE = re.compile(
@@ -486,7 +488,7 @@ _PLAIN_BEFORE = re.compile(
 )
 _CONTEXT_BEFORE = re.compile(
     r"\b(?:in|on|during|around|throughout|since|until|till|before|after|from|between|through"
-    r"|early|late|mid)\s*-?\s*$",
+    r"|early|late|mid|(?:beginning|start|middle|end)\s+of)\s*-?\s*$",
     re.IGNORECASE,
 )
 _CONNECTOR = re.compile(r"\s*(?:and|or|to|until|till|through|-|–)\s*", re.IGNORECASE)
