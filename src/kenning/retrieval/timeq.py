@@ -32,10 +32,13 @@ inputs are taken as UTC; ``None`` means unbounded on that side):
   ends where X ends; "between X and Y" and "from X to Y" span both.
 * A month name alone counts only in a date context: with a day or a year
   ("May 8", "8 May", "May 2023"), after a preposition or modifier ("in May",
-  "since May", "last May", "mid-May"), or as the second end of a range ("from
-  March to May"). So "May I ask...", "she may go", "what did June say" and
-  "this may help" name no month. Bare years and seasons follow the same rule;
-  "the year 2022", "summer 2022", "last summer" need no preposition.
+  "since May", "last May", "mid-May", "the end of May"), or right after another
+  date as the other end of a range or list ("from March to May", "in May or
+  June"; a lowercase "may"/"march"/"fall"/"spring" after "and"/"or" stays a
+  word). "may" followed by be/have/not/... is never the month. So "May I
+  ask...", "she may go", "what did June say" and "this may help" name no
+  month. Bare years and seasons follow the same rule ("in 2022", "in the
+  fall"); "the year 2022", "summer 2022", "last summer" need no preposition.
 * Several expressions in one query: the window is their intersection when that
   is not empty, otherwise the span covering them all.
 * Event-relative expressions ("before the trip", "after her wedding", "since
@@ -90,7 +93,8 @@ class TimeQuery:
     ``start``/``end``: the half-open window the query refers to (both ``None``
     if it names no time). ``asks_when``: the question asks for a time.
     ``anchor``/``relation``: an event the query is relative to ("the trip",
-    "before"). ``matched``: the time expressions recognised, as written.
+    "before"). ``matched``: the time expressions recognised, as written, with
+    the preposition that governs them ("in May", "before 2022").
     ``remainder``: the query without them, for keyword and dense search.
     """
 
@@ -497,6 +501,11 @@ _QUARTER = {"early": "early", "beginning": "early", "start": "early", "mid": "mi
 _QUARTER |= {"middle": "mid", "late": "late", "end": "late"}
 
 
+def _near(pos: int) -> int:
+    """Where to start looking for the words governing an expression at ``pos``."""
+    return max(0, pos - 30)
+
+
 @dataclass(frozen=True, slots=True)
 class _Hit:
     pos: int
@@ -515,7 +524,7 @@ def _candidates(text: str, ctx: _Ctx) -> list[_Hit]:
             except (ValueError, OverflowError):  # "30 February", year 0
                 span = None
             if span is not None and span[0] < span[1]:
-                weak = rule.weak and not _CONTEXT_BEFORE.search(text, 0, m.start())
+                weak = rule.weak and not _CONTEXT_BEFORE.search(text, _near(m.start()), m.start())
                 found.append(_Hit(m.start(), m.end(), span[0], span[1], weak))
     return found
 
@@ -548,14 +557,14 @@ def _continues(text: str, last: _Hit, hit: _Hit) -> bool:
         return False
     if _norm(joint[0]) not in ("and", "or"):
         return True
-    if _norm(joint[0]) == "and" and _PAIR_BEFORE.search(text, 0, last.pos):
+    if _norm(joint[0]) == "and" and _PAIR_BEFORE.search(text, _near(last.pos), last.pos):
         return True
     return text[hit.pos : hit.stop] not in _VERB_LIKE
 
 
 def _narrow(text: str, hit: _Hit) -> _Hit:
     """Apply "early/mid/late" or "the beginning/middle/end of" to a window over a week."""
-    m = _PART_BEFORE.search(text, 0, hit.pos)
+    m = _PART_BEFORE.search(text, _near(hit.pos), hit.pos)
     if m is None or hit.start is None or hit.end is None:
         return hit
     if hit.end - hit.start <= timedelta(days=7):
@@ -581,7 +590,8 @@ def _compose(text: str, hits: Sequence[_Hit]) -> list[_Hit]:
     out: list[_Hit] = []
     i = 0
     while i < len(hits):
-        hit, floor = hits[i], out[-1].stop if out else 0
+        hit = hits[i]
+        floor = max(out[-1].stop if out else 0, _near(hit.pos))
         pair = _PAIR_BEFORE.search(text, floor, hit.pos)
         if pair and i + 1 < len(hits) and _CONNECTOR.fullmatch(text, hit.stop, hits[i + 1].pos):
             other = hits[i + 1]
@@ -596,9 +606,9 @@ def _compose(text: str, hits: Sequence[_Hit]) -> list[_Hit]:
             out.append(_Hit(bound.start(), hit.stop, *_bound(bound["w"], hit)))
         elif plain := _PLAIN_BEFORE.search(text, floor, hit.pos):
             out.append(_Hit(plain.start(), hit.stop, hit.start, hit.end))
-        elif out and _CONNECTOR.fullmatch(text, floor, hit.pos):  # "May or June": take the "or"
-            gap = text[floor : hit.pos]
-            out.append(_Hit(floor + len(gap) - len(gap.lstrip()), hit.stop, hit.start, hit.end))
+        elif out and _CONNECTOR.fullmatch(text, out[-1].stop, hit.pos):  # "May or June"
+            gap = text[out[-1].stop : hit.pos]
+            out.append(_Hit(hit.pos - len(gap.lstrip()), hit.stop, hit.start, hit.end))
         else:
             out.append(hit)
         i += 1
