@@ -509,7 +509,7 @@ def _plural(count: str, unit: str) -> str:
     return unit if count in ("1", "one", "a") else unit + "s"
 
 
-@settings(max_examples=40, deadline=None, database=None)
+@settings(max_examples=30, deadline=None, database=None)
 @given(now=_NOWS, count=_COUNTS, unit=_UNITS)
 def test_units_ago_lie_before_now(now: datetime, count: str, unit: str) -> None:
     parsed = parse_time_query(f"What did I do {count} {_plural(count, unit)} ago?", now)
@@ -518,7 +518,7 @@ def test_units_ago_lie_before_now(now: datetime, count: str, unit: str) -> None:
     assert parsed.remainder == "What did I do?"
 
 
-@settings(max_examples=40, deadline=None, database=None)
+@settings(max_examples=30, deadline=None, database=None)
 @given(now=_NOWS, expr=_PAST)
 def test_past_expressions_end_by_today(now: datetime, expr: str) -> None:
     parsed = parse_time_query(f"Where was Mel {expr}?", now)
@@ -527,7 +527,7 @@ def test_past_expressions_end_by_today(now: datetime, expr: str) -> None:
     assert parsed.start < parsed.end <= today
 
 
-@settings(max_examples=60, deadline=None, database=None)
+@settings(max_examples=40, deadline=None, database=None)
 @given(now=_NOWS, expr=_ANY, before=st.booleans())
 def test_windows_are_ordered_and_remainder_drops_matches(
     now: datetime, expr: str, before: bool
