@@ -167,6 +167,10 @@ WINDOWS = [
     ("in May last year", d(2022, 5, 1), d(2022, 6, 1)),
     ("in 2022 after June", d(2022, 7, 1), d(2023, 1, 1)),
     ("yesterday or today", d(2023, 5, 19), d(2023, 5, 21)),
+    # disjoint, and one names its year: that one decides (a dated question)
+    ("what did she make recently in May 2022", d(2022, 5, 1), d(2022, 6, 1)),
+    ("what did she finish last Friday on 23 January, 2022", d(2022, 1, 23), d(2022, 1, 24)),
+    ("what happened in May 2021 or last week", d(2021, 5, 1), d(2021, 6, 1)),
 ]
 
 

@@ -40,7 +40,8 @@ inputs are taken as UTC; ``None`` means unbounded on that side):
   month. Bare years and seasons follow the same rule ("in 2022", "in the
   fall"); "the year 2022", "summer 2022", "last summer" need no preposition.
 * Several expressions in one query: the window is their intersection when that
-  is not empty, otherwise the span covering them all.
+  is not empty; otherwise, when some of them name their year, the window of
+  those alone ("recently, in May 2022"); otherwise the span covering them all.
 * Event-relative expressions ("before the trip", "after her wedding", "since
   the move", "during Mel's visit") give :attr:`TimeQuery.anchor` and
   :attr:`TimeQuery.relation` ("since" counts as "after", "until" as
@@ -677,8 +678,13 @@ def _anchor(query: str, spans: Sequence[_Hit]) -> tuple[str, Relation] | None:
     return None
 
 
-def _window(spans: Sequence[_Hit]) -> _Open:
-    """Intersection of the windows if not empty, otherwise the span covering them."""
+_EXPLICIT_YEAR = re.compile(r"(?<!\d)(?:1[6-9]|2\d)\d\d(?!\d)")
+
+
+def _window(spans: Sequence[_Hit], text: str) -> _Open:
+    """Intersection of the windows if not empty; otherwise, if some expressions
+    name their year ("recently, in May 2022"), the window of those alone;
+    otherwise the span covering them all."""
     if not spans:
         return None, None
     starts = [h.start for h in spans]
@@ -687,6 +693,9 @@ def _window(spans: Sequence[_Hit]) -> _Open:
     hi = min((e for e in ends if e is not None), default=None)
     if lo is None or hi is None or lo < hi:
         return lo, hi
+    explicit = [h for h in spans if _EXPLICIT_YEAR.search(text, h.pos, h.stop)]
+    if explicit and len(explicit) < len(spans):
+        return _window(explicit, text)
     lo = None if None in starts else min(s for s in starts if s is not None)
     hi = None if None in ends else max(e for e in ends if e is not None)
     return lo, hi
@@ -710,7 +719,7 @@ def parse_time_query(query: str, now: datetime) -> TimeQuery:
     the query without them. See the module docstring for the conventions.
     """
     spans = _expressions(query, now)
-    start, end = _window(spans)
+    start, end = _window(spans, query)
     anchor = _anchor(query, spans)
     return TimeQuery(
         start=start,
