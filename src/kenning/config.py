@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .graph.model import RELATION_PRIORS
@@ -93,6 +93,20 @@ class Settings(BaseSettings):
     embedder: str = "minilm"
     embedder_options: dict[str, str] = Field(default_factory=dict)
     embed_threads: int | None = None
+
+    # optional LLM (an OpenAI-compatible chat endpoint); None = no LLM anywhere
+    llm: str | None = None
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_timeout_s: float = Field(30.0, gt=0)
+    llm_max_retries: int = Field(2, ge=0, le=10)
+    #: US dollars per 1,000 tokens, for per-call cost accounting (0 = not tracked).
+    llm_price_prompt_per_1k: float = Field(0.0, ge=0)
+    llm_price_completion_per_1k: float = Field(0.0, ge=0)
+    #: Entity extraction for the graph: "spacy" (default), "rules", "llm", "none"
+    #: or a plugin name; "llm" needs ``llm`` and falls back to spaCy per batch.
+    graph_extractor: str = "spacy"
 
     max_content_chars: int = Field(20_000, gt=0)
     max_key_chars: int = Field(120, gt=0)

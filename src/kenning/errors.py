@@ -10,6 +10,7 @@ Every error kenning raises on purpose derives from :class:`KenningError`::
     ├── Conflict              a concurrent change won (version mismatch)
     ├── ConfigError           settings that cannot work (unknown embedder, bad URL)
     ├── EmbeddingError        the embedding model or endpoint failed
+    ├── LLMError              the chat-model endpoint failed or answered unusably
     └── StoreError            the database failed in a way the caller cannot fix
 
 Doors (CLI, REST, MCP) translate this tree into their own error shapes in one
@@ -26,6 +27,7 @@ __all__ = [
     "Conflict",
     "ConfigError",
     "EmbeddingError",
+    "LLMError",
     "StoreError",
 ]
 
@@ -63,6 +65,10 @@ class ConfigError(KenningError):
 
 class EmbeddingError(KenningError):
     """The embedding model or remote embedding endpoint failed."""
+
+
+class LLMError(KenningError):
+    """The chat-model (LLM) endpoint failed, timed out or answered unusably."""
 
 
 class StoreError(KenningError):
