@@ -150,6 +150,30 @@ class Settings(BaseSettings):
     min_temporal_shared: float = Field(0.2, ge=0, le=1)
     min_temporal_organization: float = Field(0.3, ge=0, le=1)
 
+    # time-aware recall ("last May", "before the trip", "when did ...")
+    time_aware: bool = True
+    #: Relevance added to a memory whose time falls in the window the query names.
+    time_window_boost: float = Field(0.3, ge=0, le=5)
+    #: Relevance added, for a "when ...?" question, to a memory whose text names a time.
+    time_when_boost: float = Field(0.05, ge=0, le=5)
+    #: How many of the best candidates have their text read for time expressions.
+    time_content_scan: int = Field(30, ge=0, le=1000)
+    #: With a window, this many more candidates come from a search inside it.
+    time_window_candidates: int = Field(20, ge=0, le=1000)
+
+    # conversation context (retrieval/context.py); 0 disables each
+    #: Episode recall (seed 002 §4): memories of the best-scoring episodes
+    #: (else sessions) gain up to this much fused relevance.
+    episode_recall_weight: float = Field(0.1, ge=0, le=2)
+    episode_recall_top: int = Field(3, ge=0, le=100)
+    #: A memory whose author (first of ``author_fields`` in its metadata) is
+    #: named in the query gains this much fused relevance.
+    author_boost: float = Field(0.3, ge=0, le=2)
+    author_fields: tuple[str, ...] = ("speaker", "author")
+
+    # the memory graph
+    graph_enabled: bool = True
+
     scoring: ScoringWeights = Field(default_factory=ScoringWeights)
     graph: GraphRead = Field(default_factory=GraphRead)
 

@@ -15,16 +15,15 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
 from pydantic import ValidationError
 
-from .access import AccessPolicy, ScopeFilter
+from .access import AccessPolicy
 from .clock import Clock, SystemClock
 from .config import Settings
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
@@ -43,8 +42,7 @@ from .models import (
     Scope,
     Status,
 )
-from .retrieval.ranker import rank
-from .retrieval.text import query_terms, strip_terms
+from .retrieval.pipeline import RecallPipeline, RecallRequest
 from .scoring import adjust_confidence
 from .stores import Store, database_url, open_store
 from .validation import (
@@ -124,6 +122,7 @@ class Memory:
         self.policy = AccessPolicy()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall")
         self._lock = threading.Lock()
+        self._recall = RecallPipeline(self.store, self._query_embedder, self._pool)
 
     def _embed_options(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.settings.embedder_options)
@@ -432,7 +431,6 @@ class Memory:
         readable scope, or named scopes (each checked). ``layers`` restricts to
         personal/shared/organization. ``filters`` see :class:`MemoryFilter`.
         """
-        started = time.perf_counter()
         who = self._who(principal)
         query = clean_text(query, "query", self.settings.max_content_chars)
         k = clean_k(k, self.settings.max_k)
@@ -440,61 +438,8 @@ class Memory:
             min_confidence, "min_confidence")  # fmt: skip
         flt = build_filter(filters)
         view = self.policy.resolve(who, scopes, layers)
-        timings: dict[str, float] = {}
-        s = self.settings
-        t0 = time.perf_counter()
-        # Embed the query as typed while the common-term check runs: most
-        # queries drop nothing, and the embedding is the slowest step.
-        speculative = self._pool.submit(self._query_embedder.embed, query)
-        dropped = self.store.common_terms(
-            query_terms(query), view, s.common_term_ratio, s.common_term_min_docs,
-            s.common_term_max_docs,
-        )  # fmt: skip
-        search_text = strip_terms(query, dropped)
-        timings["terms"] = _ms(t0)
-        # Keyword search here, query embedding + vector search on a worker:
-        # the store reads through separate connections, so both run at once.
-        dense_job = self._pool.submit(
-            self._dense, search_text, view, flt, speculative if search_text == query else None
-        )
-        t1 = time.perf_counter()
-        keyword = self.store.keyword_search(search_text, view, flt, s.candidates_keyword)
-        timings["keyword"] = _ms(t1)
-        t2 = time.perf_counter()
-        records = {r.id: r for r in self.store.get([i for i, _ in keyword], view)}
-        timings["fetch_keyword"] = _ms(t2)
-        qvec, dense, dense_timings = dense_job.result()
-        timings.update(dense_timings)
-        t2 = time.perf_counter()
-        later = [i for i, _ in dense if i not in records]
-        records.update((r.id, r) for r in self.store.get(later, view))
-        seen = {i for i, _ in dense}
-        missing = [i for i, _ in keyword if i not in seen]
-        if missing:  # fusion needs the cosine of keyword-only candidates too
-            extra = self.store.vector_scores(qvec, missing, view)
-            dense = [*dense, *sorted(extra.items(), key=lambda x: -x[1])]
-        timings["fetch"] = _ms(t2)
-        t3 = time.perf_counter()
-        hits = rank(query=query, dense=dense, keyword=keyword, records=records, principal=who,
-                    settings=s, now=self.clock.now(), explain=explain)  # fmt: skip
-        hits = [h for h in hits if h.memory.confidence >= floor][:k]
-        timings["rank"] = _ms(t3)
-        timings["total"] = _ms(started)
-        counts = {"dense": len(dense), "keyword": len(keyword), "fused": len(records)}
-        if not explain:
-            return RecallResult(hits)
-        return RecallResult(hits, timings, counts, sorted(dropped))
-
-    def _dense(
-        self, text: str, view: ScopeFilter, flt: MemoryFilter, embedded: Future[np.ndarray] | None
-    ) -> tuple[np.ndarray, builtins.list[tuple[str, float]], dict[str, float]]:
-        """Embed the query (or take ``embedded``) and run the vector search (on a worker)."""
-        t = time.perf_counter()
-        qvec = embedded.result() if embedded is not None else self._query_embedder.embed(text)
-        embed_ms = _ms(t)
-        t = time.perf_counter()
-        dense = self.store.vector_search(qvec, view, flt, self.settings.candidates_dense)
-        return qvec, dense, {"embed": embed_ms, "dense": _ms(t)}
+        request = RecallRequest(query, k, who, view, flt, floor, explain)
+        return self._recall.run(request, self.settings, self.clock.now())
 
     def list(
         self,

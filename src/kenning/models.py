@@ -434,12 +434,15 @@ class ScoreBreakdown:
     exact_match: bool
     final: float
     #: Support from linked memories in the candidate pool (seed 002 step A),
-    #: added to relevance before priority scoring; for a memory brought in by
-    #: graph expansion, its whole relevance came from the graph.
+    #: added to the fused score before normalisation (``graph``, ``time`` and
+    #: ``context`` are on the ``fused`` scale; ``relevance`` is after them).
     graph: float = 0.0
     #: Relevance added because the memory's time matches the query's
     #: ("last May", "when did ...").
     time: float = 0.0
+    #: Relevance added by the conversation context: the memory's episode is
+    #: among the best, or its author is named in the query.
+    context: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -20,11 +20,12 @@ from typing import Any, Literal
 from ..clock import FixedClock
 from ..config import Settings
 from ..embeddings import Embedder
+from ..engine import Memory
 from ..models import Principal, Role
-from .locomo_data import combined_report, load_locomo, split
+from .locomo_data import Conversation, Question, combined_report, load_locomo, score, split
 from .stores import open_bench_memory
 
-__all__ = ["run_locomo"]
+__all__ = ["run_locomo", "run_locomo_variants"]
 
 
 def run_locomo(
@@ -39,71 +40,114 @@ def run_locomo(
     progress: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run the retrieval task and return the metrics dict (see module docstring)."""
+    results = run_locomo_variants(
+        data, split_name, {"default": None}, settings=settings, embedder=embedder,
+        db_path=db_path, store=store, k_max=k_max, progress=progress,
+    )  # fmt: skip
+    return results["default"]
+
+
+def run_locomo_variants(
+    data: str | Path,
+    split_name: Literal["dev", "holdout", "all"],
+    variants: Mapping[str, Settings | None],
+    *,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    db_path: str | Path | None = None,
+    store: str | None = None,
+    k_max: int = 20,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Ingest the split once (under ``settings``), then ask every question under
+    each variant's settings (read-side knobs; None = ``settings``): ``{name: metrics}``."""
     convs = split(load_locomo(data), split_name)
     report = combined_report(convs)
     clock = FixedClock(convs[0].last_session_date)
+    out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="kenning-locomo-") as tmp:
         path = Path(db_path) if db_path else Path(tmp) / "locomo.db"
         mem = open_bench_memory(store, path, settings, embedder=embedder, clock=clock)
+        base = mem.settings
         try:
             started = time.perf_counter()
-            n_turns = 0
-            for conv in convs:
-                who = Principal(
-                    org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER})
-                )
-                items = [
-                    {
-                        "content": t.document,
-                        "event_at": t.session_date,
-                        "memory_type": "episodic",
-                        "metadata": {"dia_id": t.dia_id, "speaker": t.speaker},
-                        "source": "user_input",
-                        "session_id": f"{conv.sample_id}/session_{t.session}",
-                    }
-                    for t in conv.turns
-                ]
-                mem.remember_many(items, principal=who)
-                n_turns += len(items)
-                if progress:
-                    progress("ingest", len(items))
+            n_turns = _ingest(mem, convs, progress)
             ingest_s = time.perf_counter() - started
-            rankings: list[list[str]] = []
-            questions = []
-            latencies: list[float] = []
-            for conv in convs:
-                who = Principal(
-                    org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER})
-                )
-                clock.set(conv.last_session_date + timedelta(days=1))
-                for q in conv.questions:
-                    if not q.scorable:
-                        continue
-                    t = time.perf_counter()
-                    hits = mem.recall(q.question, k_max, principal=who)
-                    latencies.append((time.perf_counter() - t) * 1000)
-                    rankings.append([h.memory.metadata["dia_id"] for h in hits])
-                    questions.append(q)
-                    if progress:
-                        progress("recall", 1)
+            for name, variant in variants.items():
+                mem.settings = variant or base
+                rankings, questions, latencies = _ask(mem, convs, clock, k_max, progress)
+                result = score(rankings, questions, ks=(1, 5, 10, 20))
+                result["latency_ms"] = _percentiles(latencies)
+                result["split"] = split_name
+                result["conversations"] = [c.sample_id for c in convs]
+                result["turns"] = n_turns
+                result["ingest_per_s"] = round(n_turns / ingest_s, 1)
+                result["evidence_repairs"] = {
+                    "split_entries": report.split_entries,
+                    "normalised_ids": report.normalised_ids,
+                    "dropped_ids": report.dropped_ids,
+                    "questions_without_evidence": report.questions_without_evidence,
+                }
+                result["settings"] = _settings_summary(mem.settings)
+                out[name] = result
         finally:
             mem.close()
-    from .locomo_data import score
+    return out
 
-    result = score(rankings, questions, ks=(1, 5, 10, 20))
-    result["latency_ms"] = _percentiles(latencies)
-    result["split"] = split_name
-    result["conversations"] = [c.sample_id for c in convs]
-    result["turns"] = n_turns
-    result["ingest_per_s"] = round(n_turns / ingest_s, 1)
-    result["evidence_repairs"] = {
-        "split_entries": report.split_entries,
-        "normalised_ids": report.normalised_ids,
-        "dropped_ids": report.dropped_ids,
-        "questions_without_evidence": report.questions_without_evidence,
-    }
-    result["settings"] = _settings_summary(mem.settings)
-    return result
+
+def _who(conv: Conversation) -> Principal:
+    return Principal(org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER}))
+
+
+def _ingest(
+    mem: Memory, convs: Sequence[Conversation], progress: Callable[[str, int], None] | None
+) -> int:
+    """Every turn of every conversation as a memory of that conversation's user."""
+    n_turns = 0
+    for conv in convs:
+        items = [
+            {
+                "content": t.document,
+                "event_at": t.session_date,
+                "memory_type": "episodic",
+                "metadata": {"dia_id": t.dia_id, "speaker": t.speaker},
+                "source": "user_input",
+                "session_id": f"{conv.sample_id}/session_{t.session}",
+            }
+            for t in conv.turns
+        ]
+        mem.remember_many(items, principal=_who(conv))
+        n_turns += len(items)
+        if progress:
+            progress("ingest", len(items))
+    return n_turns
+
+
+def _ask(
+    mem: Memory,
+    convs: Sequence[Conversation],
+    clock: FixedClock,
+    k_max: int,
+    progress: Callable[[str, int], None] | None,
+) -> tuple[list[list[str]], list[Question], list[float]]:
+    """Every scorable question, recalled as its conversation's user."""
+    rankings: list[list[str]] = []
+    questions: list[Question] = []
+    latencies: list[float] = []
+    for conv in convs:
+        who = _who(conv)
+        clock.set(conv.last_session_date + timedelta(days=1))
+        for q in conv.questions:
+            if not q.scorable:
+                continue
+            t = time.perf_counter()
+            hits = mem.recall(q.question, k_max, principal=who)
+            latencies.append((time.perf_counter() - t) * 1000)
+            rankings.append([h.memory.metadata["dia_id"] for h in hits])
+            questions.append(q)
+            if progress:
+                progress("recall", 1)
+    return rankings, questions, latencies
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

@@ -91,6 +91,8 @@ class GraphOutcome:
     admitted: list[Admitted] = field(default_factory=list)
     paths: list[GraphPath] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)
+    #: Every edge read on the way (for the paths between the final hits).
+    edges: list[GraphEdge] = field(default_factory=list)
 
 
 def _adjacency(
@@ -286,4 +288,5 @@ def post_process(
     admitted, stats = expand(new_scores, scoped, sims_of, knobs)
     stats["edges"] = len(pool_edges)
     stats["supported"] = sum(1 for s in support.values() if s > 0)
-    return GraphOutcome(new_scores, support, admitted, [], stats)
+    seen = scoped(list(known))
+    return GraphOutcome(new_scores, support, admitted, [], stats, list(seen))

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from ..config import Settings
 from ..models import Hit, Layer, MemoryRecord, Principal, RecallMode, ScopeKind, ScoreBreakdown
-from ..scoring import fuse_convex, fuse_rrf, normalise, priority, temporal_score
+from ..scoring import fuse_convex, fuse_rrf, priority, temporal_score
 from .text import normalise_text
 
 __all__ = ["fuse", "rank"]
@@ -28,8 +28,27 @@ def fuse(
     return fuse_convex(dict(dense), dict(keyword), settings.fusion_alpha)
 
 
-def _temporal(record: MemoryRecord, now: datetime, settings: Settings) -> float:
+def _temporal(
+    record: MemoryRecord,
+    now: datetime,
+    settings: Settings,
+    window: tuple[datetime | None, datetime | None] | None = None,
+) -> float:
+    """Seed 000's per-layer decay of the memory's age.
+
+    With a ``window`` named in the query, age is the distance from the window
+    instead of from now: a memory from inside it is fresh for this question,
+    and one from after it is as stale as one equally far before it.
+    """
     at = record.event_at or record.created_at
+    if window is not None:
+        start, end = window
+        if end is not None and at >= end:
+            at = now - (at - end)
+        elif start is not None and at < start:
+            at = now - (start - at)
+        else:
+            at = now
     layer = record.layer
     if layer is Layer.PERSONAL:
         return temporal_score(at, now, settings.decay_days_personal, settings.min_temporal_personal)
@@ -78,20 +97,29 @@ def _same_text(text: str, wanted: str) -> bool:
 def rank(
     *,
     query: str,
-    dense: Sequence[tuple[str, float]],
-    keyword: Sequence[tuple[str, float]],
+    relevance: Mapping[str, float],
     records: Mapping[str, MemoryRecord],
     principal: Principal,
     settings: Settings,
     now: datetime,
+    dense: Mapping[str, float] | None = None,
+    keyword: Mapping[str, float] | None = None,
+    fused: Mapping[str, float] | None = None,
+    graph: Mapping[str, float] | None = None,
+    time: Mapping[str, float] | None = None,
+    context: Mapping[str, float] | None = None,
+    window: tuple[datetime | None, datetime | None] | None = None,
     strength_of: Mapping[str, float] | None = None,
     explain: bool = False,
 ) -> list[Hit]:
-    """Score every candidate that has a record; best first."""
-    fused = {k: v for k, v in fuse(dense, keyword, settings).items() if k in records}
-    relevance = normalise(fused, settings.scoring.relevance_norm, settings.scoring.relevance_window)
-    dense_of = dict(dense)
-    keyword_of = dict(keyword)
+    """Priority-score every candidate of ``relevance`` that has a record; best first.
+
+    ``relevance`` is normalised and final; ``graph``, ``time`` and ``context``
+    are the parts of the fused score that graph support, the time match and
+    the conversation context added before normalisation (for the breakdown).
+    ``window``: the time the query names, from which the temporal term then
+    measures age.
+    """
     w = settings.scoring
     weights = {
         "confidence": w.confidence,
@@ -101,9 +129,12 @@ def rank(
     }
     wanted = normalise_text(query)
     hits: list[Hit] = []
-    for mid, rel in relevance.items():
-        record = records[mid]
-        temporal = _temporal(record, now, settings)
+    for mid, base in relevance.items():  # noqa: B007
+        record = records.get(mid)
+        if record is None:
+            continue
+        rel = base
+        temporal = _temporal(record, now, settings, window)
         strength = (strength_of or {}).get(mid, record.strength)
         layer_boost, scope_boost = _boosts(record, principal, settings)
         exact = bool(wanted) and (
@@ -124,10 +155,10 @@ def rank(
         breakdown = None
         if explain:
             breakdown = ScoreBreakdown(
-                dense=dense_of.get(mid),
-                keyword=keyword_of.get(mid),
-                fused=fused[mid],
-                relevance=rel,
+                dense=(dense or {}).get(mid),
+                keyword=(keyword or {}).get(mid),
+                fused=(fused or {}).get(mid, 0.0),
+                relevance=base,
                 confidence=record.confidence,
                 temporal=temporal,
                 strength=strength,
@@ -135,6 +166,9 @@ def rank(
                 scope_boost=scope_boost,
                 exact_match=exact,
                 final=final,
+                graph=(graph or {}).get(mid, 0.0),
+                time=(time or {}).get(mid, 0.0),
+                context=(context or {}).get(mid, 0.0),
             )
         hits.append(Hit(record, final, breakdown))
     hits.sort(key=lambda h: (-h.score, h.memory.id))

@@ -24,13 +24,14 @@ every store):
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..access import ScopeFilter
+from ..graph.model import GraphEdge
 from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
 
 __all__ = ["Store"]
@@ -104,6 +105,16 @@ class Store(Protocol):
 
         Fusion needs the dense score of keyword-only candidates too.
         """
+
+    def graph_edges(
+        self,
+        ids: Sequence[str],
+        scopes: ScopeFilter,
+        relations: Collection[str] | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[GraphEdge]:
+        """Every memory-to-memory link with an endpoint in ``ids`` whose two
+        endpoints are active and visible through ``scopes`` (symmetric relations once)."""
 
     def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
         """The change trail of one memory, oldest first, if its scope is visible."""

@@ -1,0 +1,336 @@
+"""The read pipeline (DESIGN.md §2): candidates -> fusion -> graph -> time -> priority.
+
+:class:`RecallPipeline` runs one recall for an already validated request:
+
+1. **Time.** The query's time expressions become a window (or an event
+   anchor, looked up among the reader's memories) and leave the search text.
+2. **Candidates.** Keyword search on the calling thread while the query is
+   embedded and the vector search runs on a worker; query words common to
+   most of the reader's memories are dropped first. With a window, a second,
+   window-filtered search adds candidates from that time.
+3. **Fusion** into one relevance in [0, 1] per candidate.
+4. **Graph** post-processing (seed 002: support, expansion, paths), fail-open:
+   an error is logged and the pre-graph order stands.
+5. **Time bonus**, then seed 000's **priority** score, min-confidence, top k.
+
+Every store call takes the reader's scope filter; nothing here can widen it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import numpy as np
+
+from ..access import ScopeFilter
+from ..config import Settings
+from ..embeddings import CachedEmbedder
+from ..graph.model import GraphEdge, GraphPath
+from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult
+from ..scoring import normalise
+from ..stores import Store
+from .context import author_match, episode_lift
+from .graph_rerank import GraphKnobs, GraphOutcome, post_process, relation_paths
+from .ranker import fuse, rank
+from .text import query_terms, strip_terms
+from .time_aware import Window, anchored_window, said_at, time_bonus
+from .timeq import TimeQuery, parse_time_query
+
+__all__ = ["RecallPipeline", "RecallRequest"]
+
+log = logging.getLogger("kenning.recall")
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    """A validated recall: who asks, what they may read, and how."""
+
+    query: str
+    k: int
+    who: Principal
+    view: ScopeFilter
+    filters: MemoryFilter
+    floor: float
+    explain: bool = False
+
+
+@dataclass(slots=True)
+class _Pool:
+    """The candidate pool as it grows through the stages."""
+
+    dense: dict[str, float] = field(default_factory=dict)
+    keyword: dict[str, float] = field(default_factory=dict)
+    records: dict[str, MemoryRecord] = field(default_factory=dict)
+    qvec: np.ndarray | None = None
+    dropped: set[str] = field(default_factory=set)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class RecallPipeline:
+    """Runs recalls against one store with one query embedder (thread-safe)."""
+
+    def __init__(self, store: Store, embedder: CachedEmbedder, pool: ThreadPoolExecutor) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.pool = pool
+
+    def run(self, req: RecallRequest, settings: Settings, now: datetime) -> RecallResult:
+        """Recall for ``req`` under ``settings`` at ``now``; see the module docstring."""
+        started = time.perf_counter()
+        tq = parse_time_query(req.query, now) if settings.time_aware else TimeQuery()
+        text = _search_text(req.query, tq)
+        pool = self._candidates(text, req, settings)
+        window = self._window(tq, req, pool)
+        if window is not None:
+            self._window_candidates(text, window, req, settings, pool)
+        fused = {k: v for k, v in fuse(list(pool.dense.items()), list(pool.keyword.items()),
+                                       settings).items() if k in pool.records}  # fmt: skip
+        t = time.perf_counter()
+        outcome = self._graph(fused, req, settings, pool)
+        support = {k: v - fused[k] for k, v in outcome.scores.items() if v != fused.get(k)}
+        pool.timings["graph"] = _ms(t)
+        adjusted = {k: v + support.get(k, 0.0) for k, v in fused.items()}
+        context = _add(
+            episode_lift(adjusted, pool.records, settings.episode_recall_weight,
+                         settings.episode_recall_top),
+            author_match(req.query, list(adjusted), pool.records, settings.author_boost,
+                         settings.author_fields),
+        )  # fmt: skip
+        adjusted = _add(adjusted, context)
+        bonus = time_bonus(
+            sorted(adjusted, key=lambda i: -adjusted[i]), pool.records, window=window,
+            asks_when=tq.asks_when, window_boost=settings.time_window_boost,
+            when_boost=settings.time_when_boost, content_scan=settings.time_content_scan,
+        )  # fmt: skip
+        adjusted = _add(adjusted, bonus)
+        w = settings.scoring
+        rel = normalise(adjusted, w.relevance_norm, w.relevance_window)
+        t = time.perf_counter()
+        hits = rank(
+            query=req.query, relevance=rel, records=pool.records, principal=req.who,
+            settings=settings, now=now, window=window, dense=pool.dense, keyword=pool.keyword,
+            fused=fused, graph=support, time=bonus, context=context, explain=req.explain,
+        )  # fmt: skip
+        hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
+        paths = self._attach(hits, outcome, rel, pool, settings)
+        pool.timings["rank"] = _ms(t)
+        pool.timings["total"] = _ms(started)
+        if not req.explain:
+            return RecallResult(hits)
+        return RecallResult(
+            hits,
+            pool.timings,
+            {"dense": len(pool.dense), "keyword": len(pool.keyword), "fused": len(pool.records)},
+            sorted(pool.dropped),
+            paths=paths,
+            graph=outcome.stats,
+            time_window=_iso(window),
+        )
+
+    # -- candidates ------------------------------------------------------------------
+
+    def _candidates(self, text: str, req: RecallRequest, s: Settings) -> _Pool:
+        pool = _Pool()
+        t0 = time.perf_counter()
+        # Embed the query as typed while the common-term check runs: most
+        # queries drop nothing, and the embedding is the slowest step.
+        speculative = self.pool.submit(self.embedder.embed, text)
+        pool.dropped = self.store.common_terms(
+            query_terms(text), req.view, s.common_term_ratio, s.common_term_min_docs,
+            s.common_term_max_docs,
+        )  # fmt: skip
+        search_text = strip_terms(text, pool.dropped)
+        pool.timings["terms"] = _ms(t0)
+        dense_job = self.pool.submit(
+            self._dense, search_text, req, s, speculative if search_text == text else None
+        )
+        t1 = time.perf_counter()
+        keyword = self.store.keyword_search(search_text, req.view, req.filters,
+                                            s.candidates_keyword)  # fmt: skip
+        pool.timings["keyword"] = _ms(t1)
+        t2 = time.perf_counter()
+        pool.records = {r.id: r for r in self.store.get([i for i, _ in keyword], req.view)}
+        pool.timings["fetch_keyword"] = _ms(t2)
+        qvec, dense, dense_timings = dense_job.result()
+        pool.timings.update(dense_timings)
+        t3 = time.perf_counter()
+        self._merge(pool, qvec, dense, keyword, req)
+        pool.timings["fetch"] = _ms(t3)
+        return pool
+
+    def _dense(
+        self, text: str, req: RecallRequest, s: Settings, embedded: Future[np.ndarray] | None
+    ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, float]]:
+        """Embed the query (or take ``embedded``) and run the vector search (on a worker)."""
+        t = time.perf_counter()
+        qvec = embedded.result() if embedded is not None else self.embedder.embed(text)
+        embed_ms = _ms(t)
+        t = time.perf_counter()
+        dense = self.store.vector_search(qvec, req.view, req.filters, s.candidates_dense)
+        return qvec, dense, {"embed": embed_ms, "dense": _ms(t)}
+
+    def _merge(
+        self,
+        pool: _Pool,
+        qvec: np.ndarray,
+        dense: Sequence[tuple[str, float]],
+        keyword: Sequence[tuple[str, float]],
+        req: RecallRequest,
+    ) -> None:
+        """Add candidates to the pool: records, and the cosine of keyword-only ones."""
+        pool.qvec = qvec
+        later = [i for i, _ in dense if i not in pool.records]
+        pool.records.update((r.id, r) for r in self.store.get(later, req.view))
+        for i, score in keyword:
+            pool.keyword[i] = max(score, pool.keyword.get(i, score))
+        pool.dense.update(dense)
+        missing = [i for i, _ in keyword if i not in pool.dense]
+        if missing:  # fusion needs the cosine of keyword-only candidates too
+            pool.dense.update(self.store.vector_scores(qvec, missing, req.view))
+
+    # -- time ------------------------------------------------------------------------
+
+    def _window(self, tq: TimeQuery, req: RecallRequest, pool: _Pool) -> Window | None:
+        if tq.start is not None or tq.end is not None:
+            return tq.start, tq.end
+        if not tq.anchor:
+            return None
+        t = time.perf_counter()
+        found = self.store.keyword_search(tq.anchor, req.view, req.filters, 1)
+        records = self.store.get([found[0][0]], req.view) if found else []
+        pool.timings["anchor"] = _ms(t)
+        return anchored_window(tq, said_at(records[0])) if records else None
+
+    def _window_candidates(
+        self, text: str, window: Window, req: RecallRequest, s: Settings, pool: _Pool
+    ) -> None:
+        """Candidates from inside the window, so an old but dated answer is in the pool."""
+        if pool.qvec is None or s.time_window_candidates <= 0:
+            return
+        t = time.perf_counter()
+        start, end = window
+        flt = req.filters
+        if start is not None and (flt.event_after is None or flt.event_after < start):
+            flt = replace(flt, event_after=start)
+        if end is not None and (flt.event_before is None or flt.event_before > end):
+            flt = replace(flt, event_before=end)
+        search_text = strip_terms(text, pool.dropped)
+        n = s.time_window_candidates
+        keyword = self.store.keyword_search(search_text, req.view, flt, n)
+        dense = self.store.vector_search(pool.qvec, req.view, flt, n)
+        more = [i for i, _ in keyword if i not in pool.records]
+        pool.records.update((r.id, r) for r in self.store.get(more, req.view))
+        self._merge(pool, pool.qvec, dense, keyword, req)
+        pool.timings["window"] = _ms(t)
+
+    # -- graph -----------------------------------------------------------------------
+
+    def _graph(
+        self, rel: Mapping[str, float], req: RecallRequest, s: Settings, pool: _Pool
+    ) -> GraphOutcome:
+        g = s.graph
+        if not (s.graph_enabled and g.rerank_enabled) or not rel:
+            return GraphOutcome(dict(rel))
+        knobs = GraphKnobs(
+            beta=g.propagate_beta, iters=g.propagate_iters, support_cap=g.support_cap,
+            gamma=g.relax_gamma, seed_floor=g.seed_floor, max_expand=g.max_expand,
+            hops=g.expand_hops, prefilter=g.expand_prefilter_top_n, delta=g.seed_sim_delta,
+            relation_quota=g.relation_quota, merge_seed=g.expand_merge_seed,
+            paths=g.path_enabled, path_floor=g.path_high_floor, priors=g.priors,
+        )  # fmt: skip
+
+        def edges_of(ids: Sequence[str]) -> list[GraphEdge]:
+            return self.store.graph_edges(ids, req.view)
+
+        def sims_of(ids: Sequence[str]) -> dict[str, float]:
+            out = {i: pool.dense[i] for i in ids if i in pool.dense}
+            missing = [i for i in ids if i not in out]
+            if missing and pool.qvec is not None:
+                out.update(self.store.vector_scores(pool.qvec, missing, req.view))
+            return out
+
+        try:
+            outcome = post_process(rel, edges_of, sims_of, knobs)
+            self._admit(outcome, req, knobs, pool)
+            return outcome
+        except Exception:  # fail-open (seed 002 §3): the pre-graph order stands
+            log.exception("graph post-processing failed; recall continues without it")
+            return GraphOutcome(dict(rel), stats={"error": 1.0})
+
+    def _admit(
+        self, outcome: GraphOutcome, req: RecallRequest, knobs: GraphKnobs, pool: _Pool
+    ) -> None:
+        """Fetch admitted memories; unless merged into seeds, they join the pool."""
+        ids = [a.memory_id for a in outcome.admitted if a.memory_id not in pool.records]
+        pool.records.update((r.id, r) for r in self.store.get(ids, req.view))
+        outcome.admitted = [a for a in outcome.admitted if a.memory_id in pool.records]
+        if not knobs.merge_seed:
+            for a in outcome.admitted:
+                outcome.scores.setdefault(a.memory_id, a.score)
+
+    def _attach(
+        self,
+        hits: list[Hit],
+        outcome: GraphOutcome,
+        scores: Mapping[str, float],
+        pool: _Pool,
+        s: Settings,
+    ) -> list[GraphPath]:
+        """Merged expansions ride with their seed; relation paths between the hits."""
+        if not outcome.admitted and not outcome.edges:
+            return []
+        by_id = {h.memory.id: h for h in hits}
+        if s.graph.expand_merge_seed:
+            for a in outcome.admitted:
+                seed = by_id.get(a.seed)
+                record = pool.records.get(a.memory_id)
+                if seed is not None and record is not None and a.memory_id not in by_id:
+                    seed.related.append(Hit(record, a.score, via=a.path))
+        knobs = GraphKnobs(paths=s.graph.path_enabled, path_floor=s.graph.path_high_floor,
+                           priors=s.graph.priors)  # fmt: skip
+        return relation_paths(list(by_id), scores, outcome.edges, outcome.admitted, knobs)
+
+
+_RELATION_TAIL = re.compile(
+    r"\s*\b(?:before|after|since|until|till|during|following|prior\s+to)\s*$", re.I
+)
+
+
+def _search_text(query: str, tq: TimeQuery) -> str:
+    """The query without its time expressions and without "before <event>":
+    the event only places the answer in time, it is not what is asked about."""
+    text = tq.remainder if tq.matched else query
+    if tq.anchor:
+        head, found, tail = text.partition(tq.anchor)
+        if found:
+            text = f"{_RELATION_TAIL.sub('', head)} {tail}"
+    text = " ".join(text.split())
+    return text if query_terms(text) else query
+
+
+def _add(base: Mapping[str, float], extra: Mapping[str, float]) -> dict[str, float]:
+    """``base`` plus ``extra`` per key (keys of both)."""
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def _iso(window: Window | None) -> dict[str, str | None]:
+    if window is None:
+        return {}
+    start, end = window
+    return {
+        "start": start.isoformat() if isinstance(start, datetime) else None,
+        "end": end.isoformat() if isinstance(end, datetime) else None,
+    }
