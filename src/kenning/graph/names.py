@@ -1,0 +1,33 @@
+"""Name normalisation for entity resolution (the resolution key of an entity).
+
+``normalise_name`` comes from :mod:`kenning.graph.resolve` when that module is
+present (the extraction work); until then this local stand-in applies:
+Unicode NFKC, case folding, collapsed whitespace, a trailing possessive
+("Caroline's", "James'") stripped and surrounding punctuation removed, so
+"Caroline", "caroline's" and "CAROLINE" resolve to one node.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["normalise_name", "local_normalise_name"]
+
+_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
+_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def local_normalise_name(name: str) -> str:
+    """NFKC + casefold + whitespace collapse + possessive and edge-punctuation strip."""
+    text = unicodedata.normalize("NFKC", name).strip()
+    text = " ".join(text.split())
+    text = _POSSESSIVE.sub("", text)
+    text = _EDGE_PUNCT.sub("", text)
+    return text.casefold()
+
+
+try:  # the extraction branch's resolver wins once it is merged
+    from .resolve import normalise_name  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # pragma: no cover - depends on which modules are present
+    normalise_name = local_normalise_name
