@@ -212,12 +212,19 @@ class Projector:
         if s.graph_semantic_max <= 0:
             return []
         links: list[MemoryLink] = []
+        by_org: dict[str, list[tuple[MemoryRecord, np.ndarray]]] = defaultdict(list)
         for r, vec in zip(records, vectors, strict=True):
-            view = ScopeFilter(r.org_id, frozenset({r.scope}))
-            hits = self.store.vector_search(vec, view, MemoryFilter(), s.graph_semantic_max + 1)
-            near = [(i, sim) for i, sim in hits if i != r.id and sim >= s.graph_semantic_min]
-            links.extend(MemoryLink(r.id, i, Relation.SEMANTIC_NEIGHBOR, round(float(sim), 6))
-                         for i, sim in near[: s.graph_semantic_max])  # fmt: skip
+            by_org[r.org_id].append((r, vec))
+        for org, pairs in by_org.items():
+            found = self.store.scope_neighbours(
+                org, [(r.scope, v) for r, v in pairs], s.graph_semantic_max + 1
+            )
+            for (r, _), hits in zip(pairs, found, strict=True):
+                near = [(i, sim) for i, sim in hits if i != r.id and sim >= s.graph_semantic_min]
+                links.extend(
+                    MemoryLink(r.id, i, Relation.SEMANTIC_NEIGHBOR, round(float(sim), 6))
+                    for i, sim in near[: s.graph_semantic_max]
+                )
         return links
 
     def temporal(self, records: Sequence[MemoryRecord], *, tails: bool) -> list[MemoryLink]:

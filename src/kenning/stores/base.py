@@ -219,5 +219,12 @@ class Store(Protocol):
         non-superseded memory of that episode (or episode-less session) in that scope
         with event time <= ``at``, by (event time, created_at, id)."""
 
+    def scope_neighbours(
+        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+    ) -> builtins.list[builtins.list[tuple[str, float]]]:
+        """For each (scope, vector): the cosine top ``limit`` among the active memories of
+        that one scope, as (id, similarity) best first (batched: the write projection's
+        ``semantic_neighbor`` lookups)."""
+
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """The stored vectors of the visible memories among ``ids``."""

@@ -24,7 +24,7 @@ from ...access import ScopeFilter
 from ...graph.links import canonical, entity_id, origin_of
 from ...graph.model import Entity, EntityMention, GraphEdge, MemoryLink, NodeKind, Projection
 from ...graph.names import normalise_name
-from ...models import Scope
+from ...models import MemoryFilter, Scope
 from .sql import scope_clause
 
 __all__ = ["PostgresGraph"]
@@ -50,6 +50,16 @@ class PostgresGraph:
         raise NotImplementedError  # provided by the store
 
     def _org_write(self, org_id: str) -> Any:
+        raise NotImplementedError  # provided by the store
+
+    exact_search_max: int  # provided by the store
+
+    def _visible(self, conn: psycopg.Connection, scopes: ScopeFilter) -> tuple[int, float]:
+        raise NotImplementedError  # provided by the store
+
+    def vector_search(
+        self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
         raise NotImplementedError  # provided by the store
 
     # -- writes (inside the caller's transaction) ------------------------------------
@@ -219,21 +229,26 @@ class PostgresGraph:
             return []
         lwhere, lparams = scope_clause(scopes, alias="l")
         awhere, aparams = scope_clause(scopes, alias="a")
-        bwhere, bparams = scope_clause(scopes, alias="b")
         rel, rparams = "", []
         if relations is not None:
             rel, rparams = " AND l.relation = ANY(%s)", [sorted(relations)]
-        tail, tparams = ("", []) if limit is None else (" LIMIT %s", [limit])
         wanted = list(dict.fromkeys(ids))
+        # Two index lookups instead of a join: under row-level security the planner
+        # cannot see how few memories pass the policy and hash-joins whole tables.
         with self._read(scopes) as conn:
             rows = conn.execute(
                 "SELECT l.src, l.dst, l.relation, l.weight FROM links l "
-                "JOIN memories a ON a.id = l.src JOIN memories b ON b.id = l.dst "
-                f"WHERE (l.src = ANY(%s) OR l.dst = ANY(%s)) AND {lwhere} AND a.status = 'active' "
-                f"AND b.status = 'active' AND {awhere} AND {bwhere}{rel} "
-                f"ORDER BY l.weight DESC, l.src, l.dst, l.relation{tail}",
-                [wanted, wanted, *lparams, *aparams, *bparams, *rparams, *tparams],
+                f"WHERE (l.src = ANY(%s) OR l.dst = ANY(%s)) AND {lwhere}{rel}",
+                [wanted, wanted, *lparams, *rparams],
             ).fetchall()
+            ends = sorted({x for r in rows for x in (r[0], r[1])})
+            live = {r[0] for r in conn.execute(
+                f"SELECT a.id FROM memories a WHERE a.id = ANY(%s) AND a.status = 'active' "
+                f"AND {awhere}", [ends, *aparams])}  # fmt: skip
+        rows = [r for r in rows if r[0] in live and r[1] in live]
+        rows.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))
+        if limit is not None:
+            rows = rows[:limit]
         return [GraphEdge(r[0], r[1], r[2], float(r[3])) for r in rows]
 
     def graph_mentions(
@@ -354,6 +369,42 @@ class PostgresGraph:
                     (value, org_id, scope.key, at.astimezone(UTC)),
                 ).fetchone()
                 out.append(None if row is None else row[0])
+        return out
+
+    def scope_neighbours(
+        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+    ) -> builtins.list[builtins.list[tuple[str, float]]]:
+        """For each (scope, vector): the cosine top ``limit`` of the active memories of
+        that scope. Scopes small enough for an exact scan are searched for all their
+        vectors in one statement; larger ones through :meth:`vector_search`."""
+        out: list[list[tuple[str, float]]] = [[] for _ in items]
+        by_scope: dict[Scope, list[int]] = {}
+        for n, (scope, _) in enumerate(items):
+            by_scope.setdefault(scope, []).append(n)
+        for scope, positions in by_scope.items():
+            view = ScopeFilter(org_id, frozenset({scope}))
+            where, params = scope_clause(view)
+            with self._read(view) as conn:
+                if self._visible(conn, view)[0] > self.exact_search_max:
+                    big = True
+                else:
+                    big = False
+                    vectors = [Vector(np.asarray(items[n][1], dtype=np.float32)) for n in positions]
+                    # one pass over the scope's rows for all the vectors (the policy is
+                    # evaluated once per row), ranked per vector by a window
+                    for n, mid, sim in conn.execute(
+                        "WITH q AS MATERIALIZED (SELECT n, v FROM "
+                        "unnest(%s::int[], %s::vector[]) AS u(n, v)) "
+                        "SELECT n, id, 1 - d FROM (SELECT q.n, m.id, m.embedding <=> q.v AS d, "
+                        "row_number() OVER (PARTITION BY q.n ORDER BY m.embedding <=> q.v, m.id) "
+                        f"AS r FROM memories m CROSS JOIN q WHERE {where} "
+                        "AND m.status = 'active') x WHERE r <= %s ORDER BY n, d, id",
+                        [positions, vectors, *params, limit],
+                    ):
+                        out[n].append((mid, float(sim)))
+            if big:
+                for n in positions:
+                    out[n] = self.vector_search(items[n][1], view, MemoryFilter(), limit)
         return out
 
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:

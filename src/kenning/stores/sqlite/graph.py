@@ -27,7 +27,7 @@ from ...access import ScopeFilter
 from ...graph.links import canonical, entity_id, origin_of
 from ...graph.model import Entity, EntityMention, GraphEdge, MemoryLink, NodeKind, Projection
 from ...graph.names import normalise_name
-from ...models import Scope
+from ...models import MemoryFilter, Scope
 from .sql import scope_clause
 
 __all__ = ["SQLiteGraph"]
@@ -60,6 +60,11 @@ class SQLiteGraph:
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by the store
         raise NotImplementedError
+
+    def vector_search(
+        self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        raise NotImplementedError  # provided by the store
 
     # -- writes (inside the caller's transaction) ------------------------------------
 
@@ -369,6 +374,16 @@ class SQLiteGraph:
                 ).fetchone()
                 out.append(None if row is None else row[0])
         return out
+
+    def scope_neighbours(
+        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+    ) -> builtins.list[builtins.list[tuple[str, float]]]:
+        """For each (scope, vector): the cosine top ``limit`` of the active memories of
+        that scope (the in-process vector index; no SQL per vector)."""
+        return [
+            self.vector_search(vec, ScopeFilter(org_id, frozenset({scope})), MemoryFilter(), limit)
+            for scope, vec in items
+        ]
 
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """The stored vectors of the visible memories among ``ids``."""
