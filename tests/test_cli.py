@@ -541,3 +541,59 @@ def test_db_takes_a_path_or_a_url(tmp_path: Path, pg_db: Any) -> None:
     assert bad["field"] == "db" and "no store for 'mysql' URLs" in bad["message"]
     env = runner.invoke(app, ["get", on_pg["id"], "--json"], env={"KENNING_DATABASE_URL": pg})
     assert env.exit_code == 0 and json.loads(env.stdout)["id"] == on_pg["id"]
+
+
+# -- kenning graph ------------------------------------------------------------------------
+
+
+def test_graph_commands_link_walk_and_rebuild(tmp_path: Path) -> None:
+    db = tmp_path / "graph.db"
+    ids = ok(db, "remember", "--file", "-", "--scope", "team:g",
+             input='{"content": "Farida repaired the Vienna bridge"}\n'
+                   '{"content": "Farida inspected the Vienna tunnel"}\n'
+                   '{"content": "The tunnel reopened in May"}\n')["ids"]  # fmt: skip
+    a, b, c = ids
+    near = ok(db, "graph", "neighbours", a)
+    assert {n["memory"]["id"] for n in near} == {b, c}
+    assert {n["edge"]["relation"] for n in near} == {"co_occurs"}
+    edge = ok(db, "graph", "link", a, c, "causes", "--weight", "0.5")
+    assert edge == {"src": a, "dst": c, "relation": "causes", "weight": 0.5}
+    only = ok(db, "graph", "neighbours", a, "--relation", "causes")
+    assert [n["memory"]["id"] for n in only] == [c]
+    view = ok(db, "graph", "entity", "farida's")
+    assert view["entity"]["label"] == "Farida" and view["entity"]["mentions"] == 2
+    assert {r["entity"]["label"] for r in view["related"]} == {"Vienna"}
+    by_entity = ok(db, "graph", "neighbours", "--entity", "Vienna")
+    assert {n["memory"]["id"] for n in by_entity} == {a, b}
+    paths = ok(db, "graph", "paths", a, c, "--hops", "1")
+    assert [p["nodes"] for p in paths] == [[a, c]] and paths[0]["relations"] in (
+        ["causes"], ["co_occurs"])  # fmt: skip
+    human = run(db, "graph", "paths", a, c)
+    assert human.exit_code == 0 and "strength" in human.stdout
+    assert run(db, "graph", "entity", "Vienna").exit_code == 0
+    assert run(db, "graph", "neighbours", a).exit_code == 0
+    report = ok(db, "graph", "rebuild", "--scope", "team:g", "--clear-first")
+    assert report["memories"] == 3 and report["cleared"] and "co_occurs" in report["not_rebuilt"]
+    assert ok(db, "graph", "neighbours", a) == []  # co_occurs and the typed link are gone
+    assert ok(db, "graph", "entity", "Farida")["entity"]["mentions"] == 2
+    human = run(db, "graph", "rebuild")
+    assert human.exit_code == 0 and "rebuilt 3 memories" in human.stdout
+
+
+def test_graph_commands_reject_bad_input_cleanly(tmp_path: Path) -> None:
+    db = tmp_path / "bad.db"
+    a = remember(db, "Ada writes compilers")["id"]
+    b = remember(db, "Ada reads poetry")["id"]
+    t = remember(db, "Team memo", "--scope", "team:x")["id"]
+    assert fails(db, 4, "graph", "neighbours", "0" * 32)["type"] == "NotFound"
+    assert fails(db, 2, "graph", "neighbours")["field"] == "entity"
+    assert fails(db, 2, "graph", "neighbours", a, "--relation", "loves")["field"] == "relation"
+    assert fails(db, 4, "graph", "entity", "Nobody")["type"] == "NotFound"
+    assert fails(db, 2, "graph", "paths", a, b, "--hops", "7")["field"] == "max_hops"
+    assert fails(db, 2, "graph", "paths", a, b, "--hops", "0")["field"] == "max_hops"
+    assert fails(db, 2, "graph", "link", a, b, "likes")["field"] == "relation"
+    assert fails(db, 2, "graph", "link", a, b, "causes", "--weight", "2")["field"] == "weight"
+    assert fails(db, 2, "graph", "link", a, t, "causes")["field"] == "b"
+    assert fails(db, 3, "--user", "eve", "graph", "rebuild", "--scope", "team:x")["type"] == (
+        "PermissionDenied")  # fmt: skip
+    assert ok(db, "graph", "neighbours", a, "--relation", "causes") == []

@@ -452,6 +452,7 @@ def test_recall_explain_fields(mem: Memory) -> None:
             "final",
             "graph",
             "time",
+            "context",
         }
         assert hit.explain.final == hit.score
         assert 0.0 <= hit.explain.relevance <= 1.0 and 0.0 <= hit.explain.temporal <= 1.0

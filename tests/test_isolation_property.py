@@ -4,7 +4,9 @@ Hypothesis draws principals of two organizations (random roles, team roles,
 personas, persona leads, active persona and recall mode), memories written by
 random principals into random scopes (refused exactly when the policy says
 so), random archive/forget attempts, then checks every read door: recall
-(default view, ``"all"``, named scopes), get, list, history and stats.
+(default view, ``"all"``, named scopes), get, list, history and stats, and the
+graph: edges, neighbours, entities (names, memories, counts), paths and the
+graph statistics count nothing outside the reader's active readable memories.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from kenning import (
     TeamRole,
 )
 from kenning.access import AccessPolicy
+from kenning.graph.project import CapitalisedWords
+from kenning.models import LAYER_OF
 
 ORGS = ["o1", "o2"]
 USERS = ["u1", "u2", "u3"]
@@ -87,6 +91,7 @@ class Stored:
     scope: Scope
     status: Status = Status.ACTIVE
     deleted: bool = False
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -220,6 +225,48 @@ def _check_reads(mem: Memory, who: Principal, stored: dict[str, Stored], named: 
     stats = mem.stats(principal=who)
     assert sum(s.total_memories for s in stats) == len(visible)
     assert sum(s.by_status.get("archived", 0) for s in stats) == len(visible - active)
+    _check_graph(mem, who, stored, active, stats)
+
+
+_NAMES = [[m.norm for m in ms] for ms in CapitalisedWords().extract_batch(TEXTS)]
+
+
+def _check_graph(
+    mem: Memory, who: Principal, stored: dict[str, Stored], active: set[str], stats: list[Any]
+) -> None:
+    """Graph reads stay inside the reader's active readable memories, counts too."""
+    readable = POLICY.readable(who)
+    edges = mem.store.graph_edges(list(stored), readable)
+    assert all(e.src in active and e.dst in active for e in edges)
+    assert all(stored[e.src].scope == stored[e.dst].scope for e in edges)
+    for mid in sorted(active)[:4]:
+        for n in mem.graph.neighbours(mid, principal=who):
+            assert n.memory.id in active and n.edge is not None
+    ordered = sorted(active)
+    for a, b in zip(ordered[:3], ordered[1:4], strict=False):
+        for path in mem.graph.paths(a, b, max_hops=4, principal=who):
+            assert set(path.nodes) <= active
+    # entities: names, memories and counts from active readable memories only
+    text_of = {i: TEXTS.index(s.text) for i, s in stored.items()}
+    for norm in sorted({n for names in _NAMES for n in names}):
+        mine = {i for i in active if norm in _NAMES[text_of[i]]}
+        try:
+            view = mem.graph.entity(norm, principal=who)
+        except NotFound:
+            assert not mine, (norm, mine)
+            continue
+        assert view.entity.mentions == len(mine), norm
+        assert {m.id for m in view.memories} == mine
+        for _other, count in view.related:
+            assert 0 < count <= len(mine)
+        got = {n.memory.id for n in mem.graph.neighbours(entity=norm, limit=100, principal=who)}
+        assert got == mine
+    for layer in stats:
+        in_layer = {i for i in active if LAYER_OF[stored[i].scope.kind].value == layer.layer}
+        assert layer.entities_count == len({n for i in in_layer for n in _NAMES[text_of[i]]})
+        assert layer.relationships_count == len(
+            [e for e in edges if LAYER_OF[stored[e.src].scope.kind].value == layer.layer]
+        )
 
 
 @settings(
@@ -244,14 +291,14 @@ def test_reads_never_leave_the_readable_set(
                     scope.kind.value == "org" and scope.owner_id != who.org_id
                 )
                 try:
-                    rec = mem.remember(TEXTS[text_i], scope=scope, principal=who)
+                    rec = mem.remember(TEXTS[text_i], scope=scope, principal=who, episode_id="ep")
                 except PermissionDenied:
                     assert not may, (who, scope)
                     written.append(None)
                     continue
                 assert may, (who, scope)
                 assert (rec.org_id, rec.scope) == (who.org_id, scope)
-                stored[rec.id] = Stored(rec.org_id, rec.scope)
+                stored[rec.id] = Stored(rec.org_id, rec.scope, text=TEXTS[text_i])
                 written.append(rec.id)
             for actor_i, write_i, op in world.changes:
                 mid = written[write_i]

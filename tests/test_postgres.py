@@ -21,6 +21,7 @@ from kenning import (
     FixedClock,
     Memory,
     MemoryFilter,
+    NotFound,
     Principal,
     Role,
     Settings,
@@ -316,3 +317,104 @@ def test_bulk_load_builds_the_search_indexes_once_at_the_end(
         assert len(found) == sum("chess openings" in t for t in texts)
     finally:
         mem.close()
+
+
+# ---------------------------------------------------------------------------- graph RLS
+
+
+@pytest.fixture
+def graph_orgs(two_orgs: Memory) -> Iterator[Memory]:
+    """two_orgs plus linked pairs in user:alice and org:acme, and an alias on Alice."""
+    admin = _admin("root", "acme")
+    mem = two_orgs
+    a1, a2 = mem.remember_many([{"content": "Alice hides the Zurich key", "scope": "user:alice"},
+                                {"content": "Alice flies to Zurich", "scope": "user:alice"}],
+                               principal=admin)  # fmt: skip
+    o1, o2 = mem.remember_many([{"content": "Acme opens a Lisbon office", "scope": "org:acme"},
+                                {"content": "Lisbon office hires", "scope": "org:acme"}],
+                               principal=admin)  # fmt: skip
+    mem.graph.link(a1.id, a2.id, "causes", principal=admin)
+    mem.graph.link(o1.id, o2.id, "elaborates", principal=admin)
+    mem.graph.alias("Zurich", "ZRH", principal=admin)
+    yield mem
+
+
+def test_graph_tables_without_context_read_nothing(graph_orgs: Memory, pg_url: str) -> None:
+    for table in ("links", "mentions", "entities", "entity_aliases"):
+        assert _as_app_role(pg_url, f"SELECT count(*) FROM {table}", None) == [(0,)], table
+
+
+def test_graph_rows_are_visible_only_through_visible_memories(
+    graph_orgs: Memory, pg_url: str
+) -> None:
+    """No WHERE clause: the policies alone hide alice's links, mentions, entities, aliases."""
+    bob = ("", "", "acme|user:bob,acme|org:acme")
+    org_ids = {r.id for r in graph_orgs.list(principal=_admin("root", "acme"),
+                                              scopes="org:acme").items}  # fmt: skip
+    links = _as_app_role(pg_url, "SELECT src, dst, relation FROM links", bob)
+    assert links and all(s in org_ids and d in org_ids for s, d, _ in links)
+    assert "causes" not in {r for _, _, r in links}
+    mentions = _as_app_role(pg_url, "SELECT memory_id FROM mentions", bob)
+    assert mentions and {m for (m,) in mentions} <= org_ids
+    norms = {n for (n,) in _as_app_role(pg_url, "SELECT norm FROM entities", bob)}
+    assert "lisbon" in norms and "zurich" not in norms and "alice" not in norms
+    assert "globex" not in norms and "initech" not in norms
+    assert _as_app_role(pg_url, "SELECT * FROM entity_aliases", bob) == []
+    alice = ("", "", "acme|user:alice")
+    assert _as_app_role(pg_url, "SELECT alias_norm FROM entity_aliases", alice) == [("zrh",)]
+    globex = ("globex", "org,persona,persona_user,team,user", "")
+    norms = {n for (n,) in _as_app_role(pg_url, "SELECT norm FROM entities", globex)}
+    assert "lisbon" not in norms and "zurich" not in norms and norms
+
+
+def test_raw_graph_writes_outside_the_context_are_refused(graph_orgs: Memory, pg_url: str) -> None:
+    bob = ("", "", "acme|user:bob")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(_CTX, bob)
+        for table in ("links", "mentions", "entities", "entity_aliases"):
+            assert conn.execute(f"DELETE FROM {table}").rowcount == 0, table
+        conn.rollback()
+    alice_ids = [r.id for r in graph_orgs.list(principal=_admin("root", "acme"),
+                                               scopes="user:alice").items]  # fmt: skip
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(_CTX, bob)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO links (src, dst, relation, weight, org_id, scope_kind, scope_key, "
+                "origin, created_at) VALUES (%s, %s, 'related', 1, 'acme', 'user', "
+                "'user:alice', 'api', now())",
+                alice_ids[:2],
+            )
+    org_id = graph_orgs.list(principal=_admin("root", "acme"), scopes="org:acme").items[0].id
+    acme_admin = ("acme", "org,persona,persona_user,team,user", "")
+    with psycopg.connect(pg_url) as conn:  # a link across two scopes cannot even be stored
+        conn.execute(_CTX, acme_admin)
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            conn.execute(
+                "INSERT INTO links (src, dst, relation, weight, org_id, scope_kind, scope_key, "
+                "origin, created_at) VALUES (%s, %s, 'related', 1, 'acme', 'org', "
+                "'org:acme', 'api', now())",
+                (alice_ids[0], org_id),
+            )
+
+
+def test_a_bug_in_the_graph_query_filter_still_leaks_nothing(
+    graph_orgs: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kenning.stores.postgres import graph as pg_graph_module
+
+    every = graph_orgs.list(principal=_admin("root", "acme"), scopes="all").items
+    every_id = [r.id for r in every]
+    monkeypatch.setattr(pg_graph_module, "scope_clause", lambda scopes, alias="m": ("TRUE", []))
+    bob = Principal.member("bob", org_id="acme")
+    store = graph_orgs.store
+    view = graph_orgs.policy.readable(bob)
+    org_ids = {r.id for r in every if r.scope.key == "org:acme"}
+    edges = store.graph_edges(every_id, view)
+    assert edges and all(e.src in org_ids and e.dst in org_ids for e in edges)
+    assert {m for m in store.graph_mentions(every_id, view)} <= org_ids
+    assert store.find_entities("acme", ["Zurich", "ZRH", "Alice"], view) == []
+    assert [e.norm for e in store.find_entities("acme", ["Lisbon"], view)] == ["lisbon"]
+    assert store.graph_counts(view)[1] == len(edges) == 2  # co_occurs + elaborates
+    with pytest.raises(NotFound):
+        graph_orgs.graph.entity("Zurich", principal=bob)

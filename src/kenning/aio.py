@@ -14,8 +14,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from .engine import Memory
+from .graph.api import Graph
 
-__all__ = ["AsyncMemory"]
+__all__ = ["AsyncMemory", "AsyncGraph"]
 
 T = TypeVar("T")
 
@@ -24,17 +25,33 @@ PUBLIC_METHODS = (
     "remember", "remember_many", "upsert", "update", "forget", "archive", "restore",
     "feedback", "get", "recall", "list", "history", "stats", "export_jsonl", "import_jsonl",
 )  # fmt: skip
+#: The ``mem.graph`` methods AsyncGraph mirrors.
+GRAPH_METHODS = ("neighbours", "entity", "paths", "link", "alias", "rebuild")
 
 
-def _mirror(name: str) -> Callable[..., Coroutine[Any, Any, Any]]:
-    sync = getattr(Memory, name)
+def _mirror(name: str, cls: type = Memory) -> Callable[..., Coroutine[Any, Any, Any]]:
+    sync = getattr(cls, name)
 
     @functools.wraps(sync)
-    async def method(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
+    async def method(self: AsyncMemory | AsyncGraph, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
 
     method.__signature__ = inspect.signature(sync)  # type: ignore[attr-defined]
     return method
+
+
+class AsyncGraph:
+    """Asynchronous ``mem.graph``: the same methods as :class:`~kenning.graph.api.Graph`."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.sync = graph
+
+    neighbours = _mirror("neighbours", Graph)
+    entity = _mirror("entity", Graph)
+    paths = _mirror("paths", Graph)
+    link = _mirror("link", Graph)
+    alias = _mirror("alias", Graph)
+    rebuild = _mirror("rebuild", Graph)
 
 
 class AsyncMemory:
@@ -42,6 +59,12 @@ class AsyncMemory:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.sync = kwargs.pop("memory", None) or Memory(*args, **kwargs)
+        self._graph = AsyncGraph(self.sync.graph)
+
+    @property
+    def graph(self) -> AsyncGraph:
+        """The memory graph (:class:`AsyncGraph`, mirroring ``Memory.graph``)."""
+        return self._graph
 
     async def close(self) -> None:
         """Release the store and worker threads."""

@@ -171,8 +171,22 @@ class Settings(BaseSettings):
     author_boost: float = Field(0.3, ge=0, le=2)
     author_fields: tuple[str, ...] = ("speaker", "author")
 
-    # the memory graph
+
+    # memory graph (seed 002): the write-side projection
+    #: Project memories into the graph (entities, topics, links); False: nothing
+    #: is projected and graph reads return nothing.
     graph_enabled: bool = True
+    #: Each memory of a write batch links (``co_occurs``) to at most this many
+    #: batch neighbours of its scope (the nearest in batch order).
+    graph_co_occurs_max: int = Field(4, ge=0, le=64)
+    #: ``semantic_neighbor`` links to existing memories of the same scope need at
+    #: least this cosine similarity ...
+    graph_semantic_min: float = Field(0.80, ge=0, le=1)
+    #: ... and at most this many per new memory (0 disables them).
+    graph_semantic_max: int = Field(3, ge=0, le=32)
+    #: ``temporal_next`` links along event time within one scope and episode
+    #: (or session, for memories without an episode).
+    graph_temporal_spine: bool = True
 
     scoring: ScoringWeights = Field(default_factory=ScoringWeights)
     graph: GraphRead = Field(default_factory=GraphRead)

@@ -28,6 +28,8 @@ from .clock import Clock, SystemClock
 from .config import Settings
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
 from .errors import ConfigError, Conflict, InvalidInput, NotFound, PermissionDenied
+from .graph.api import Graph
+from .graph.project import Extractor, Projector
 from .models import (
     ALL_SCOPES,
     FeedbackKind,
@@ -106,6 +108,7 @@ class Memory:
         embedder: Embedder | None = None,
         clock: Clock | None = None,
         principal: Principal | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.settings = settings or _settings_from_env()
         if path is not None:  # a SQLite file, or a sqlite:/// or postgresql:// URL
@@ -123,6 +126,13 @@ class Memory:
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall")
         self._lock = threading.Lock()
         self._recall = RecallPipeline(self.store, self._query_embedder, self._pool)
+        self._projector = Projector(self.store, self.settings, extractor)
+        self._graph = Graph(self)
+
+    @property
+    def graph(self) -> Graph:
+        """The memory graph: neighbours, entities, paths, links (:mod:`kenning.graph.api`)."""
+        return self._graph
 
     def _embed_options(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.settings.embedder_options)
@@ -278,7 +288,8 @@ class Memory:
         vectors = self.embedder.embed_many(
             [r.content for r in records], batch_size=256, progress=progress
         )
-        self.store.insert(list(zip(records, vectors, strict=True)), who.user_id)
+        graph = self._projector.for_insert(records, vectors)
+        self.store.insert(list(zip(records, vectors, strict=True)), who.user_id, graph=graph)
         return records
 
     def upsert(
@@ -338,9 +349,13 @@ class Memory:
         if "content" in diff:
             new.content_hash = content_hash(new.content)
             vector = self.embedder.embed(new.content)
+        graph = None
+        if "content" in diff or "tags" in diff:
+            graph = self._projector.for_update(new, vector)
         return self.store.replace(
-            new, vector, op=_op, actor=who.user_id, changes=diff, expected_version=expected_version
-        )
+            new, vector, op=_op, actor=who.user_id, changes=diff,
+            expected_version=expected_version, graph=graph,
+        )  # fmt: skip
 
     def _apply_changes(self, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord:
         s = self.settings
@@ -479,7 +494,13 @@ class Memory:
     ) -> builtins.list[LayerStats]:
         """Seed 000's per-layer statistics over the scopes the caller may read."""
         who = self._who(principal)
-        return self.store.stats(self.policy.resolve(who, scopes), self.clock.now())
+        view = self.policy.resolve(who, scopes)
+        layers = self.store.stats(view, self.clock.now())
+        if self.settings.graph_enabled:
+            for st in layers:
+                counts = self.store.graph_counts(view.restrict_layers([Layer(st.layer)]))
+                st.entities_count, st.relationships_count = counts
+        return layers
 
     # -- export / import ----------------------------------------------------------------
 

@@ -535,6 +535,10 @@ from ..bench.cli import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
 
+from .graph import graph_app  # noqa: E402
+
+app.add_typer(graph_app, name="graph")
+
 
 def main() -> None:
     """Console entry point (``kenning``)."""

@@ -18,7 +18,7 @@ from ..models import HistoryEntry, LayerStats, MemoryRecord, RecallResult
 
 __all__ = [
     "emit", "say", "show_record", "show_records", "show_recall", "show_history", "show_stats",
-    "show_migration", "progress", "Ticker",
+    "show_migration", "progress", "Ticker", "table", "cell", "text_cell", "id_col", "text_col",
 ]  # fmt: skip
 
 
@@ -58,6 +58,31 @@ def _table(columns: Sequence[str | Column], rows: Sequence[Sequence[Any]]) -> No
     for row in rows:
         table.add_row(*(c if isinstance(c, Text) else _cell(c) for c in row))
     Console(highlight=False).print(table)
+
+
+def table(columns: Sequence[str | Column], rows: Sequence[Sequence[Any]]) -> None:
+    """A rich table on stdout (cells: values or :class:`~rich.text.Text`)."""
+    _table(columns, rows)
+
+
+def cell(value: Any, width: int | None = None) -> Text:
+    """One table cell, cut to ``width`` characters."""
+    return _cell(value, width)
+
+
+def text_cell(value: str) -> Text:
+    """A cell of plain text (no markup)."""
+    return Text(value)
+
+
+def id_col(name: str = "id") -> Column:
+    """A column for ids (folded, never cut)."""
+    return _id_col(name)
+
+
+def text_col(name: str) -> Column:
+    """A column for free text."""
+    return _text_col(name)
 
 
 def show_record(record: MemoryRecord) -> None:

@@ -19,6 +19,21 @@ every store):
   the stored version differs; every replace increments ``version``.
 * **Concurrency.** Several processes may write one database at once; the
   store waits for locks itself and never surfaces "database is locked".
+* **Graph.** ``insert(graph=...)`` and ``replace(graph=...)`` commit a
+  :class:`~kenning.graph.model.Projection` (mentions creating entities; links)
+  in the write's transaction; ``replace`` always mirrors the new status onto
+  the memory's mentions and, given a projection, first drops the memory's
+  mentions and *content-derived* links (API, batch and temporal links stay).
+  ``delete`` removes every link touching the memory, its mentions, and each
+  entity (with its aliases) left without a mention. A link joins two memories
+  of one scope; the store skips links whose endpoints are missing or in
+  different scopes. Symmetric relations are stored once (``src < dst``).
+* **Graph reads** apply the scope filter inside the query: a link is returned
+  or counted only when both endpoints are visible *and active* (archived,
+  superseded and pending memories drop out; restoring brings their links
+  back); an entity only through a visible active mention, and its label, type
+  and count come from those mentions only — a reader learns nothing about an
+  entity from memories it cannot read. Entity ids derive from (org, kind, norm).
 """
 
 from __future__ import annotations
@@ -31,7 +46,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..access import ScopeFilter
-from ..graph.model import GraphEdge
+from ..graph.model import Entity, GraphEdge, MemoryLink, Projection
 from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
 
 __all__ = ["Store"]
@@ -47,8 +62,12 @@ class Store(Protocol):
     def close(self) -> None:
         """Release connections and caches."""
 
-    def insert(self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None) -> None:
-        """Store new records with their vectors in one transaction (history: ``create``)."""
+    def insert(
+        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
+        graph: Projection | None = None,
+    ) -> None:  # fmt: skip
+        """Store new records with their vectors (and ``graph``) in one transaction
+        (history: ``create``)."""
 
     def replace(
         self,
@@ -59,8 +78,11 @@ class Store(Protocol):
         actor: str | None,
         changes: Mapping[str, Any],
         expected_version: int | None = None,
+        graph: Projection | None = None,
     ) -> MemoryRecord:
-        """Overwrite a record (and its vector when given); bump its version; log ``op``."""
+        """Overwrite a record (and its vector when given); bump its version; log ``op``.
+
+        ``graph`` replaces the memory's mentions and content-derived links."""
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
         """Remove a memory from every table and index; False when it did not exist."""
@@ -106,16 +128,6 @@ class Store(Protocol):
         Fusion needs the dense score of keyword-only candidates too.
         """
 
-    def graph_edges(
-        self,
-        ids: Sequence[str],
-        scopes: ScopeFilter,
-        relations: Collection[str] | None = None,
-        limit: int | None = None,
-    ) -> builtins.list[GraphEdge]:
-        """Every memory-to-memory link with an endpoint in ``ids`` whose two
-        endpoints are active and visible through ``scopes`` (symmetric relations once)."""
-
     def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
         """The change trail of one memory, oldest first, if its scope is visible."""
 
@@ -148,3 +160,71 @@ class Store(Protocol):
 
     def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
         """Embedding cache write."""
+
+    # -- graph ----------------------------------------------------------------------
+
+    def graph_write(self, org_id: str, projection: Projection, at: datetime) -> int:
+        """Add mentions and links between existing memories of ``org_id`` (rebuild) in one
+        transaction; existing rows stay. Returns the links written."""
+
+    def graph_link(self, org_id: str, link: MemoryLink, at: datetime) -> bool:
+        """Add (or re-weight) one API link, kept when the memories change; False when
+        its endpoints are missing or not in one scope of ``org_id``."""
+
+    def graph_alias(self, org_id: str, entity: str, alias_norm: str) -> None:
+        """Let ``alias_norm`` resolve to entity id ``entity`` (removed with the entity)."""
+
+    def graph_clear(self, scopes: ScopeFilter) -> tuple[int, int]:
+        """Delete the mentions and links inside ``scopes`` and the entities left without a
+        mention; returns (mentions, links) deleted."""
+
+    def graph_edges(
+        self,
+        ids: Sequence[str],
+        scopes: ScopeFilter,
+        relations: Collection[str] | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[GraphEdge]:
+        """Every link with an endpoint in ``ids`` whose two endpoints are visible through
+        ``scopes`` and active (each link once), heaviest first, at most ``limit``."""
+
+    def graph_mentions(
+        self, ids: Sequence[str], scopes: ScopeFilter
+    ) -> dict[str, builtins.list[str]]:
+        """Memory id -> entity ids, for the visible memories among ``ids`` (any status)."""
+
+    def entity_memories(
+        self, entity_ids: Sequence[str], scopes: ScopeFilter, limit_per_entity: int
+    ) -> dict[str, builtins.list[str]]:
+        """Entity id -> the visible active memories mentioning it, newest first."""
+
+    def find_entities(
+        self, org_id: str, names: Sequence[str], scopes: ScopeFilter
+    ) -> builtins.list[Entity]:
+        """Entities whose norm or alias matches a normalised name, with at least one
+        visible active mention; ``mentions`` = that visible count. Most mentioned first."""
+
+    def entities_of(
+        self, memory_ids: Sequence[str], scopes: ScopeFilter
+    ) -> dict[str, builtins.list[Entity]]:
+        """Memory id -> its entities, for the visible memories among ``memory_ids``."""
+
+    def graph_counts(self, scopes: ScopeFilter) -> tuple[int, int]:
+        """(entities with a visible active mention, links between visible active memories)."""
+
+    def episode_tails(
+        self, org_id: str, groups: Sequence[tuple[Scope, str, str, datetime]]
+    ) -> builtins.list[str | None]:
+        """Per (scope, ``"episode_id"`` | ``"session_id"``, value, at): the latest
+        non-superseded memory of that episode (or episode-less session) in that scope
+        with event time <= ``at``, by (event time, created_at, id)."""
+
+    def scope_neighbours(
+        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+    ) -> builtins.list[builtins.list[tuple[str, float]]]:
+        """For each (scope, vector): the cosine top ``limit`` among the active memories of
+        that one scope, as (id, similarity) best first (batched: the write projection's
+        ``semantic_neighbor`` lookups)."""
+
+    def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
+        """The stored vectors of the visible memories among ``ids``."""

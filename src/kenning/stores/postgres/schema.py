@@ -11,7 +11,8 @@ Each migration runs in one transaction together with the row recording it in
 ``kenning_migrations``, under an advisory lock, so several workers starting at
 once apply each migration exactly once and never see a half-built schema.
 
-Row-level security (seed 000's second wall): ``memories``, ``postings`` and ``history`` are
+Row-level security (seed 000's second wall; the graph tables: see :func:`m003_graph`):
+``memories``, ``postings`` and ``history`` are
 readable and writable only through :func:`kenning_visible`, which compares each
 row's organization and scope with the principal context the store sets per
 transaction (``set_config(..., true)``, i.e. ``SET LOCAL``):
@@ -204,9 +205,134 @@ def m002_search_indexes(conn: psycopg.Connection, dim: int) -> None:
         conn.execute(create)
 
 
+def m003_graph(conn: psycopg.Connection, dim: int) -> None:
+    """The memory graph: entities (+ aliases), mentions and links, with their policies.
+
+    ``mentions`` and ``links`` repeat their memories' organization and scope,
+    and composite foreign keys onto ``memories (id, org_id, scope_kind,
+    scope_key)`` make that copy exact: a link's two endpoints are both in the
+    link's own scope, so the policy ``kenning_visible(link's scope)`` holds
+    exactly when both endpoint memories are visible. Deleting a memory
+    cascades to its mentions and links.
+
+    An entity is visible only through a visible mention (an ``EXISTS`` over
+    ``mentions``, whose own policy applies inside it); an alias only through a
+    visible entity. Entity ids derive from (org, kind, norm), so a writer adds
+    a mention without ever reading the entity. Entities and aliases are
+    inserted under any context of their organization; deleted only under an
+    organization-wide context (the one the store's deletes run under, which
+    sees every entity of the org, so also one whose last mention just went).
+    """
+    conn.execute(
+        """
+        ALTER TABLE memories ADD CONSTRAINT memories_scoped_id
+            UNIQUE (id, org_id, scope_kind, scope_key);
+        CREATE INDEX memories_episode ON memories (episode_id) WHERE episode_id IS NOT NULL;
+
+        CREATE TABLE entities (
+            id text PRIMARY KEY,
+            org_id text NOT NULL,
+            kind text NOT NULL,
+            norm text NOT NULL,
+            label text NOT NULL,
+            entity_type text,
+            created_at timestamptz NOT NULL,
+            UNIQUE (org_id, kind, norm)
+        );
+        CREATE INDEX entities_norm ON entities (org_id, norm);
+        CREATE TABLE entity_aliases (
+            org_id text NOT NULL,
+            alias_norm text NOT NULL,
+            entity_id text NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            PRIMARY KEY (org_id, alias_norm, entity_id)
+        );
+        CREATE INDEX entity_aliases_entity ON entity_aliases (entity_id);
+        CREATE TABLE mentions (
+            memory_id text NOT NULL,
+            entity_id text NOT NULL REFERENCES entities (id),
+            org_id text NOT NULL,
+            scope_kind text NOT NULL,
+            scope_key text NOT NULL,
+            status text NOT NULL,
+            created_at timestamptz NOT NULL,
+            label text NOT NULL,
+            entity_type text,
+            PRIMARY KEY (memory_id, entity_id),
+            FOREIGN KEY (memory_id, org_id, scope_kind, scope_key)
+                REFERENCES memories (id, org_id, scope_kind, scope_key) ON DELETE CASCADE
+        );
+        CREATE INDEX mentions_entity ON mentions (entity_id, created_at DESC, memory_id DESC);
+        CREATE INDEX mentions_scope ON mentions (org_id, scope_key);
+        CREATE TABLE links (
+            src text NOT NULL,
+            dst text NOT NULL,
+            relation text NOT NULL,
+            weight double precision NOT NULL,
+            org_id text NOT NULL,
+            scope_kind text NOT NULL,
+            scope_key text NOT NULL,
+            origin text NOT NULL,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (src, dst, relation),
+            CHECK (src <> dst),
+            FOREIGN KEY (src, org_id, scope_kind, scope_key)
+                REFERENCES memories (id, org_id, scope_kind, scope_key) ON DELETE CASCADE,
+            FOREIGN KEY (dst, org_id, scope_kind, scope_key)
+                REFERENCES memories (id, org_id, scope_kind, scope_key) ON DELETE CASCADE
+        );
+        CREATE INDEX links_dst ON links (dst);
+        CREATE INDEX links_scope ON links (org_id, scope_key);
+
+        -- Any context of this organization (a reader's, or a write's org|scope pairs).
+        CREATE FUNCTION kenning_in_org(org text) RETURNS boolean
+            LANGUAGE sql STABLE PARALLEL SAFE AS $$
+            SELECT org = current_setting('kenning.org_id', true)
+                OR org = ANY (SELECT split_part(p, '|', 1) FROM unnest(
+                    string_to_array(current_setting('kenning.scopes', true), ',')) AS p)
+        $$;
+        -- The organization-wide context (every scope kind of the org).
+        CREATE FUNCTION kenning_org_wide(org text) RETURNS boolean
+            LANGUAGE sql STABLE PARALLEL SAFE AS $$
+            SELECT org = current_setting('kenning.org_id', true)
+                AND string_to_array(current_setting('kenning.kinds', true), ',')
+                    @> ARRAY['org', 'persona', 'persona_user', 'team', 'user']
+        $$;
+
+        ALTER TABLE mentions ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE mentions FORCE ROW LEVEL SECURITY;
+        CREATE POLICY mentions_scoped ON mentions
+            USING (kenning_visible(org_id, scope_kind, scope_key))
+            WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
+        ALTER TABLE links ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE links FORCE ROW LEVEL SECURITY;
+        CREATE POLICY links_scoped ON links
+            USING (kenning_visible(org_id, scope_kind, scope_key))
+            WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
+
+        ALTER TABLE entities ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE entities FORCE ROW LEVEL SECURITY;
+        CREATE POLICY entities_read ON entities FOR SELECT
+            USING (kenning_org_wide(org_id)
+                   OR EXISTS (SELECT 1 FROM mentions x WHERE x.entity_id = entities.id));
+        CREATE POLICY entities_add ON entities FOR INSERT WITH CHECK (kenning_in_org(org_id));
+        CREATE POLICY entities_drop ON entities FOR DELETE USING (kenning_org_wide(org_id));
+
+        ALTER TABLE entity_aliases ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE entity_aliases FORCE ROW LEVEL SECURITY;
+        CREATE POLICY aliases_read ON entity_aliases FOR SELECT
+            USING (EXISTS (SELECT 1 FROM entities e WHERE e.id = entity_aliases.entity_id));
+        CREATE POLICY aliases_add ON entity_aliases FOR INSERT
+            WITH CHECK (kenning_in_org(org_id) AND EXISTS (
+                SELECT 1 FROM entities e WHERE e.id = entity_aliases.entity_id));
+        CREATE POLICY aliases_drop ON entity_aliases FOR DELETE USING (kenning_org_wide(org_id));
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_search_indexes", m002_search_indexes),
+    ("003_graph", m003_graph),
 ]
 
 

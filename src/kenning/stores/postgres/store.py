@@ -28,10 +28,12 @@ from psycopg_pool import ConnectionPool
 
 from ...access import ScopeFilter
 from ...errors import ConfigError, Conflict, NotFound, StoreError
+from ...graph.model import Projection
 from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
 from ...retrieval.text import query_terms
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .bm25 import K1, B, TTLCache, doc_length, idf
+from .graph import PostgresGraph
 from .schema import BULK_INDEXES, apply_migrations, ensure_extension
 from .sql import (
     MEMORY_COLUMNS,
@@ -95,7 +97,7 @@ def _history_row(
             json.dumps(dict(changes), default=str, sort_keys=True))  # fmt: skip
 
 
-class PostgresStore:
+class PostgresStore(PostgresGraph):
     """The server store. ``url`` is a ``postgresql://`` connection URL."""
 
     kind = "postgresql"
@@ -269,8 +271,12 @@ class PostgresStore:
             (sorted(org_ids),),
         )
 
-    def insert(self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None) -> None:
-        """Store new records (with vector and tsvector) and history in one transaction."""
+    def insert(
+        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
+        graph: Projection | None = None,
+    ) -> None:  # fmt: skip
+        """Store new records (with vector and tsvector), graph rows and history in one
+        transaction."""
         if not items:
             return
         ctx = write_context((r.org_id, r.scope) for r, _ in items)
@@ -282,6 +288,8 @@ class PostgresStore:
                 cur.executemany(_INSERT_SQL, rows)
                 cur.execute(_POSTINGS_SQL, ([r.id for r, _ in items],))
                 cur.executemany(_HISTORY_SQL, history)
+                if graph is not None:
+                    self._graph_write(conn, graph, items[0][0].created_at)
         except Conflict as exc:
             record = items[0][0] if len(items) == 1 else None
             what = f"memory {record.id!r} or key {record.key!r}" if record else "a memory or key"
@@ -299,8 +307,13 @@ class PostgresStore:
         actor: str | None,
         changes: Mapping[str, Any],
         expected_version: int | None = None,
+        graph: Projection | None = None,
     ) -> MemoryRecord:
-        """Overwrite one record (and vector), bump its version, write history."""
+        """Overwrite one record (and vector), bump its version, write history.
+
+        ``graph`` (when the content or tags changed) replaces the memory's
+        mentions and content-derived links; its status is always mirrored.
+        """
         with self._org_write(record.org_id) as conn:
             row = conn.execute(
                 "SELECT pk, version FROM memories WHERE id = %s AND org_id = %s FOR UPDATE",
@@ -323,14 +336,20 @@ class PostgresStore:
             conn.execute(f"UPDATE memories SET {sets} WHERE pk = %s", [*values, pk])
             conn.execute("DELETE FROM postings WHERE pk = %s", (pk,))
             conn.execute(_POSTINGS_SQL, ([record.id],))
+            self._graph_status(conn, record.id, record.status.value)
+            if graph is not None:
+                self._graph_forget(conn, record.id, content_only=True)
+                self._graph_write(conn, graph, record.updated_at)
             content = record.content if "content" in changes or op == "create" else None
             conn.execute(_HISTORY_SQL, _history_row(record, op, actor, changes, content))
         self._counts.clear()
         return record
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
-        """Hard delete (row with its vector, and its postings); scrub earlier history content."""
+        """Hard delete (row with its vector, postings, mentions, links and the entities
+        left without a mention); scrub earlier history content."""
         with self._org_write(org_id) as conn:
+            self._graph_forget(conn, memory_id, content_only=False)
             row = conn.execute(
                 "DELETE FROM memories WHERE id = %s AND org_id = %s "
                 "RETURNING scope_kind, scope_key, version, pk",

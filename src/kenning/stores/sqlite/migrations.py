@@ -103,9 +103,70 @@ def m002_term_stats(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, row)")
 
 
+def m003_graph(conn: sqlite3.Connection) -> None:
+    """The memory graph: entities (+ aliases), mentions, memory-to-memory links.
+
+    ``mentions`` repeat the memory's scope and status (kept in step by every
+    write), so entity reads filter on the index alone. ``links`` join two
+    memories of one scope (``scope_pk`` is that scope); reads join both
+    endpoints back to ``memories`` for their scope and status. Deleting a
+    memory cascades to its mentions and links (the store also deletes them
+    explicitly, and the entities left without a mention).
+    """
+    conn.executescript(
+        """
+        CREATE TABLE entities (
+            id TEXT PRIMARY KEY,
+            org_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            label TEXT NOT NULL,
+            entity_type TEXT,
+            created_at REAL NOT NULL,
+            UNIQUE (org_id, kind, norm)
+        );
+        CREATE INDEX entities_norm ON entities (org_id, norm);
+        CREATE TABLE entity_aliases (
+            org_id TEXT NOT NULL,
+            alias_norm TEXT NOT NULL,
+            entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            PRIMARY KEY (org_id, alias_norm, entity_id)
+        );
+        CREATE INDEX entity_aliases_entity ON entity_aliases (entity_id);
+        CREATE TABLE mentions (
+            memory_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+            entity_id TEXT NOT NULL REFERENCES entities(id),
+            scope_pk INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            label TEXT NOT NULL,
+            entity_type TEXT,
+            PRIMARY KEY (memory_pk, entity_id)
+        );
+        CREATE INDEX mentions_entity ON mentions (entity_id, status, created_at);
+        CREATE TABLE links (
+            src_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+            dst_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+            relation TEXT NOT NULL,
+            weight REAL NOT NULL,
+            org_id TEXT NOT NULL,
+            scope_pk INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (src_pk, dst_pk, relation),
+            CHECK (src_pk <> dst_pk)
+        );
+        CREATE INDEX links_dst ON links (dst_pk);
+        CREATE INDEX links_scope ON links (scope_pk);
+        CREATE INDEX memories_episode ON memories (episode_id) WHERE episode_id IS NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_term_stats", m002_term_stats),
+    ("003_graph", m003_graph),
 ]
 
 

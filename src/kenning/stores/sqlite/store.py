@@ -23,6 +23,7 @@ import numpy as np
 
 from ...access import ScopeFilter
 from ...errors import ConfigError, Conflict, NotFound, StoreError
+from ...graph.model import Projection
 from ...models import (
     HistoryEntry,
     LayerStats,
@@ -32,6 +33,7 @@ from ...models import (
 )
 from ...retrieval.text import query_terms
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
+from .graph import SQLiteGraph
 from .migrations import apply_migrations
 from .readers import ReadPool
 from .sql import (
@@ -61,7 +63,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stem
 """
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteGraph):
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
     kind = "sqlite"
@@ -256,8 +258,11 @@ class SQLiteStore:
 
     # -- writes -------------------------------------------------------------------
 
-    def insert(self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None) -> None:
-        """Store new records, vectors, keyword rows and history in one transaction."""
+    def insert(
+        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
+        graph: Projection | None = None,
+    ) -> None:  # fmt: skip
+        """Store new records, vectors, keyword rows, graph rows and history in one transaction."""
         cols = ", ".join(MEMORY_COLUMNS)
         marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
         scope_pks: dict[tuple[str, Scope], int] = {}
@@ -284,6 +289,8 @@ class SQLiteStore:
                 )
                 self._fts_write(conn, pk, record)
                 self._history(conn, record, scope_pk, "create", actor, {}, record.content)
+            if graph is not None and items:
+                self._graph_write(conn, graph, items[0][0].created_at.timestamp())
 
     def replace(
         self,
@@ -294,8 +301,13 @@ class SQLiteStore:
         actor: str | None,
         changes: Mapping[str, Any],
         expected_version: int | None = None,
+        graph: Projection | None = None,
     ) -> MemoryRecord:
-        """Overwrite one record (and vector), bump its version, write history."""
+        """Overwrite one record (and vector), bump its version, write history.
+
+        ``graph`` (when the content or tags changed) replaces the memory's
+        mentions and content-derived links; its status is always mirrored.
+        """
         with self.atomic() as conn:
             row = conn.execute(
                 "SELECT pk, scope_pk, version FROM memories WHERE id = ?", (record.id,)
@@ -324,6 +336,10 @@ class SQLiteStore:
                 )
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (pk,))
             self._fts_write(conn, pk, record)
+            self._graph_status(conn, pk, record.status.value)
+            if graph is not None:
+                self._graph_forget(conn, pk, content_only=True)
+                self._graph_write(conn, graph, record.updated_at.timestamp())
             content = record.content if "content" in changes or op == "create" else None
             self._history(conn, record, scope_pk, op, actor, changes, content)
         return record
@@ -338,6 +354,7 @@ class SQLiteStore:
             if row is None:
                 return False
             pk, scope_pk, version = row
+            self._graph_forget(conn, pk, content_only=False)
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (pk,))
             conn.execute("DELETE FROM vectors WHERE pk = ?", (pk,))
             conn.execute("DELETE FROM memories WHERE pk = ?", (pk,))

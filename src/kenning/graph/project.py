@@ -1,0 +1,339 @@
+"""The write side of the memory graph: what a write adds, and rebuilding it.
+
+:class:`Projector` turns a batch of new records (and their vectors) into a
+:class:`~kenning.graph.model.Projection` that the store commits in the write's
+own transaction (DESIGN.md §2):
+
+* **mentions**: the extractor's entities plus one topic per tag;
+* ``co_occurs``: memories of one write batch and one scope, each linked to
+  at most ``graph_co_occurs_max`` neighbours in batch order (never O(n²));
+* ``semantic_neighbor``: up to ``graph_semantic_max`` existing memories of
+  the same scope with cosine >= ``graph_semantic_min`` (one scoped vector
+  search per new memory; weight = the cosine);
+* ``temporal_next``: along event time (``event_at``, else ``created_at``,
+  then id) within one scope and one episode (or one session, for memories
+  without an episode): the batch in order, plus a link from the latest
+  existing memory of the episode at or before the first new one (one store
+  lookup per episode, all in one call);
+* typed relations (``causes``, ``elaborates``, ...) from an extractor that
+  offers ``relations_batch`` and from callers (reconcile, the API).
+
+**Links only ever join memories of one scope.** A link is a fact about two
+memories; keeping both in one scope means whoever may see the link may see
+both ends, so an edge can never reveal a memory across a scope wall (the
+stores enforce it too: they skip any link whose ends are in different scopes).
+
+Rebuild (seed 002 §5) re-derives mentions, topics, ``semantic_neighbor`` from
+stored vectors (each memory to its top neighbours in the whole scope; the same
+edges as incremental writes whenever no memory has more than
+``graph_semantic_max`` neighbours above the threshold) and ``temporal_next``
+(the exact chain). ``co_occurs`` and typed relations cannot be rebuilt: the
+original write batches and relation decisions are not recorded.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..access import ScopeFilter
+from ..models import MemoryFilter, MemoryRecord, Status
+from .model import EntityMention, MemoryLink, NodeKind, Projection, Relation
+from .names import normalise_name
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..stores.base import Store
+
+__all__ = [
+    "Extractor",
+    "CapitalisedWords",
+    "Projector",
+    "RebuildReport",
+    "NOT_REBUILT",
+    "tag_topics",
+]
+
+#: Relations a rebuild cannot reproduce (seed 002 §5).
+NOT_REBUILT = tuple(
+    r.value for r in Relation if r not in (Relation.SEMANTIC_NEIGHBOR, Relation.TEMPORAL_NEXT)
+)
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Finds entities in texts; one list of mentions per text, in order.
+
+    An extractor may also offer ``relations_batch(texts)`` returning
+    ``(i, j, relation, weight)`` tuples: typed links between the i-th and j-th
+    memory of the batch.
+    """
+
+    def extract_batch(self, texts: Sequence[str]) -> list[list[EntityMention]]:
+        """The entities mentioned in each of ``texts``."""
+        ...
+
+
+# STAND-IN, to be replaced by the extract branch (graph/extract.py, spaCy NER):
+# runs of capitalised words, minus sentence-initial function words.
+_WORD_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
+_NOT_NAMES = frozenset(
+    "a an and as at but by for from he her his i if in is it its my no not of on or our she "
+    "so that the their them then there these they this those to was we what when where which "
+    "who why will with you your yes ok okay hi hello thanks also just".split()
+)
+
+
+class CapitalisedWords:
+    """Stand-in extractor: runs of capitalised words are entities (no types).
+
+    Replaced by the real extractor (spaCy NER, ``kenning.graph.extract``) when
+    that lands; it has the same interface.
+    """
+
+    def extract_batch(self, texts: Sequence[str]) -> list[list[EntityMention]]:
+        """Capitalised word runs of each text (possessives stripped)."""
+        out: list[list[EntityMention]] = []
+        for text in texts:
+            found: dict[str, EntityMention] = {}
+            for match in _WORD_RUN.finditer(text):
+                words = match.group(0).split()
+                while words and words[0].casefold() in _NOT_NAMES:
+                    words = words[1:]
+                label = _POSSESSIVE.sub("", " ".join(words))
+                norm = normalise_name(label)
+                if len(norm) > 1 and norm not in _NOT_NAMES:
+                    found.setdefault(norm, EntityMention(label, norm))
+            out.append(list(found.values()))
+        return out
+
+
+def tag_topics(tags: Iterable[str]) -> list[EntityMention]:
+    """One topic node per tag."""
+    out: dict[str, EntityMention] = {}
+    for tag in tags:
+        norm = normalise_name(tag)
+        if norm:
+            out.setdefault(norm, EntityMention(tag, norm, NodeKind.TOPIC))
+    return list(out.values())
+
+
+def _episode(r: MemoryRecord) -> tuple[str, str] | None:
+    if r.episode_id:
+        return ("episode_id", r.episode_id)
+    if r.session_id:
+        return ("session_id", r.session_id)
+    return None
+
+
+def _when(r: MemoryRecord) -> datetime:
+    return r.event_at or r.created_at
+
+
+def _order(r: MemoryRecord) -> tuple[float, float, str]:
+    return (_when(r).timestamp(), r.created_at.timestamp(), r.id)
+
+
+@dataclass
+class RebuildReport:
+    """What :meth:`kenning.graph.api.Graph.rebuild` did."""
+
+    memories: int = 0
+    mentions: int = 0
+    links: dict[str, int] = field(default_factory=dict)
+    links_written: int = 0
+    cleared: bool = False
+    seconds: float = 0.0
+    not_rebuilt: tuple[str, ...] = NOT_REBUILT
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "memories": self.memories,
+            "mentions": self.mentions,
+            "links": dict(self.links),
+            "links_written": self.links_written,
+            "cleared": self.cleared,
+            "seconds": round(self.seconds, 3),
+            "not_rebuilt": list(self.not_rebuilt),
+        }
+
+
+class Projector:
+    """Builds projections for writes and rebuilds the graph from stored memories."""
+
+    def __init__(
+        self, store: Store, settings: Settings, extractor: Extractor | None = None
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.extractor: Extractor = extractor or CapitalisedWords()
+
+    # -- parts -------------------------------------------------------------------------
+
+    def mentions(self, records: Sequence[MemoryRecord]) -> dict[str, list[EntityMention]]:
+        """Extractor entities plus tag topics, per memory id."""
+        found = self.extractor.extract_batch([r.content for r in records]) if records else []
+        return {r.id: [*ents, *tag_topics(r.tags)] for r, ents in zip(records, found, strict=True)}
+
+    def co_occurs(self, records: Sequence[MemoryRecord]) -> list[MemoryLink]:
+        """Batch neighbours in one scope: each memory gets at most ``graph_co_occurs_max``."""
+        cap = self.settings.graph_co_occurs_max
+        if cap <= 0:
+            return []
+        by_scope: dict[tuple[str, str], list[MemoryRecord]] = defaultdict(list)
+        for r in records:
+            by_scope[(r.org_id, r.scope.key)].append(r)
+        links: list[MemoryLink] = []
+        window = cap // 2
+        for group in by_scope.values():
+            for i, r in enumerate(group):
+                if window == 0:  # cap 1: disjoint pairs
+                    if i % 2 == 0 and i + 1 < len(group):
+                        links.append(MemoryLink(r.id, group[i + 1].id, Relation.CO_OCCURS))
+                    continue
+                for other in group[i + 1 : i + 1 + window]:
+                    links.append(MemoryLink(r.id, other.id, Relation.CO_OCCURS))
+        return links
+
+    def semantic(
+        self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray
+    ) -> list[MemoryLink]:
+        """Links to stored active memories of the same scope above the threshold."""
+        s = self.settings
+        if s.graph_semantic_max <= 0:
+            return []
+        links: list[MemoryLink] = []
+        by_org: dict[str, list[tuple[MemoryRecord, np.ndarray]]] = defaultdict(list)
+        for r, vec in zip(records, vectors, strict=True):
+            by_org[r.org_id].append((r, vec))
+        for org, pairs in by_org.items():
+            found = self.store.scope_neighbours(
+                org, [(r.scope, v) for r, v in pairs], s.graph_semantic_max + 1
+            )
+            for (r, _), hits in zip(pairs, found, strict=True):
+                near = [(i, sim) for i, sim in hits if i != r.id and sim >= s.graph_semantic_min]
+                links.extend(
+                    MemoryLink(r.id, i, Relation.SEMANTIC_NEIGHBOR, round(float(sim), 6))
+                    for i, sim in near[: s.graph_semantic_max]
+                )
+        return links
+
+    def temporal(self, records: Sequence[MemoryRecord], *, tails: bool) -> list[MemoryLink]:
+        """``temporal_next`` chains per (scope, episode); ``tails``: join stored episodes."""
+        if not self.settings.graph_temporal_spine:
+            return []
+        groups: dict[tuple[str, str, str, str], list[MemoryRecord]] = defaultdict(list)
+        for r in records:
+            ep = _episode(r)
+            if ep is not None and r.status is not Status.SUPERSEDED:
+                groups[(r.org_id, r.scope.key, *ep)].append(r)
+        links: list[MemoryLink] = []
+        firsts: list[MemoryRecord] = []
+        for group in groups.values():
+            group.sort(key=_order)
+            firsts.append(group[0])
+            links.extend(MemoryLink(a.id, b.id, Relation.TEMPORAL_NEXT)
+                         for a, b in zip(group, group[1:], strict=False))  # fmt: skip
+        if tails and firsts:
+            by_org: dict[str, list[MemoryRecord]] = defaultdict(list)
+            for r in firsts:
+                by_org[r.org_id].append(r)
+            for org, heads in by_org.items():
+                wants = [(r.scope, *(_episode(r) or ("", "")), _when(r)) for r in heads]
+                for head, tail in zip(heads, self.store.episode_tails(org, wants), strict=True):
+                    if tail is not None and tail != head.id:
+                        links.append(MemoryLink(tail, head.id, Relation.TEMPORAL_NEXT))
+        return links
+
+    def typed(self, records: Sequence[MemoryRecord]) -> list[MemoryLink]:
+        """Typed relations from an extractor that offers ``relations_batch``."""
+        method: Callable[[Sequence[str]], Iterable[tuple[int, int, str, float]]] | None = getattr(
+            self.extractor, "relations_batch", None
+        )
+        if method is None or not records:
+            return []
+        links = []
+        for i, j, rel, weight in method([r.content for r in records]):
+            if 0 <= i < len(records) and 0 <= j < len(records) and i != j:
+                links.append(MemoryLink(records[i].id, records[j].id, Relation(rel), weight))
+        return links
+
+    # -- writes ------------------------------------------------------------------------
+
+    def for_insert(
+        self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray,
+        relations: Sequence[MemoryLink] = (),
+    ) -> Projection | None:  # fmt: skip
+        """The projection of a batch of new records (None when the graph is off)."""
+        if not self.settings.graph_enabled or not records:
+            return None
+        links = [*self.co_occurs(records), *self.semantic(records, vectors),
+                 *self.temporal(records, tails=True), *self.typed(records), *relations]  # fmt: skip
+        return Projection(self.mentions(records), links)
+
+    def for_update(self, record: MemoryRecord, vector: np.ndarray | None) -> Projection:
+        """New mentions and semantic neighbours of an updated record (``vector``: its new
+        vector, or None to use the stored one)."""
+        if not self.settings.graph_enabled:
+            return Projection()  # clears what the old content projected
+        if vector is None:
+            view = ScopeFilter(record.org_id, frozenset({record.scope}))
+            vector = self.store.memory_vectors([record.id], view).get(record.id)
+        links = self.semantic([record], [vector]) if vector is not None else []
+        return Projection(self.mentions([record]), links)
+
+    # -- rebuild -----------------------------------------------------------------------
+
+    def rebuild(
+        self, view: ScopeFilter, *, clear_first: bool, now: datetime,
+        progress: Callable[[int], None] | None = None, page_size: int = 256,
+    ) -> RebuildReport:  # fmt: skip
+        """Re-derive mentions, topics, semantic and temporal links of every memory in ``view``."""
+        started = time.perf_counter()
+        report = RebuildReport(cleared=clear_first)
+        if clear_first:
+            self.store.graph_clear(view)
+        every = MemoryFilter(statuses=frozenset(Status))
+        chains: list[MemoryRecord] = []
+        cursor: tuple[float, str] | None = None
+        while True:
+            page = self.store.list(view, every, limit=page_size, cursor=cursor)
+            if not page:
+                break
+            cursor = (page[-1].created_at.timestamp(), page[-1].id)
+            mentions = self.mentions(page)
+            links: list[MemoryLink] = []
+            if self.settings.graph_semantic_max > 0:
+                stored = self.store.memory_vectors([r.id for r in page], view)
+                have = [r for r in page if r.id in stored]
+                links = self.semantic(have, [stored[r.id] for r in have])
+            projection = Projection(mentions, links)
+            report.links_written += self.store.graph_write(view.org_id, projection, now)
+            report.memories += len(page)
+            report.mentions += sum(len(v) for v in mentions.values())
+            _count(report, links)
+            chains.extend(r for r in page if _episode(r) is not None)
+            if progress is not None:
+                progress(len(page))
+        spine = self.temporal(chains, tails=False)
+        for start in range(0, len(spine), 1000):
+            part = spine[start : start + 1000]
+            report.links_written += self.store.graph_write(view.org_id, Projection(links=part), now)
+        _count(report, spine)
+        report.seconds = time.perf_counter() - started
+        return report
+
+
+def _count(report: RebuildReport, links: Iterable[MemoryLink]) -> None:
+    for link in links:
+        name = Relation(link.relation).value
+        report.links[name] = report.links.get(name, 0) + 1
