@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -28,7 +29,9 @@ from kenning import (
 )
 from kenning.aio import GRAPH_METHODS
 from kenning.graph.api import Graph, path_strength
-from kenning.graph.model import GraphEdge
+from kenning.graph.extract import Extractor, mention
+from kenning.graph.model import EntityMention, GraphEdge
+from kenning.graph.resolve import normalise_name
 
 Rows = Callable[..., list[Any]]
 GRAPH_TABLES = ("entities", "entity_aliases", "mentions", "links")
@@ -38,6 +41,24 @@ def graph_rows(db_rows: Rows, mem: Memory) -> dict[str, int]:
     return {t: int(db_rows(mem, {"sqlite": f"SELECT COUNT(*) FROM {t}",
                                  "postgresql": f"SELECT COUNT(*) FROM {t}"})[0][0])
             for t in GRAPH_TABLES}  # fmt: skip
+
+
+class Names(Extractor):
+    """Deterministic test extractor: every capitalised word is an entity.
+
+    The graph's mechanics are tested here, not NER quality (that is
+    ``test_graph_extract.py``), so the names found must not depend on a model.
+    """
+
+    def extract_batch(self, texts: Sequence[str]) -> list[list[EntityMention]]:
+        out = []
+        for text in texts:
+            found: dict[str, EntityMention] = {}
+            for word in re.findall(r"\b[A-Z][\w'’]*", text):
+                label = re.sub(r"(?:'s|’s)$", "", word)
+                found.setdefault(normalise_name(label), mention(label))
+            out.append(list(found.values()))
+        return out
 
 
 def quiet(**kw: Any) -> Settings:
@@ -61,7 +82,7 @@ def edge_set(mem: Memory, ids: list[str], skip: tuple[str, ...] = ()) -> set[tup
 def test_a_failing_write_leaves_no_graph_rows(
     make_memory: Callable[..., Memory], db_rows: Rows
 ) -> None:
-    mem = make_memory(settings=Settings(graph_semantic_min=0.0))
+    mem = make_memory(extractor=Names(), settings=Settings(graph_semantic_min=0.0))
     mem.remember("Alice keeps the Berlin keys", key="keys", tags=["home"])
     before = graph_rows(db_rows, mem)
     items = [{"content": f"Bob visits Paris on day {i}", "episode_id": "trip"} for i in range(5)]
@@ -74,7 +95,7 @@ def test_a_failing_write_leaves_no_graph_rows(
 
 
 def test_co_occurs_is_bounded_for_a_batch_of_fifty(make_memory: Callable[..., Memory]) -> None:
-    mem = make_memory(settings=quiet(graph_co_occurs_max=4))
+    mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=4))
     items = [{"content": f"Note number {i} about item {i * 7}", "scope": "team:a"}
              for i in range(50)]  # fmt: skip
     items += [{"content": f"Other note {i}", "scope": "team:b"} for i in range(3)]
@@ -95,7 +116,7 @@ def test_co_occurs_is_bounded_for_a_batch_of_fifty(make_memory: Callable[..., Me
 def test_temporal_next_follows_event_time_within_an_episode_and_across_batches(
     make_memory: Callable[..., Memory],
 ) -> None:
-    mem = make_memory(settings=quiet(graph_temporal_spine=True))
+    mem = make_memory(extractor=Names(), settings=quiet(graph_temporal_spine=True))
     at = [T0 - timedelta(days=10 - i) for i in range(6)]
     first = mem.remember_many([
         {"content": "third event", "episode_id": "e1", "event_at": at[2]},
@@ -122,7 +143,9 @@ def test_temporal_next_follows_event_time_within_an_episode_and_across_batches(
 
 
 def test_semantic_neighbor_threshold_and_cap(make_memory: Callable[..., Memory]) -> None:
-    mem = make_memory(settings=quiet(graph_semantic_max=2, graph_semantic_min=0.8))
+    mem = make_memory(
+        extractor=Names(), settings=quiet(graph_semantic_max=2, graph_semantic_min=0.8)
+    )
     base = mem.remember("Caroline adopted a rescue dog named Biscuit last spring")
     unrelated = mem.remember("The quarterly tax filing deadline moved to April")
     close = [mem.remember(t) for t in (
@@ -148,7 +171,9 @@ def test_semantic_neighbor_threshold_and_cap(make_memory: Callable[..., Memory])
 def test_update_refreshes_mentions_and_content_links_but_keeps_api_links(
     make_memory: Callable[..., Memory], db_rows: Rows
 ) -> None:
-    mem = make_memory(settings=quiet(graph_semantic_max=3, graph_semantic_min=0.8))
+    mem = make_memory(
+        extractor=Names(), settings=quiet(graph_semantic_max=3, graph_semantic_min=0.8)
+    )
     a = mem.remember("Alice met Bob at the harbour in Lisbon")
     twin = mem.remember("Alice and Bob met at the Lisbon harbour")
     other = mem.remember("Deploys happen every Thursday")
@@ -173,7 +198,7 @@ def test_update_refreshes_mentions_and_content_links_but_keeps_api_links(
 def test_archive_hides_edges_and_restore_brings_them_back(
     make_memory: Callable[..., Memory],
 ) -> None:
-    mem = make_memory(settings=quiet(graph_co_occurs_max=4))
+    mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=4))
     a, b, c = mem.remember_many([{"content": f"Zed note {i}"} for i in range(3)])
     assert len(mem.graph.neighbours(a.id)) == 2
     before = sum(s.relationships_count for s in mem.stats())
@@ -191,7 +216,7 @@ def test_archive_hides_edges_and_restore_brings_them_back(
 def test_forget_leaves_no_link_mention_entity_or_alias(
     make_memory: Callable[..., Memory], db_rows: Rows
 ) -> None:
-    mem = make_memory(settings=Settings(graph_semantic_min=0.0))
+    mem = make_memory(extractor=Names(), settings=Settings(graph_semantic_min=0.0))
     a, b = mem.remember_many([
         {"content": "Priya visited Oslo with Quentin", "tags": ["travel"], "episode_id": "e"},
         {"content": "Priya wrote about Oslo", "episode_id": "e"},
@@ -220,7 +245,7 @@ def test_forget_leaves_no_link_mention_entity_or_alias(
 def test_possessives_and_case_resolve_to_one_entity(
     make_memory: Callable[..., Memory], db_rows: Rows
 ) -> None:
-    mem = make_memory(settings=quiet())
+    mem = make_memory(extractor=Names(), settings=quiet())
     mem.remember("Caroline went hiking")
     mem.remember("We borrowed Caroline's tent")
     mem.remember("CAROLINE said hello", tags=["Caroline"])
@@ -238,7 +263,7 @@ def test_possessives_and_case_resolve_to_one_entity(
 
 
 def test_graph_disabled_projects_nothing(make_memory: Callable[..., Memory], db_rows: Rows) -> None:
-    mem = make_memory(settings=Settings(graph_enabled=False))
+    mem = make_memory(extractor=Names(), settings=Settings(graph_enabled=False))
     a, b = mem.remember_many([{"content": "Alice and Bob", "tags": ["x"], "episode_id": "e"},
                               {"content": "Alice again", "episode_id": "e"}])  # fmt: skip
     assert graph_rows(db_rows, mem) == dict.fromkeys(GRAPH_TABLES, 0)
@@ -254,7 +279,7 @@ def test_graph_disabled_projects_nothing(make_memory: Callable[..., Memory], db_
 
 
 def test_neighbours_entity_view_and_stats(make_memory: Callable[..., Memory]) -> None:
-    mem = make_memory(settings=quiet(graph_co_occurs_max=2))
+    mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=2))
     a, b, c = mem.remember_many([
         {"content": "Nadia plans the Kyoto trip", "tags": ["travel"]},
         {"content": "Nadia booked a Kyoto ryokan", "tags": ["travel"]},
@@ -276,7 +301,7 @@ def test_neighbours_entity_view_and_stats(make_memory: Callable[..., Memory]) ->
 
 
 def test_paths_strength_order_and_hop_limit(make_memory: Callable[..., Memory]) -> None:
-    mem = make_memory(settings=quiet())
+    mem = make_memory(extractor=Names(), settings=quiet())
     a, b, c, d, e = mem.remember_many([{"content": f"step {i}"} for i in range(5)])
     g = mem.graph
     g.link(a.id, b.id, "causes", 0.9)
@@ -305,7 +330,7 @@ def test_paths_strength_order_and_hop_limit(make_memory: Callable[..., Memory]) 
 def test_rebuild_reproduces_the_projection_minus_co_occurs(
     make_memory: Callable[..., Memory], db_rows: Rows
 ) -> None:
-    mem = make_memory(settings=Settings(graph_semantic_min=0.8))
+    mem = make_memory(extractor=Names(), settings=Settings(graph_semantic_min=0.8))
     texts = [
         ("Ingrid adopted a rescue dog named Pepper", "e1"),
         ("Pepper the rescue dog was adopted by Ingrid", "e1"),
@@ -345,7 +370,7 @@ def test_rebuild_reproduces_the_projection_minus_co_occurs(
 
 
 def test_rebuild_needs_write_access(make_memory: Callable[..., Memory]) -> None:
-    mem = make_memory()
+    mem = make_memory(extractor=Names())
     mem.remember("Team note", scope="team:red")
     member = Principal.member("mia")
     with pytest.raises(PermissionDenied):
@@ -360,7 +385,7 @@ def test_rebuild_needs_write_access(make_memory: Callable[..., Memory]) -> None:
 def test_bad_input_is_rejected_and_writes_nothing(
     make_memory: Callable[..., Memory], db_rows: Rows
 ) -> None:
-    mem = make_memory(settings=quiet())
+    mem = make_memory(extractor=Names(), settings=quiet())
     a, b = mem.remember_many([{"content": "Alpha"}, {"content": "Beta"}])
     t = mem.remember("Team thing", scope="team:red")
     secret = mem.remember("Hidden", scope="user:zoe")
@@ -411,7 +436,7 @@ def test_bad_input_is_rejected_and_writes_nothing(
 def test_async_graph_mirrors_the_sync_graph(make_memory: Callable[..., Memory]) -> None:
     import inspect
 
-    mem = make_memory(settings=quiet(graph_co_occurs_max=2))
+    mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=2))
     amem = AsyncMemory(memory=mem)
     for name in GRAPH_METHODS:
         assert inspect.signature(getattr(type(amem.graph), name)) == inspect.signature(

@@ -83,6 +83,15 @@ def test_spacy_drops_interjections_and_lowercase(spacy_ex: SpacyExtractor) -> No
     assert _pairs(out[1]) == [("melanie", "PERSON")]
 
 
+def test_spacy_keeps_sentence_initial_names_that_act(spacy_ex: SpacyExtractor) -> None:
+    # the small model misses rare names that open a sentence; a following verb or
+    # possessive says the word is a name, an interjection has neither
+    got = spacy_ex.extract_batch(
+        ["Farida repaired the Vienna bridge", "Caroline's sister is here", "Yep, that was fun"]
+    )
+    assert [sorted(m.norm for m in ms) for ms in got] == [["farida", "vienna"], ["caroline"], []]
+
+
 def test_spacy_dedup_by_norm_and_harmonised_types(spacy_ex: SpacyExtractor) -> None:
     (found,) = spacy_ex.extract_batch(["Caroline: I told Caroline's sister about Caroline."])
     assert [m.norm for m in found].count("caroline") == 1

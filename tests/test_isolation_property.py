@@ -32,7 +32,7 @@ from kenning import (
     TeamRole,
 )
 from kenning.access import AccessPolicy
-from kenning.graph.project import CapitalisedWords
+from kenning.graph.extract import create_extractor
 from kenning.models import LAYER_OF
 
 ORGS = ["o1", "o2"]
@@ -228,7 +228,7 @@ def _check_reads(mem: Memory, who: Principal, stored: dict[str, Stored], named: 
     _check_graph(mem, who, stored, active, stats)
 
 
-_NAMES = [[m.norm for m in ms] for ms in CapitalisedWords().extract_batch(TEXTS)]
+_NAMES = [[m.norm for m in ms] for ms in create_extractor("spacy").extract_batch(TEXTS)]
 
 
 def _check_graph(

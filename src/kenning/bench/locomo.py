@@ -58,6 +58,7 @@ def run_locomo_variants(
     store: str | None = None,
     k_max: int = 20,
     progress: Callable[[str, int], None] | None = None,
+    on_result: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Ingest the split once (under ``settings``), then ask every question under
     each variant's settings (read-side knobs; None = ``settings``): ``{name: metrics}``."""
@@ -90,6 +91,8 @@ def run_locomo_variants(
                 }
                 result["settings"] = _settings_summary(mem.settings)
                 out[name] = result
+                if on_result:
+                    on_result(name, result)
         finally:
             mem.close()
     return out

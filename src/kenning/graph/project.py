@@ -33,20 +33,21 @@ original write batches and relation decisions are not recorded.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..access import ScopeFilter
 from ..models import MemoryFilter, MemoryRecord, Status
+from .extract import Extractor, extractor_from_settings
 from .model import EntityMention, MemoryLink, NodeKind, Projection, Relation
 from .names import normalise_name
+from .resolve import resolve
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Extractor",
-    "CapitalisedWords",
     "Projector",
     "RebuildReport",
     "NOT_REBUILT",
@@ -65,55 +65,6 @@ __all__ = [
 NOT_REBUILT = tuple(
     r.value for r in Relation if r not in (Relation.SEMANTIC_NEIGHBOR, Relation.TEMPORAL_NEXT)
 )
-
-
-@runtime_checkable
-class Extractor(Protocol):
-    """Finds entities in texts; one list of mentions per text, in order.
-
-    An extractor may also offer ``relations_batch(texts)`` returning
-    ``(i, j, relation, weight)`` tuples: typed links between the i-th and j-th
-    memory of the batch.
-    """
-
-    def extract_batch(self, texts: Sequence[str]) -> list[list[EntityMention]]:
-        """The entities mentioned in each of ``texts``."""
-        ...
-
-
-# STAND-IN, to be replaced by the extract branch (graph/extract.py, spaCy NER):
-# runs of capitalised words, minus sentence-initial function words.
-_WORD_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
-_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
-_NOT_NAMES = frozenset(
-    "a an and as at but by for from he her his i if in is it its my no not of on or our she "
-    "so that the their them then there these they this those to was we what when where which "
-    "who why will with you your yes ok okay hi hello thanks also just".split()
-)
-
-
-class CapitalisedWords:
-    """Stand-in extractor: runs of capitalised words are entities (no types).
-
-    Replaced by the real extractor (spaCy NER, ``kenning.graph.extract``) when
-    that lands; it has the same interface.
-    """
-
-    def extract_batch(self, texts: Sequence[str]) -> list[list[EntityMention]]:
-        """Capitalised word runs of each text (possessives stripped)."""
-        out: list[list[EntityMention]] = []
-        for text in texts:
-            found: dict[str, EntityMention] = {}
-            for match in _WORD_RUN.finditer(text):
-                words = match.group(0).split()
-                while words and words[0].casefold() in _NOT_NAMES:
-                    words = words[1:]
-                label = _POSSESSIVE.sub("", " ".join(words))
-                norm = normalise_name(label)
-                if len(norm) > 1 and norm not in _NOT_NAMES:
-                    found.setdefault(norm, EntityMention(label, norm))
-            out.append(list(found.values()))
-        return out
 
 
 def tag_topics(tags: Iterable[str]) -> list[EntityMention]:
@@ -175,14 +126,20 @@ class Projector:
     ) -> None:
         self.store = store
         self.settings = settings
-        self.extractor: Extractor = extractor or CapitalisedWords()
+        self.extractor: Extractor = extractor or extractor_from_settings(settings)
 
     # -- parts -------------------------------------------------------------------------
 
     def mentions(self, records: Sequence[MemoryRecord]) -> dict[str, list[EntityMention]]:
-        """Extractor entities plus tag topics, per memory id."""
+        """Extractor entities (resolved within the batch) plus tag topics, per memory id."""
         found = self.extractor.extract_batch([r.content for r in records]) if records else []
-        return {r.id: [*ents, *tag_topics(r.tags)] for r, ents in zip(records, found, strict=True)}
+        flat = resolve([m for ents in found for m in ents], {}, {})
+        out: dict[str, list[EntityMention]] = {}
+        at = 0
+        for r, ents in zip(records, found, strict=True):
+            out[r.id] = [*flat[at : at + len(ents)], *tag_topics(r.tags)]
+            at += len(ents)
+        return out
 
     def co_occurs(self, records: Sequence[MemoryRecord]) -> list[MemoryLink]:
         """Batch neighbours in one scope: each memory gets at most ``graph_co_occurs_max``."""

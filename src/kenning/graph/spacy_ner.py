@@ -140,7 +140,7 @@ def _plausible(ent: Span, starts: set[int]) -> bool:
     if not any(ch.isupper() for ch in ent.text) or ent.text.casefold() in COMMON_WORDS:
         return False
     if len(ent) == 1 and ent.start in starts and ent.doc.has_annotation("TAG"):
-        return ent[0].tag_ in _PROPER
+        return ent[0].tag_ in _PROPER or (ent[0].is_title and _acts([ent[0]]))
     return True
 
 
@@ -164,13 +164,23 @@ def _key_phrases(doc: Doc, starts: set[int]) -> list[str]:
     return phrases
 
 
+def _acts(run: list[Token]) -> bool:
+    """Whether a run of nouns is the subject of a verb or a possessor right after it
+    ("Farida repaired", "Caroline's"): then a sentence-initial proper noun is a name."""
+    last = run[-1]
+    if last.i + 1 >= len(last.doc):
+        return False
+    tag = last.nbor(1).tag_
+    return tag.startswith("VB") or tag in {"MD", "POS"}
+
+
 def _phrases_of_run(run: list[Token], starts: set[int]) -> list[str]:
     if run and run[0].i > 0 and run[0].nbor(-1).text == "-":
         run = run[1:]  # "sci-fi movies" would give "fi movies"
     if not run:
         return []
-    if run[0].i in starts and run[0].tag_ in _PROPER and run[0].is_title:
-        run = run[1:]  # "Yep", "Good" open sentences tagged NNP
+    if run[0].i in starts and run[0].tag_ in _PROPER and run[0].is_title and not _acts(run):
+        run = run[1:]  # "Yep", "Good" open sentences tagged NNP ("Farida repaired" is kept)
     if len(run) >= 2 and run[-1].tag_ in _COMMON_NOUN:
         return [" ".join(t.text for t in run[-_MAX_PHRASE:])]
     proper = [t for t in run if t.tag_ in _PROPER]

@@ -97,9 +97,13 @@ class RecallPipeline:
                                        settings).items() if k in pool.records}  # fmt: skip
         t = time.perf_counter()
         outcome = self._graph(fused, req, settings, pool)
-        support = {k: v - fused[k] for k, v in outcome.scores.items() if v != fused.get(k)}
+        # (a memory admitted by expansion competing for a slot has no fused score:
+        # all of its relevance is graph support)
+        support = {
+            k: v - fused.get(k, 0.0) for k, v in outcome.scores.items() if v != fused.get(k)
+        }
         pool.timings["graph"] = _ms(t)
-        adjusted = {k: v + support.get(k, 0.0) for k, v in fused.items()}
+        adjusted = _add(fused, support)
         context = _add(
             episode_lift(adjusted, pool.records, settings.episode_recall_weight,
                          settings.episode_recall_top),
