@@ -11,6 +11,7 @@ from kenning.graph.model import GraphEdge
 from kenning.retrieval.graph_rerank import (
     GraphKnobs,
     expand,
+    mention_support,
     post_process,
     propagate,
     relation_paths,
@@ -37,7 +38,7 @@ def sims(values: Mapping[str, float]):  # type: ignore[no-untyped-def]
 def test_support_follows_the_seed_formula() -> None:
     scores = {"a": 1.0, "b": 0.5, "c": 0.2}
     edges = [GraphEdge("a", "c", "causes", 1.0), GraphEdge("b", "c", "co_occurs", 0.5)]
-    new, support = propagate(scores, edges, GraphKnobs())
+    new, support = propagate(scores, edges, GraphKnobs(beta=0.15))
     expected = (0.90 * 1.0 * 1.0 + 0.55 * 0.5 * 0.5) / math.sqrt(2)
     assert support["c"] == pytest.approx(expected)
     assert new["c"] == pytest.approx(0.2 + 0.15 * expected)
@@ -49,7 +50,7 @@ def test_support_follows_the_seed_formula() -> None:
 def test_support_is_capped_and_never_adds_candidates() -> None:
     scores = {"a": 1.0, "b": 1.0}
     edges = [GraphEdge("a", "b", "causes", 5.0), GraphEdge("a", "zz", "causes", 1.0)]
-    new, _ = propagate(scores, edges, GraphKnobs(support_cap=0.5))
+    new, _ = propagate(scores, edges, GraphKnobs(beta=0.15, support_cap=0.5))
     assert set(new) == {"a", "b"}
     assert new["b"] == pytest.approx(1.0 + 0.15 * 0.5)
 
@@ -135,3 +136,15 @@ def test_post_process_can_restrict_relations() -> None:
     out = post_process(scores, graph, sims({"a": 0.5, "x": 0.5, "y": 0.5}), GraphKnobs(),
                        relations={"co_occurs"})  # fmt: skip
     assert [a.memory_id for a in out.admitted] == ["y"]
+
+
+def test_mention_support_goes_through_rare_entities_only() -> None:
+    scores = {"seed": 0.9, "peer": 0.2, "crowd": 0.3, "low": 0.1}
+    mentions = {"seed": ["rare", "hub"], "low": ["rare"]}
+    members = {"rare": ["seed", "peer", "outside"], "hub": ["seed", "crowd", "x", "y"]}
+    got = mention_support(scores, ["seed"], mentions, members, weight=0.2, max_df=3)
+    assert got == {"peer": pytest.approx(0.2 * 0.9)}  # not the hub's, not outside the pool
+    both = mention_support(scores, ["seed", "low"], mentions, members, weight=0.2, max_df=3)
+    assert both["peer"] == pytest.approx(0.18)  # the best seed counts, not the sum
+    assert both["seed"] == pytest.approx(0.2 * 0.1)
+    assert mention_support(scores, ["seed"], mentions, members, weight=0, max_df=3) == {}

@@ -29,7 +29,10 @@ class ScoringWeights(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KENNING_SCORING_", extra="forbid")
 
     confidence: float = Field(0.5, ge=0, le=1)
-    temporal: float = Field(0.2, ge=0, le=1)
+    #: Seed 000 has 0.2; at that weight recency outranks relevance (an old but
+    #: exact answer loses to a recent near miss): LoCoMo dev R@10 .771 at 0.02
+    #: against .745 at 0.2 (BENCHMARKS.md). Recency stays a tie-breaker.
+    temporal: float = Field(0.02, ge=0, le=1)
     relevance: float = Field(0.3, ge=0, le=1)
     strength: float = Field(0.0, ge=0, le=1)
     layer_boost: float = Field(0.05, ge=0, le=1)
@@ -55,7 +58,8 @@ class GraphRead(BaseSettings):
 
     #: Master switch for support, expansion and paths at recall (fail-open either way).
     rerank_enabled: bool = True
-    propagate_beta: float = Field(0.15, ge=0, le=5)
+    #: Seed 002 has 0.15; 0.3 on the LoCoMo dev split (R@10 .778 vs .771).
+    propagate_beta: float = Field(0.3, ge=0, le=5)
     propagate_iters: int = Field(1, ge=0, le=5)
     support_cap: float = Field(1.0, ge=0, le=10)
     #: Expansion score factor; 0 disables relation expansion (support and paths stay).
@@ -69,6 +73,12 @@ class GraphRead(BaseSettings):
     relation_quota: int = Field(10, ge=1, le=200)
     #: Admitted memories ride with their seed (no top-k slot) instead of competing.
     expand_merge_seed: bool = True
+    #: Co-mention support: candidates sharing a rare entity (at most
+    #: ``mention_max_df`` readable memories mention it) with one of the best
+    #: ``mention_seeds`` candidates gain ``mention_support`` x that seed's score.
+    mention_support: float = Field(0.2, ge=0, le=5)
+    mention_seeds: int = Field(5, ge=0, le=100)
+    mention_max_df: int = Field(20, ge=1, le=10_000)
     path_enabled: bool = True
     path_high_floor: float = Field(0.5, ge=0, le=1)
     #: Relation-type priors (seed 002 §3.4); unknown types take ``related``'s.
@@ -119,8 +129,8 @@ class Settings(BaseSettings):
     candidates_keyword: int = Field(50, gt=0)
     fusion: str = Field("convex", pattern="^(convex|rrf)$")
     #: Weight of the dense side in convex fusion (0 = BM25 only, 1 = dense only);
-    #: 0.7 sits on the dev-split plateau 0.6-0.8.
-    fusion_alpha: float = Field(0.7, ge=0, le=1)
+    #: 0.6 with the context and graph signals on (dev-split plateau 0.6-0.8).
+    fusion_alpha: float = Field(0.6, ge=0, le=1)
     rrf_k: int = Field(60, gt=0)
     min_confidence: float = Field(0.0, ge=0, le=1)
     #: Query words found in more than this share of the reader's memories (a

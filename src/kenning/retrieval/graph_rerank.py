@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from ..graph.model import RELATION_PRIORS, GraphEdge, GraphPath
 
 __all__ = [
+    "mention_support",
     "GraphKnobs",
     "GraphOutcome",
     "Admitted",
@@ -52,7 +53,7 @@ SimsOf = Callable[[Sequence[str]], Mapping[str, float]]
 class GraphKnobs:
     """The read-side settings (seed 002 defaults; see ``Settings.graph_*``)."""
 
-    beta: float = 0.15
+    beta: float = 0.3
     iters: int = 1
     support_cap: float = 1.0
     gamma: float = 0.3
@@ -216,6 +217,37 @@ def _path(start: str, trail: Sequence[GraphEdge], knobs: GraphKnobs) -> GraphPat
         strength=round(strength, 6),
         forward=tuple(forward),
     )
+
+
+def mention_support(
+    scores: Mapping[str, float],
+    seeds: Sequence[str],
+    mentions: Mapping[str, Sequence[str]],
+    members: Mapping[str, Sequence[str]],
+    weight: float,
+    max_df: int,
+) -> dict[str, float]:
+    """Support through shared *rare* entities (``MENTIONS`` edges).
+
+    A candidate that mentions an entity one of the ``seeds`` (the best
+    candidates) mentions gains ``weight * score(seed)``, if at most ``max_df``
+    readable memories mention that entity: a name that appears everywhere (the
+    user's own, say) links nothing. ``mentions``: seed -> entity ids;
+    ``members``: entity id -> the memories mentioning it (at most max_df + 1).
+    The best seed counts, not the sum, so a hub cannot pile support up.
+    """
+    out: dict[str, float] = {}
+    if weight <= 0:
+        return out
+    for seed in seeds:
+        for entity in mentions.get(seed, ()):
+            near = members.get(entity, ())
+            if len(near) > max_df:
+                continue
+            for other in near:
+                if other != seed and other in scores:
+                    out[other] = max(out.get(other, 0.0), weight * scores[seed])
+    return out
 
 
 def relation_paths(

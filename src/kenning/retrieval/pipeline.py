@@ -36,7 +36,13 @@ from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult
 from ..scoring import normalise
 from ..stores import Store
 from .context import author_match, episode_lift
-from .graph_rerank import GraphKnobs, GraphOutcome, post_process, relation_paths
+from .graph_rerank import (
+    GraphKnobs,
+    GraphOutcome,
+    mention_support,
+    post_process,
+    relation_paths,
+)
 from .ranker import fuse, rank
 from .text import query_terms, strip_terms
 from .time_aware import Window, anchored_window, said_at, time_bonus
@@ -266,10 +272,29 @@ class RecallPipeline:
         try:
             outcome = post_process(rel, edges_of, sims_of, knobs)
             self._admit(outcome, req, knobs, pool)
+            shared = self._co_mentions(rel, req, s)
+            for k, v in shared.items():
+                outcome.scores[k] = outcome.scores.get(k, rel.get(k, 0.0)) + v
+            outcome.stats["co_mentioned"] = len(shared)
             return outcome
         except Exception:  # fail-open (seed 002 §3): the pre-graph order stands
             log.exception("graph post-processing failed; recall continues without it")
             return GraphOutcome(dict(rel), stats={"error": 1.0})
+
+    def _co_mentions(
+        self, scores: Mapping[str, float], req: RecallRequest, s: Settings
+    ) -> dict[str, float]:
+        g = s.graph
+        if g.mention_support <= 0 or g.mention_seeds <= 0:
+            return {}
+        seeds = sorted(scores, key=lambda i: (-scores[i], i))[: g.mention_seeds]
+        mentions = self.store.graph_mentions(seeds, req.view)
+        entities = list(dict.fromkeys(e for ids in mentions.values() for e in ids))
+        if not entities:
+            return {}
+        members = self.store.entity_memories(entities, req.view, g.mention_max_df + 1)
+        return mention_support(scores, seeds, mentions, members, g.mention_support,
+                               g.mention_max_df)  # fmt: skip
 
     def _admit(
         self, outcome: GraphOutcome, req: RecallRequest, knobs: GraphKnobs, pool: _Pool
