@@ -61,12 +61,23 @@ class GraphRead(BaseSettings):
     #: Seed 002 has 0.15; 0.3 on the LoCoMo dev split (R@10 .778 vs .771).
     propagate_beta: float = Field(0.3, ge=0, le=5)
     propagate_iters: int = Field(1, ge=0, le=5)
+    #: Support flows along the edges of the best this-many candidates only
+    #: (what can still reach the top k); bounds the graph reads per recall.
+    support_top_n: int = Field(30, ge=1, le=1000)
     support_cap: float = Field(1.0, ge=0, le=10)
-    #: Expansion score factor; 0 disables relation expansion (support and paths stay).
-    relax_gamma: float = Field(0.3, ge=0, le=5)
+    #: Expansion score factor; 0 disables relation expansion (support and paths
+    #: stay). Seed 002 has 0.3; kenning ships 0: on the LoCoMo dev split the
+    #: admitted memories change no ranking (merged into their seed, or too weak
+    #: to win a slot when competing), and at 100,000 memories expansion costs
+    #: ~6 ms per recall, past the graph stage's 5 ms budget (BENCHMARKS.md).
+    relax_gamma: float = Field(0.0, ge=0, le=5)
     seed_floor: float = Field(0.5, ge=0, le=1)
     max_expand: int = Field(20, ge=0, le=200)
     expand_hops: int = Field(2, ge=0, le=4)
+    #: Expansion starts from at most this many of the best candidates.
+    expand_seeds: int = Field(10, ge=1, le=1000)
+    #: Per hop, the walk goes on from at most this many nodes, and this many
+    #: nominees (the most promising) face the semantic gate.
     expand_prefilter_top_n: int = Field(50, ge=1, le=1000)
     seed_sim_delta: float = Field(0.2, ge=0, le=2)
     #: Per relation type, at most this many admissions per recall.
@@ -165,7 +176,7 @@ class Settings(BaseSettings):
     #: Relevance added to a memory whose time falls in the window the query names.
     time_window_boost: float = Field(0.3, ge=0, le=5)
     #: Relevance added, for a "when ...?" question, to a memory whose text names a time.
-    time_when_boost: float = Field(0.05, ge=0, le=5)
+    time_when_boost: float = Field(0.15, ge=0, le=5)
     #: How many of the best candidates have their text read for time expressions.
     time_content_scan: int = Field(30, ge=0, le=1000)
     #: With a window, this many more candidates come from a search inside it.

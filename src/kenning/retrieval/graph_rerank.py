@@ -8,10 +8,14 @@ A. **Support propagation** reranks the pool, never adds to it::
        support(v) = sum(prior(r) * w(u, v) * score(u)) / sqrt(pool_degree(v))
        score'(v)  = score(v) + beta * min(support(v), cap)
 
-   over the edges between pool members, ``iters`` times.
+   over the edges between pool members that touch one of the best
+   ``support_top`` (the only ones that can still reach the top k), ``iters``
+   times.
 B. **Bounded relation expansion** nominates memories outside the pool that
-   are linked to a *seed* (a pool member scoring at least ``seed_floor``;
-   the best ``prefilter`` of them), up to ``hops`` hops away. A nominee is
+   are linked to a *seed* (one of the best ``seeds`` pool members, scoring at
+   least ``seed_floor``), up to ``hops`` hops away, walking on from at most
+   ``max_expand`` nodes per hop; the best ``prefilter`` nominees (by the score
+   they would get) face the gates. A nominee is
    admitted only if its cosine with the query is at least its seed's minus
    ``delta`` (the semantic hard gate), within a per-relation quota and the
    overall ``max_expand``; its score is ``gamma * score(seed) * strength``,
@@ -60,7 +64,9 @@ class GraphKnobs:
     seed_floor: float = 0.5
     max_expand: int = 20
     hops: int = 2
+    seeds: int = 10
     prefilter: int = 50
+    support_top: int = 30
     delta: float = 0.2
     relation_quota: int = 10
     merge_seed: bool = True
@@ -141,6 +147,9 @@ def _walk(
     for _ in range(max(0, knobs.hops)):
         if not frontier:
             break
+        if len(frontier) > knobs.max_expand:  # walk on from the most promising only
+            frontier.sort(key=lambda n: (-scores.get(best[n][0], 0.0) * best[n][1], n))
+            frontier = frontier[: knobs.max_expand]
         reached: list[str] = []
         for edge in edges_of(frontier):
             for here in (edge.src, edge.dst):
@@ -170,7 +179,7 @@ def expand(
     if knobs.gamma <= 0 or knobs.max_expand <= 0 or knobs.hops <= 0:
         return [], stats
     ranked = sorted(scores, key=lambda k: (-scores[k], k))
-    seeds = [s for s in ranked[: knobs.prefilter] if scores[s] >= knobs.seed_floor]
+    seeds = [s for s in ranked[: knobs.seeds] if scores[s] >= knobs.seed_floor]
     stats["seeds"] = len(seeds)
     if not seeds:
         return [], stats
@@ -178,12 +187,13 @@ def expand(
     stats["nominated"] = len(reach)
     if not reach:
         return [], stats
-    sims = sims_of([*seeds, *reach])
     offers = sorted(
         ((knobs.gamma * scores[seed] * strength, node, seed, trail)
          for node, (seed, strength, trail) in reach.items()),
         key=lambda o: (-o[0], o[1]),
-    )  # fmt: skip
+    )[: knobs.prefilter]  # fmt: skip
+    stats["prefiltered"] = len(offers)
+    sims = sims_of([*seeds, *(o[1] for o in offers)])
     admitted: list[Admitted] = []
     per_relation: dict[str, int] = {}
     for score, node, seed, trail in offers:
@@ -315,7 +325,8 @@ def post_process(
                 unique.setdefault((edge.src, edge.dst, edge.relation), edge)
         return list(unique.values())
 
-    pool_edges = scoped(list(scores)) if scores else []
+    top = sorted(scores, key=lambda k: (-scores[k], k))[: knobs.support_top]
+    pool_edges = scoped(top) if top else []
     new_scores, support = propagate(scores, pool_edges, knobs)
     admitted, stats = expand(new_scores, scoped, sims_of, knobs)
     stats["edges"] = len(pool_edges)

@@ -105,9 +105,7 @@ class RecallPipeline:
         outcome = self._graph(fused, req, settings, pool)
         # (a memory admitted by expansion competing for a slot has no fused score:
         # all of its relevance is graph support)
-        support = {
-            k: v - fused.get(k, 0.0) for k, v in outcome.scores.items() if v != fused.get(k)
-        }
+        support = {k: v - fused.get(k, 0.0) for k, v in outcome.scores.items() if v != fused.get(k)}
         pool.timings["graph"] = _ms(t)
         adjusted = _add(fused, support)
         context = _add(
@@ -132,8 +130,10 @@ class RecallPipeline:
             fused=fused, graph=support, time=bonus, context=context, explain=req.explain,
         )  # fmt: skip
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
-        paths = self._attach(hits, outcome, rel, pool, settings)
         pool.timings["rank"] = _ms(t)
+        t = time.perf_counter()
+        paths = self._attach(hits, outcome, rel, pool, settings, req.view)
+        pool.timings["graph"] += _ms(t)
         pool.timings["total"] = _ms(started)
         if not req.explain:
             return RecallResult(hits)
@@ -254,7 +254,8 @@ class RecallPipeline:
         knobs = GraphKnobs(
             beta=g.propagate_beta, iters=g.propagate_iters, support_cap=g.support_cap,
             gamma=g.relax_gamma, seed_floor=g.seed_floor, max_expand=g.max_expand,
-            hops=g.expand_hops, prefilter=g.expand_prefilter_top_n, delta=g.seed_sim_delta,
+            hops=g.expand_hops, seeds=g.expand_seeds, prefilter=g.expand_prefilter_top_n,
+            delta=g.seed_sim_delta, support_top=g.support_top_n,
             relation_quota=g.relation_quota, merge_seed=g.expand_merge_seed,
             paths=g.path_enabled, path_floor=g.path_high_floor, priors=g.priors,
         )  # fmt: skip
@@ -299,13 +300,15 @@ class RecallPipeline:
     def _admit(
         self, outcome: GraphOutcome, req: RecallRequest, knobs: GraphKnobs, pool: _Pool
     ) -> None:
-        """Fetch admitted memories; unless merged into seeds, they join the pool."""
+        """Admitted memories competing for slots join the pool (merged ones are
+        fetched later, only for the seeds that make the top k)."""
+        if knobs.merge_seed:
+            return
         ids = [a.memory_id for a in outcome.admitted if a.memory_id not in pool.records]
         pool.records.update((r.id, r) for r in self.store.get(ids, req.view))
         outcome.admitted = [a for a in outcome.admitted if a.memory_id in pool.records]
-        if not knobs.merge_seed:
-            for a in outcome.admitted:
-                outcome.scores.setdefault(a.memory_id, a.score)
+        for a in outcome.admitted:
+            outcome.scores.setdefault(a.memory_id, a.score)
 
     def _attach(
         self,
@@ -314,17 +317,20 @@ class RecallPipeline:
         scores: Mapping[str, float],
         pool: _Pool,
         s: Settings,
+        view: ScopeFilter,
     ) -> list[GraphPath]:
         """Merged expansions ride with their seed; relation paths between the hits."""
         if not outcome.admitted and not outcome.edges:
             return []
         by_id = {h.memory.id: h for h in hits}
         if s.graph.expand_merge_seed:
-            for a in outcome.admitted:
-                seed = by_id.get(a.seed)
+            riding = [a for a in outcome.admitted if a.seed in by_id and a.memory_id not in by_id]
+            wanted = [a.memory_id for a in riding if a.memory_id not in pool.records]
+            pool.records.update((r.id, r) for r in self.store.get(wanted, view))
+            for a in riding:
                 record = pool.records.get(a.memory_id)
-                if seed is not None and record is not None and a.memory_id not in by_id:
-                    seed.related.append(Hit(record, a.score, via=a.path))
+                if record is not None:
+                    by_id[a.seed].related.append(Hit(record, a.score, via=a.path))
         knobs = GraphKnobs(paths=s.graph.path_enabled, path_floor=s.graph.path_high_floor,
                            priors=s.graph.priors)  # fmt: skip
         return relation_paths(list(by_id), scores, outcome.edges, outcome.admitted, knobs)

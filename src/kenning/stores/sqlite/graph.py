@@ -28,7 +28,7 @@ from ...graph.links import canonical, entity_id, origin_of
 from ...graph.model import Entity, EntityMention, GraphEdge, MemoryLink, NodeKind, Projection
 from ...graph.names import normalise_name
 from ...models import MemoryFilter, Scope
-from .sql import scope_clause
+from .sql import joined_scope_clause, scope_clause
 
 __all__ = ["SQLiteGraph"]
 
@@ -218,8 +218,10 @@ class SQLiteGraph:
         """Links touching ``ids`` whose two endpoints are visible and active."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
-        awhere, aparams = scope_clause(scopes, alias="a")
-        bwhere, bparams = scope_clause(scopes, alias="b")
+        # A link joins two memories of one scope (the projection and the link
+        # writes enforce it), so the scope test runs once, on the ids given;
+        # the far end only has to be active.
+        where, params = joined_scope_clause(scopes)
         rel, rparams = "", []
         if relations is not None:
             rel = f" AND l.relation IN ({_marks(len(relations))})"
@@ -227,16 +229,24 @@ class SQLiteGraph:
         found: dict[tuple[str, str, str], GraphEdge] = {}
         with self._read() as conn:
             for chunk in _chunks(list(dict.fromkeys(ids))):
-                for side in ("src_pk", "dst_pk"):
-                    for s, d, r, w in conn.execute(
-                        "SELECT a.id, b.id, l.relation, l.weight FROM links l "
-                        "JOIN memories a ON a.pk = l.src_pk JOIN memories b ON b.pk = l.dst_pk "
-                        f"WHERE l.{side} IN (SELECT pk FROM memories WHERE id IN "
-                        f"({_marks(len(chunk))})) AND a.status = 'active' AND "
-                        f"b.status = 'active' AND {awhere} AND {bwhere}{rel}",
-                        [*chunk, *aparams, *bparams, *rparams],
+                # CROSS JOIN keeps memories (looked up by id) as the outer loop.
+                pks = dict(conn.execute(
+                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
+                    f"WHERE m.id IN ({_marks(len(chunk))}) AND m.status = 'active' AND {where}",
+                    [*chunk, *params],
+                ).fetchall())  # fmt: skip
+                if not pks:
+                    continue
+                marks = _marks(len(pks))
+                for near, far in (("src_pk", "dst_pk"), ("dst_pk", "src_pk")):
+                    for mine, other, r, w in conn.execute(
+                        f"SELECT l.{near}, o.id, l.relation, l.weight FROM links l "
+                        f"JOIN memories o ON o.pk = l.{far} WHERE l.{near} IN ({marks}) "
+                        f"AND o.status = 'active' AND o.scope_pk = l.scope_pk{rel}",
+                        [*pks, *rparams],
                     ):
-                        found[(s, d, r)] = GraphEdge(s, d, r, float(w))
+                        a, b = (pks[mine], other) if near == "src_pk" else (other, pks[mine])
+                        found[(a, b, r)] = GraphEdge(a, b, r, float(w))
         edges = sorted(found.values(), key=lambda e: (-e.weight, e.src, e.dst, e.relation))
         return edges if limit is None else edges[:limit]
 
