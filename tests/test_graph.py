@@ -456,3 +456,28 @@ def test_async_graph_mirrors_the_sync_graph(make_memory: Callable[..., Memory]) 
         mem.graph.entity("Xena"),
         mem.graph.paths(a.id, b.id),
     )
+
+
+def pairs(edges: list[GraphEdge]) -> set[frozenset[str]]:
+    return {frozenset((e.src, e.dst)) for e in edges}
+
+
+def pairs_of(*ends: tuple[Any, Any]) -> set[frozenset[str]]:
+    return {frozenset((x.id, y.id)) for x, y in ends}
+
+
+def test_edges_within_a_set_are_the_links_between_its_members(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=4))
+    a, b, c, d = mem.remember_many([{"content": f"Zed note {i}"} for i in range(4)])
+    view = mem.policy.readable(mem.principal)
+    inner = mem.store.graph_edges([a.id, b.id, c.id], view, within=True)
+    assert pairs(inner) == pairs_of((a, b), (a, c), (b, c))
+    touching = mem.store.graph_edges([a.id, b.id, c.id], view)
+    assert pairs(touching) - pairs(inner) == pairs_of((b, d), (c, d))
+    mem.archive(b.id)  # an archived end drops out of both
+    kept = mem.store.graph_edges([a.id, b.id, c.id], view, within=True)
+    assert pairs(kept) == pairs_of((a, c))
+    other = Principal.member("stranger")
+    assert mem.store.graph_edges([a.id, c.id], mem.policy.readable(other), within=True) == []

@@ -61,9 +61,6 @@ class GraphRead(BaseSettings):
     #: Seed 002 has 0.15; 0.3 on the LoCoMo dev split (R@10 .778 vs .771).
     propagate_beta: float = Field(0.3, ge=0, le=5)
     propagate_iters: int = Field(1, ge=0, le=5)
-    #: Support flows along the edges of the best this-many candidates only
-    #: (what can still reach the top k); bounds the graph reads per recall.
-    support_top_n: int = Field(30, ge=1, le=1000)
     support_cap: float = Field(1.0, ge=0, le=10)
     #: Expansion score factor; 0 disables relation expansion (support and paths
     #: stay). Seed 002 has 0.3; kenning ships 0: on the LoCoMo dev split the
@@ -87,7 +84,9 @@ class GraphRead(BaseSettings):
     #: Co-mention support: candidates sharing a rare entity (at most
     #: ``mention_max_df`` readable memories mention it) with one of the best
     #: ``mention_seeds`` candidates gain ``mention_support`` x that seed's score.
-    mention_support: float = Field(0.2, ge=0, le=5)
+    #: Off by default: on the LoCoMo dev split it moved R@10 by +-0.001 and cost
+    #: multi-hop all-hit@20 0.006-0.012 (BENCHMARKS.md).
+    mention_support: float = Field(0.0, ge=0, le=5)
     mention_seeds: int = Field(5, ge=0, le=100)
     mention_max_df: int = Field(20, ge=1, le=10_000)
     path_enabled: bool = True

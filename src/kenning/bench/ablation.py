@@ -19,18 +19,30 @@ __all__ = ["CONFIGS", "run_ablation", "variant_settings"]
 
 _RELEVANCE_ONLY = {"confidence": 0.0, "temporal": 0.0, "relevance": 1.0}
 _PLAIN = {"time_aware": False, "graph": {"rerank_enabled": False}}
+_NO_CONTEXT = {"episode_recall_weight": 0.0, "author_boost": 0.0}
+_BARE = {**_PLAIN, **_NO_CONTEXT}
 
 #: name -> (settings overrides, scoring overrides); nested groups as dicts.
 CONFIGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "bm25 only": ({"fusion_alpha": 0.0, "common_term_ratio": 0.0, **_PLAIN}, _RELEVANCE_ONLY),
-    "dense only": ({"fusion_alpha": 1.0, "common_term_ratio": 0.0, **_PLAIN}, _RELEVANCE_ONLY),
-    "hybrid rrf k=60": ({"fusion": "rrf", "common_term_ratio": 0.0, **_PLAIN}, _RELEVANCE_ONLY),
-    "hybrid convex 0.7": ({"common_term_ratio": 0.0, **_PLAIN}, _RELEVANCE_ONLY),
-    "+ common-term suppression": (_PLAIN, _RELEVANCE_ONLY),
-    "+ seed priority (= hybrid, issue 2 default)": (_PLAIN, {}),
-    "+ graph": ({"time_aware": False}, {}),
-    "+ time": ({"graph": {"rerank_enabled": False}}, {}),
-    "full (default)": ({}, {}),
+    "bm25 only": ({"fusion_alpha": 0.0, "common_term_ratio": 0.0, **_BARE}, _RELEVANCE_ONLY),
+    "dense only": ({"fusion_alpha": 1.0, "common_term_ratio": 0.0, **_BARE}, _RELEVANCE_ONLY),
+    "hybrid rrf k=60": ({"fusion": "rrf", "common_term_ratio": 0.0, **_BARE}, _RELEVANCE_ONLY),
+    "hybrid convex 0.7": (
+        {"fusion_alpha": 0.7, "common_term_ratio": 0.0, **_BARE},
+        _RELEVANCE_ONLY,
+    ),
+    "+ common-term suppression": ({"fusion_alpha": 0.7, **_BARE}, _RELEVANCE_ONLY),
+    "+ seed priority (issue 2 default: alpha 0.7, temporal 0.2)": (
+        {**_PLAIN, **_NO_CONTEXT, "fusion_alpha": 0.7},
+        {"temporal": 0.2},
+    ),
+    "+ seed priority, temporal weight 0.02, alpha 0.6": ({**_PLAIN, **_NO_CONTEXT}, {}),
+    "+ context (episode lift, author match) = hybrid": (_PLAIN, {}),
+    "hybrid + graph": ({"time_aware": False}, {}),
+    "hybrid + time": ({"graph": {"rerank_enabled": False}}, {}),
+    "full (default: hybrid + graph + time)": ({}, {}),
+    "full + relation expansion (seed gamma 0.3)": ({"graph": {"relax_gamma": 0.3}}, {}),
+    "full + co-mention support 0.2": ({"graph": {"mention_support": 0.2}}, {}),
 }
 
 

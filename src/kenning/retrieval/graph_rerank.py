@@ -8,9 +8,7 @@ A. **Support propagation** reranks the pool, never adds to it::
        support(v) = sum(prior(r) * w(u, v) * score(u)) / sqrt(pool_degree(v))
        score'(v)  = score(v) + beta * min(support(v), cap)
 
-   over the edges between pool members that touch one of the best
-   ``support_top`` (the only ones that can still reach the top k), ``iters``
-   times.
+   over the edges between pool members, ``iters`` times.
 B. **Bounded relation expansion** nominates memories outside the pool that
    are linked to a *seed* (one of the best ``seeds`` pool members, scoring at
    least ``seed_floor``), up to ``hops`` hops away, walking on from at most
@@ -66,7 +64,6 @@ class GraphKnobs:
     hops: int = 2
     seeds: int = 10
     prefilter: int = 50
-    support_top: int = 30
     delta: float = 0.2
     relation_quota: int = 10
     merge_seed: bool = True
@@ -102,9 +99,7 @@ class GraphOutcome:
     edges: list[GraphEdge] = field(default_factory=list)
 
 
-def _adjacency(
-    edges: Sequence[GraphEdge], members: Collection[str]
-) -> dict[str, list[GraphEdge]]:
+def _adjacency(edges: Sequence[GraphEdge], members: Collection[str]) -> dict[str, list[GraphEdge]]:
     adj: dict[str, list[GraphEdge]] = {}
     for edge in edges:
         if edge.src == edge.dst:
@@ -126,9 +121,7 @@ def propagate(
     for _ in range(max(0, knobs.iters)):
         nxt = dict(current)
         for v, incident in adj.items():
-            total = sum(
-                knobs.prior(e.relation) * e.weight * current[e.other(v)] for e in incident
-            )
+            total = sum(knobs.prior(e.relation) * e.weight * current[e.other(v)] for e in incident)
             s = total / math.sqrt(len(incident))
             support[v] = s
             nxt[v] = current[v] + knobs.beta * min(s, knobs.support_cap)
@@ -140,9 +133,7 @@ def _walk(
     seeds: Sequence[str], scores: Mapping[str, float], edges_of: EdgesOf, knobs: GraphKnobs
 ) -> dict[str, tuple[str, float, list[GraphEdge]]]:
     """Best (seed, strength, edges) for every node reachable from the seeds."""
-    best: dict[str, tuple[str, float, list[GraphEdge]]] = {
-        s: (s, 1.0, []) for s in seeds
-    }
+    best: dict[str, tuple[str, float, list[GraphEdge]]] = {s: (s, 1.0, []) for s in seeds}
     frontier = list(seeds)
     for _ in range(max(0, knobs.hops)):
         if not frontier:
@@ -297,12 +288,15 @@ def post_process(
     knobs: GraphKnobs,
     *,
     relations: Collection[str] | None = None,
+    within: EdgesOf | None = None,
 ) -> GraphOutcome:
     """Steps A and B over a pool of (id -> normalised relevance).
 
     Paths (step C) need the final hits, so the caller runs
     :func:`relation_paths` after priority scoring. ``relations`` restricts the
-    edge types used (None: all).
+    edge types used (None: all). ``within(ids)``, if given, returns only the
+    edges between two of ``ids``: enough for step A, and cheaper; expansion
+    then reads the seeds' edges through ``edges_of``.
     """
 
     known: dict[str, list[GraphEdge]] = {}
@@ -325,11 +319,15 @@ def post_process(
                 unique.setdefault((edge.src, edge.dst, edge.relation), edge)
         return list(unique.values())
 
-    top = sorted(scores, key=lambda k: (-scores[k], k))[: knobs.support_top]
-    pool_edges = scoped(top) if top else []
+    members = list(scores)
+    pool_edges = [
+        e
+        for e in (within(members) if within is not None and members else scoped(members))
+        if relations is None or e.relation in relations
+    ]
     new_scores, support = propagate(scores, pool_edges, knobs)
     admitted, stats = expand(new_scores, scoped, sims_of, knobs)
     stats["edges"] = len(pool_edges)
     stats["supported"] = sum(1 for s in support.values() if s > 0)
-    seen = scoped(list(known))
-    return GraphOutcome(new_scores, support, admitted, [], stats, list(seen))
+    seen = {(e.src, e.dst, e.relation): e for e in [*pool_edges, *scoped(list(known))]}
+    return GraphOutcome(new_scores, support, admitted, [], stats, list(seen.values()))

@@ -255,13 +255,16 @@ class RecallPipeline:
             beta=g.propagate_beta, iters=g.propagate_iters, support_cap=g.support_cap,
             gamma=g.relax_gamma, seed_floor=g.seed_floor, max_expand=g.max_expand,
             hops=g.expand_hops, seeds=g.expand_seeds, prefilter=g.expand_prefilter_top_n,
-            delta=g.seed_sim_delta, support_top=g.support_top_n,
+            delta=g.seed_sim_delta,
             relation_quota=g.relation_quota, merge_seed=g.expand_merge_seed,
             paths=g.path_enabled, path_floor=g.path_high_floor, priors=g.priors,
         )  # fmt: skip
 
         def edges_of(ids: Sequence[str]) -> list[GraphEdge]:
             return self.store.graph_edges(ids, req.view)
+
+        def within(ids: Sequence[str]) -> list[GraphEdge]:
+            return self.store.graph_edges(ids, req.view, within=True)
 
         def sims_of(ids: Sequence[str]) -> dict[str, float]:
             out = {i: pool.dense[i] for i in ids if i in pool.dense}
@@ -271,7 +274,7 @@ class RecallPipeline:
             return out
 
         try:
-            outcome = post_process(rel, edges_of, sims_of, knobs)
+            outcome = post_process(rel, edges_of, sims_of, knobs, within=within)
             self._admit(outcome, req, knobs, pool)
             shared = self._co_mentions(rel, req, s)
             for k, v in shared.items():

@@ -184,9 +184,12 @@ class Store(Protocol):
         scopes: ScopeFilter,
         relations: Collection[str] | None = None,
         limit: int | None = None,
+        within: bool = False,
     ) -> builtins.list[GraphEdge]:
         """Every link with an endpoint in ``ids`` whose two endpoints are visible through
-        ``scopes`` and active (each link once), heaviest first, at most ``limit``."""
+        ``scopes`` and active (each link once), heaviest first, at most ``limit``.
+        ``within``: only links whose *both* endpoints are among ``ids`` (what support
+        propagation over a candidate pool needs; cheaper)."""
 
     def graph_mentions(
         self, ids: Sequence[str], scopes: ScopeFilter

@@ -223,6 +223,7 @@ class PostgresGraph:
         scopes: ScopeFilter,
         relations: Collection[str] | None = None,
         limit: int | None = None,
+        within: bool = False,
     ) -> builtins.list[GraphEdge]:
         """Links touching ``ids`` whose two endpoints are visible and active."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
@@ -238,7 +239,8 @@ class PostgresGraph:
         with self._read(scopes) as conn:
             rows = conn.execute(
                 "SELECT l.src, l.dst, l.relation, l.weight FROM links l "
-                f"WHERE (l.src = ANY(%s) OR l.dst = ANY(%s)) AND {lwhere}{rel}",
+                f"WHERE (l.src = ANY(%s) {'AND' if within else 'OR'} l.dst = ANY(%s)) "
+                f"AND {lwhere}{rel}",
                 [wanted, wanted, *lparams, *rparams],
             ).fetchall()
             ends = sorted({x for r in rows for x in (r[0], r[1])})

@@ -214,10 +214,13 @@ class SQLiteGraph:
         scopes: ScopeFilter,
         relations: Collection[str] | None = None,
         limit: int | None = None,
+        within: bool = False,
     ) -> builtins.list[GraphEdge]:
         """Links touching ``ids`` whose two endpoints are visible and active."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
+        if within:
+            return self._edges_within(ids, scopes, relations, limit)
         # A link joins two memories of one scope (the projection and the link
         # writes enforce it), so the scope test runs once, on the ids given;
         # the far end only has to be active.
@@ -249,6 +252,42 @@ class SQLiteGraph:
                         found[(a, b, r)] = GraphEdge(a, b, r, float(w))
         edges = sorted(found.values(), key=lambda e: (-e.weight, e.src, e.dst, e.relation))
         return edges if limit is None else edges[:limit]
+
+    def _edges_within(
+        self,
+        ids: Sequence[str],
+        scopes: ScopeFilter,
+        relations: Collection[str] | None,
+        limit: int | None,
+    ) -> builtins.list[GraphEdge]:
+        """Links between two of ``ids``: both ends are checked here (visible, active),
+        so the links table answers alone, through its primary key."""
+        where, params = joined_scope_clause(scopes)
+        wanted = list(dict.fromkeys(ids))
+        rel, rparams = "", []
+        if relations is not None:
+            rel = f" AND relation IN ({_marks(len(relations))})"
+            rparams = sorted(relations)
+        pks: dict[int, str] = {}
+        found: builtins.list[GraphEdge] = []
+        with self._read() as conn:
+            for chunk in _chunks(wanted):
+                pks.update(conn.execute(
+                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
+                    f"WHERE m.id IN ({_marks(len(chunk))}) AND m.status = 'active' AND {where}",
+                    [*chunk, *params],
+                ).fetchall())  # fmt: skip
+            keys = list(pks)
+            for part in _chunks(keys):
+                marks = _marks(len(part))
+                for src, dst, r, w in conn.execute(
+                    f"SELECT src_pk, dst_pk, relation, weight FROM links WHERE src_pk IN ({marks}) "
+                    f"AND dst_pk IN ({_marks(len(keys))}){rel}",
+                    [*part, *keys, *rparams],
+                ):
+                    found.append(GraphEdge(pks[src], pks[dst], r, float(w)))
+        found.sort(key=lambda e: (-e.weight, e.src, e.dst, e.relation))
+        return found if limit is None else found[:limit]
 
     def graph_mentions(
         self, ids: Sequence[str], scopes: ScopeFilter
