@@ -481,3 +481,27 @@ def test_edges_within_a_set_are_the_links_between_its_members(
     assert pairs(kept) == pairs_of((a, c))
     other = Principal.member("stranger")
     assert mem.store.graph_edges([a.id, c.id], mem.policy.readable(other), within=True) == []
+
+
+def test_recall_expansion_and_paths_reach_only_the_readers_memories(
+    make_memory: Callable[..., Memory],
+) -> None:
+    wide_open = Settings(
+        candidates_dense=1,
+        candidates_keyword=1,
+        graph_co_occurs_max=0,
+        graph_semantic_max=0,
+        graph={"relax_gamma": 0.3, "seed_floor": 0.0, "seed_sim_delta": 2.0},  # type: ignore[arg-type]
+    )
+    mem = make_memory(extractor=Names(), settings=wide_open)
+    ann, bob = Principal.member("ann"), Principal.member("bob")
+    chain = ["Ann packed for the sailing trip", "the ferry left at dawn", "we reached the island"]
+    mine = mem.remember_many([{"content": t, "session_id": "trip"} for t in chain], principal=ann)
+    theirs = mem.remember_many([{"content": t, "session_id": "trip"} for t in chain], principal=bob)
+    result = mem.recall("sailing trip", k=5, principal=ann, explain=True)
+    reached = {r.memory.id for h in result for r in h.related}
+    assert reached and reached <= {m.id for m in mine}
+    assert result.graph["admitted"] >= 1
+    shown = {h.memory.id for h in result} | reached
+    assert not shown & {m.id for m in theirs}
+    assert all(set(p.nodes) <= {m.id for m in mine} for p in result.paths)

@@ -32,6 +32,7 @@ from kenning import (
     TeamRole,
 )
 from kenning.access import AccessPolicy
+from kenning.config import GraphRead, Settings
 from kenning.graph.extract import create_extractor
 from kenning.models import LAYER_OF
 
@@ -160,8 +161,26 @@ def _check_reads(mem: Memory, who: Principal, stored: dict[str, Stored], named: 
     assert {h.memory.id for h in hits} == {
         i for i in active if default_view.allows(stored[i].org, stored[i].scope)
     }
-    everything = mem.recall(query, k=100, scopes="all", principal=who)
+    everything = mem.recall(query, k=100, scopes="all", principal=who, explain=True)
     assert {h.memory.id for h in everything} == active
+    # graph expansion (on in this test) and relation paths stay inside too
+    for result in (hits, everything):
+        for h in result:
+            for r in h.related:
+                assert r.memory.id in active, (who, r.memory.scope)
+                assert r.via is not None and set(r.via.nodes) <= active
+    for path in everything.paths:
+        assert set(path.nodes) <= active, (who, path)
+    # a pool of two candidates, so expansion has memories outside it to reach
+    full = mem.settings
+    mem.settings = full.model_copy(update={"candidates_dense": 1, "candidates_keyword": 1})
+    try:
+        narrow = mem.recall(query, k=100, scopes="all", principal=who, explain=True)
+    finally:
+        mem.settings = full
+    reached = {r.memory.id for h in narrow for r in h.related}
+    assert {h.memory.id for h in narrow} | reached <= active
+    assert all(set(p.nodes) <= active for p in narrow.paths)
     scopes = [UNIVERSE[i] for i in named]
     if all(POLICY.can_read(who, s) for s in scopes):
         named_hits = mem.recall(query, k=100, scopes=scopes, principal=who)
@@ -281,7 +300,12 @@ def test_reads_never_leave_the_readable_set(
     open_memory: Callable[..., Memory], world: World
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        mem = open_memory(Path(tmp))
+        # every graph read on: expansion, co-mention support, low semantic threshold
+        graph_on = Settings(
+            graph_semantic_min=0.3,
+            graph=GraphRead(relax_gamma=0.3, mention_support=0.2, seed_floor=0.0),
+        )
+        mem = open_memory(Path(tmp), settings=graph_on)
         try:
             stored: dict[str, Stored] = {}
             written: list[str | None] = []
