@@ -281,8 +281,10 @@ class SQLiteGraph:
             for part in _chunks(keys):
                 marks = _marks(len(part))
                 for src, dst, r, w in conn.execute(
+                    # "+dst_pk": probe the primary key by src_pk only and test dst_pk on
+                    # the rows found (n probes, not the n x n pairs of both IN lists)
                     f"SELECT src_pk, dst_pk, relation, weight FROM links WHERE src_pk IN ({marks}) "
-                    f"AND dst_pk IN ({_marks(len(keys))}){rel}",
+                    f"AND +dst_pk IN ({_marks(len(keys))}){rel}",
                     [*part, *keys, *rparams],
                 ):
                     found.append(GraphEdge(pks[src], pks[dst], r, float(w)))
