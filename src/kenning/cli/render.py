@@ -104,7 +104,10 @@ def show_records(records: Sequence[MemoryRecord]) -> None:
     _table((*cols, _text_col("content")), rows)
 
 
-_EXPLAIN_COLS = ("dense", "keyword", "relevance", "confidence", "temporal", "layer boost", "final")
+_EXPLAIN_COLS = (
+    "dense", "keyword", "graph", "context", "time", "relevance", "confidence", "temporal",
+    "layer boost", "final",
+)  # fmt: skip
 
 
 def show_recall(result: RecallResult, explain: bool) -> None:
@@ -112,22 +115,38 @@ def show_recall(result: RecallResult, explain: bool) -> None:
     if not result.hits:
         say("no memories found")
     else:
-        cols: list[str | Column] = ["#", "score", _id_col(), "scope", _text_col("content")]
+        cols: list[str | Column] = ["#", "score", _id_col(), "scope", "when",
+                                    _text_col("content")]  # fmt: skip
         if explain:
             cols += _EXPLAIN_COLS
         rows: list[list[Any]] = []
         for n, hit in enumerate(result.hits, 1):
             m = hit.memory
-            row: list[Any] = [n, hit.score, m.id, m.scope.key, _cell(m.content, 160)]
+            when = (m.event_at or m.created_at).date().isoformat()
+            related = f" (+{len(hit.related)} linked)" if hit.related else ""
+            row: list[Any] = [n, hit.score, m.id, m.scope.key, when,
+                              _cell(m.content + related, 160)]  # fmt: skip
             if explain and hit.explain is not None:
                 e = hit.explain
-                row += [e.dense, e.keyword, e.relevance, e.confidence, e.temporal, e.layer_boost,
-                        e.final]  # fmt: skip
+                row += [e.dense, e.keyword, e.graph, e.context, e.time, e.relevance,
+                        e.confidence, e.temporal, e.layer_boost, e.final]  # fmt: skip
             rows.append(row)
         _table(cols, rows)
     if explain:
         say("timings (ms): " + " ".join(f"{k}={v:.1f}" for k, v in result.timings_ms.items()))
         say("candidates: " + " ".join(f"{k}={v}" for k, v in result.candidates.items()))
+        if result.time_window:
+            say(
+                f"time window: {result.time_window.get('start')} .. {result.time_window.get('end')}"
+            )
+        for path in result.paths[:10]:
+            hops = " ".join(
+                f"-{rel}{'->' if fwd else '<-'} {node[:8]}"
+                for rel, fwd, node in zip(
+                    path.relations, path.forward, path.nodes[1:], strict=False
+                )
+            )
+            say(f"path {path.nodes[0][:8]} {hops} (strength {path.strength:.2f})")
 
 
 def show_history(entries: Sequence[HistoryEntry]) -> None:
