@@ -329,10 +329,20 @@ def m003_graph(conn: psycopg.Connection, dim: int) -> None:
     )
 
 
+def m004_said_at(conn: psycopg.Connection, dim: int) -> None:
+    """An index on when a memory happened (event time, else creation), so a recall
+    for "last May" finds that window's memories without reading every row."""
+    conn.execute(
+        "CREATE INDEX memories_said_at ON memories "
+        "(org_id, (COALESCE(event_at, created_at)))"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_search_indexes", m002_search_indexes),
     ("003_graph", m003_graph),
+    ("004_said_at", m004_said_at),
 ]
 
 

@@ -163,10 +163,19 @@ def m003_graph(conn: sqlite3.Connection) -> None:
     )
 
 
+def m004_said_at(conn: sqlite3.Connection) -> None:
+    """An index on when a memory happened (event time, else creation), so a recall
+    for "last May" finds that window's memories without reading every row."""
+    conn.execute(
+        "CREATE INDEX memories_said_at ON memories (COALESCE(event_at, created_at), scope_pk)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_term_stats", m002_term_stats),
     ("003_graph", m003_graph),
+    ("004_said_at", m004_said_at),
 ]
 
 

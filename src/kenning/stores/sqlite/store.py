@@ -560,10 +560,14 @@ class SQLiteStore(SQLiteGraph):
             if not filters.is_plain:
                 fwhere, fparams = filter_clause(filters)
                 mwhere, mparams = scope_clause(scopes)
+                # a time window reads its rows through the event-time index;
+                # the planner would otherwise walk every row of every scope
+                timed = filters.event_after is not None or filters.event_before is not None
+                hint = " INDEXED BY memories_said_at" if timed else ""
                 restrict = [
                     r[0]
                     for r in conn.execute(
-                        f"SELECT m.pk FROM memories m WHERE {mwhere} AND {fwhere}",
+                        f"SELECT m.pk FROM memories m{hint} WHERE {mwhere} AND {fwhere}",
                         [*mparams, *fparams],
                     )
                 ]
