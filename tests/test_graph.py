@@ -505,3 +505,31 @@ def test_recall_expansion_and_paths_reach_only_the_readers_memories(
     shown = {h.memory.id for h in result} | reached
     assert not shown & {m.id for m in theirs}
     assert all(set(p.nodes) <= {m.id for m in mine} for p in result.paths)
+
+
+def test_recall_is_fail_open_when_the_graph_breaks(
+    make_memory: Callable[..., Memory], caplog: pytest.LogCaptureFixture
+) -> None:
+    mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=4))
+    mem.remember_many([{"content": f"Zed sailing note {i}"} for i in range(4)])
+    before = [h.memory.id for h in mem.recall("sailing note", k=4)]
+    no_graph = mem.settings.model_copy(
+        update={"graph": mem.settings.graph.model_copy(update={"rerank_enabled": False})}
+    )
+
+    def broken(*args: Any, **kwargs: Any) -> list[GraphEdge]:
+        raise RuntimeError("graph store down")
+
+    mem.store.graph_edges = broken  # type: ignore[method-assign]
+    with caplog.at_level("ERROR", logger="kenning.recall"):
+        result = mem.recall("sailing note", k=4, explain=True)
+    assert "graph post-processing failed" in caplog.text
+    assert result.graph == {"error": 1.0}
+    full = mem.settings
+    mem.settings = no_graph
+    try:
+        plain = [h.memory.id for h in mem.recall("sailing note", k=4)]
+    finally:
+        mem.settings = full
+    assert [h.memory.id for h in result] == plain  # the pre-graph order
+    assert sorted(before) == sorted(plain)
