@@ -421,8 +421,9 @@ def test_hnsw_path_matches_exact_search(
             a = ann_mem.recall(query, k=5, principal=who, scopes="all")
             b = exact_mem.recall(query, k=5, principal=who, scopes="all")
             assert _ids(a) == _ids(b)
-            # the 100-candidate tail may differ slightly (ANN), which moves min-max a little
-            assert [h.score for h in a] == pytest.approx([h.score for h in b], rel=1e-3)
+            # the candidate tail may differ slightly (ANN), which moves what depends on the
+            # whole pool a little: min-max normalisation, graph support, episode lift
+            assert [h.score for h in a] == pytest.approx([h.score for h in b], rel=5e-3)
     for query in ("What pet does Tiny have?", "orchestra instrument", "Alice likes jazz music"):
         assert set(_ids(ann_mem.recall(query, k=5, principal=tiny))) == {t1.id, t2.id}
     # the HNSW index follows updates, archives and deletes
