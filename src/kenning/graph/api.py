@@ -247,7 +247,7 @@ class Graph:
 
     def alias(self, name: str, alias: str, *, principal: Principal | None = None) -> Entity:
         """Make ``alias`` resolve to the entity ``name`` (one the caller can see)."""
-        from .names import normalise_name
+        from .resolve import normalise_name
 
         name = clean_text(name, "entity", 256)
         norm = normalise_name(clean_text(alias, "alias", 256))

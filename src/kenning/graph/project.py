@@ -46,8 +46,7 @@ from ..access import ScopeFilter
 from ..models import MemoryFilter, MemoryRecord, Status
 from .extract import Extractor, extractor_from_settings
 from .model import EntityMention, MemoryLink, NodeKind, Projection, Relation
-from .names import normalise_name
-from .resolve import resolve
+from .resolve import normalise_name, resolve
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -23,7 +23,7 @@ from pgvector import Vector
 from ...access import ScopeFilter
 from ...graph.links import canonical, entity_id, origin_of
 from ...graph.model import Entity, EntityMention, GraphEdge, MemoryLink, NodeKind, Projection
-from ...graph.names import normalise_name
+from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
 from .sql import scope_clause
 

@@ -26,7 +26,7 @@ import numpy as np
 from ...access import ScopeFilter
 from ...graph.links import canonical, entity_id, origin_of
 from ...graph.model import Entity, EntityMention, GraphEdge, MemoryLink, NodeKind, Projection
-from ...graph.names import normalise_name
+from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
 from .sql import joined_scope_clause, scope_clause
 
