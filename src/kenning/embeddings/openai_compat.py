@@ -16,27 +16,13 @@ from typing import Any
 import httpx
 import numpy as np
 
+from .._http import LazyClient, error_detail, retry_delay_s
 from ..errors import ConfigError, EmbeddingError
 from .base import Embedder, Vectors, check_texts, normalize_rows
 
 __all__ = ["OpenAIEmbedder"]
 
 _DIM_PROBE_TEXT = "dimension probe"
-
-
-def _error_detail(response: httpx.Response) -> str:
-    """The server's own error message if it sent one, else the start of the body."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:200]
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return str(err["message"])[:200]
-        if isinstance(err, str):
-            return err[:200]
-    return response.text[:200]
 
 
 class OpenAIEmbedder(Embedder):
@@ -84,16 +70,14 @@ class OpenAIEmbedder(Embedder):
             raise ConfigError("backoff_s and max_backoff_s must be >= 0")
         self._url = base_url.rstrip("/") + "/embeddings"
         self._model = model
-        self._api_key = api_key
         self._dim = dim
         self._timeout_s = float(timeout_s)
         self._max_retries = max_retries
         self._batch_size = batch_size
         self._backoff_s = float(backoff_s)
         self._max_backoff_s = float(max_backoff_s)
-        self._transport = transport
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
+        self._http = LazyClient(api_key, self._timeout_s, transport)
+        self._lock = threading.Lock()  # guards the dimension learnt from responses
 
     @property
     def model_id(self) -> str:
@@ -115,10 +99,7 @@ class OpenAIEmbedder(Embedder):
 
     def close(self) -> None:
         """Close the HTTP client, if one was opened; a later request opens a new one."""
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        self._http.close()
 
     def __enter__(self) -> OpenAIEmbedder:
         """Use the embedder as a context manager that closes it on exit."""
@@ -127,17 +108,6 @@ class OpenAIEmbedder(Embedder):
     def __exit__(self, *exc_info: object) -> None:
         """Close the HTTP client."""
         self.close()
-
-    def _get_client(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                headers = {"Accept": "application/json"}
-                if self._api_key:
-                    headers["Authorization"] = f"Bearer {self._api_key}"
-                self._client = httpx.Client(
-                    headers=headers, timeout=self._timeout_s, transport=self._transport
-                )
-            return self._client
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` (order preserved), one request per ``batch_size`` texts."""
@@ -158,18 +128,18 @@ class OpenAIEmbedder(Embedder):
             if attempt:
                 self._sleep_before_retry(attempt - 1)
             try:
-                response = self._get_client().post(self._url, json=payload)
+                response = self._http.get().post(self._url, json=payload)
             except httpx.TransportError as exc:
                 last_problem = f"{type(exc).__name__}: {exc}"
                 continue
             code = response.status_code
             if code == 429 or code >= 500:
-                last_problem = f"HTTP {code}: {_error_detail(response)}"
+                last_problem = f"HTTP {code}: {error_detail(response)}"
                 continue
             if not response.is_success:
                 raise EmbeddingError(
                     f"embedding request to {self._url} failed with HTTP {code} "
-                    f"(model {self._model!r}): {_error_detail(response)}"
+                    f"(model {self._model!r}): {error_detail(response)}"
                 )
             return self._parse(response, len(batch))
         raise EmbeddingError(
@@ -178,7 +148,7 @@ class OpenAIEmbedder(Embedder):
         )
 
     def _sleep_before_retry(self, attempt: int) -> None:
-        delay = min(self._backoff_s * (2**attempt), self._max_backoff_s)
+        delay = retry_delay_s(attempt, self._backoff_s, self._max_backoff_s)
         if delay > 0:
             time.sleep(delay)
 

@@ -11,32 +11,17 @@ configurable prices per 1,000 tokens and added to :attr:`OpenAICompatChat.usage`
 from __future__ import annotations
 
 import email.utils
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+from .._http import LazyClient, error_detail, retry_delay_s
 from ..errors import ConfigError, LLMError
 from .base import ChatModel, Completion, Message, Usage, UsageMeter, check_messages
 
 __all__ = ["OpenAICompatChat"]
-
-
-def _error_detail(response: httpx.Response) -> str:
-    """The server's own error message if it sent one, else the start of the body."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:200]
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return str(err["message"])[:200]
-        if isinstance(err, str):
-            return err[:200]
-    return response.text[:200]
 
 
 def _retry_after_s(response: httpx.Response) -> float | None:
@@ -103,16 +88,13 @@ class OpenAICompatChat(ChatModel):
             raise ConfigError("token prices must be >= 0")
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._model = model
-        self._api_key = api_key
         self._timeout_s = float(timeout_s)
         self._max_retries = max_retries
         self._backoff_s = float(backoff_s)
         self._max_backoff_s = float(max_backoff_s)
         self._prices = (float(price_prompt_per_1k), float(price_completion_per_1k))
         self._temperature = float(temperature)
-        self._transport = transport
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
+        self._http = LazyClient(api_key, self._timeout_s, transport)
         self._meter = UsageMeter()
 
     @property
@@ -136,10 +118,7 @@ class OpenAICompatChat(ChatModel):
 
     def close(self) -> None:
         """Close the HTTP client, if one was opened; a later request opens a new one."""
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        self._http.close()
 
     def __enter__(self) -> OpenAICompatChat:
         """Use the client as a context manager that closes it on exit."""
@@ -148,17 +127,6 @@ class OpenAICompatChat(ChatModel):
     def __exit__(self, *exc_info: object) -> None:
         """Close the HTTP client."""
         self.close()
-
-    def _get_client(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                headers = {"Accept": "application/json"}
-                if self._api_key:
-                    headers["Authorization"] = f"Bearer {self._api_key}"
-                self._client = httpx.Client(
-                    headers=headers, timeout=self._timeout_s, transport=self._transport
-                )
-            return self._client
 
     def complete(
         self,
@@ -203,22 +171,25 @@ class OpenAICompatChat(ChatModel):
         """
         started = time.perf_counter()
         try:
-            response = self._get_client().post(self._url, json=payload)
+            response = self._http.get().post(self._url, json=payload)
         except httpx.TransportError as exc:  # includes timeouts
             return f"{type(exc).__name__}: {exc}", None
         code = response.status_code
         if code == 429 or code >= 500:
-            return f"HTTP {code}: {_error_detail(response)}", _retry_after_s(response)
+            return f"HTTP {code}: {error_detail(response)}", _retry_after_s(response)
         if not response.is_success:
             raise LLMError(
                 f"chat request to {self._url} failed with HTTP {code} "
-                f"(model {self._model!r}): {_error_detail(response)}"
+                f"(model {self._model!r}): {error_detail(response)}"
             )
         return self._parse(response, time.perf_counter() - started)
 
     def _sleep(self, attempt: int, retry_after: float | None) -> None:
-        delay = self._backoff_s * (2**attempt) if retry_after is None else retry_after
-        delay = min(delay, self._max_backoff_s)
+        delay = (
+            retry_delay_s(attempt, self._backoff_s, self._max_backoff_s)
+            if retry_after is None
+            else min(retry_after, self._max_backoff_s)
+        )
         if delay > 0:
             time.sleep(delay)
 
