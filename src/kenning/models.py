@@ -347,6 +347,11 @@ class MemoryRecord:
         """The layer of the record's scope."""
         return self.scope.layer
 
+    @property
+    def said_at(self) -> datetime:
+        """When the memory happened or was said: its event time, else its creation."""
+        return self.event_at or self.created_at
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (ISO times, scope as its string form)."""
         out: dict[str, Any] = {}

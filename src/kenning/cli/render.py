@@ -122,7 +122,7 @@ def show_recall(result: RecallResult, explain: bool) -> None:
         rows: list[list[Any]] = []
         for n, hit in enumerate(result.hits, 1):
             m = hit.memory
-            when = (m.event_at or m.created_at).date().isoformat()
+            when = m.said_at.date().isoformat()
             related = f" (+{len(hit.related)} linked)" if hit.related else ""
             row: list[Any] = [n, hit.score, m.id, m.scope.key, when,
                               _cell(m.content + related, 160)]  # fmt: skip

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._registry import Registry, coerce_options
 from ..errors import ConfigError, InvalidInput
-from .model import EntityMention, NodeKind, Relation
+from .model import EntityMention, NodeKind, Relation, unique_by_norm
 from .resolve import normalise_name
 
 if TYPE_CHECKING:
@@ -78,18 +78,6 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     for i, text in enumerate(out):
         if not isinstance(text, str):
             raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str", field="texts")
-    return out
-
-
-def unique_by_norm(mentions: Iterable[EntityMention]) -> list[EntityMention]:
-    """``mentions`` without empty norms and without repeats of a (kind, norm); first wins."""
-    seen: set[tuple[NodeKind, str]] = set()
-    out: list[EntityMention] = []
-    for m in mentions:
-        key = (m.kind, m.norm)
-        if m.norm and key not in seen:
-            seen.add(key)
-            out.append(m)
     return out
 
 

@@ -10,7 +10,7 @@ principal can see.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -25,6 +25,7 @@ __all__ = [
     "GraphEdge",
     "Entity",
     "GraphPath",
+    "unique_by_norm",
 ]
 
 
@@ -182,3 +183,15 @@ class GraphPath:
             "strength": self.strength,
             "forward": list(self.forward),
         }
+
+
+def unique_by_norm(mentions: Iterable[EntityMention]) -> list[EntityMention]:
+    """``mentions`` without empty norms and without repeats of a (kind, norm); first wins."""
+    seen: set[tuple[NodeKind, str]] = set()
+    out: list[EntityMention] = []
+    for m in mentions:
+        key = (m.kind, m.norm)
+        if m.norm and key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out

@@ -84,12 +84,8 @@ def _episode(r: MemoryRecord) -> tuple[str, str] | None:
     return None
 
 
-def _when(r: MemoryRecord) -> datetime:
-    return r.event_at or r.created_at
-
-
 def _order(r: MemoryRecord) -> tuple[float, float, str]:
-    return (_when(r).timestamp(), r.created_at.timestamp(), r.id)
+    return (r.said_at.timestamp(), r.created_at.timestamp(), r.id)
 
 
 @dataclass
@@ -204,7 +200,7 @@ class Projector:
             for r in firsts:
                 by_org[r.org_id].append(r)
             for org, heads in by_org.items():
-                wants = [(r.scope, *(_episode(r) or ("", "")), _when(r)) for r in heads]
+                wants = [(r.scope, *(_episode(r) or ("", "")), r.said_at) for r in heads]
                 for head, tail in zip(heads, self.store.episode_tails(org, wants), strict=True):
                     if tail is not None and tail != head.id:
                         links.append(MemoryLink(tail, head.id, Relation.TEMPORAL_NEXT))

@@ -29,7 +29,7 @@ from datetime import datetime
 import numpy as np
 
 from ..access import ScopeFilter
-from ..config import Settings
+from ..config import GraphRead, Settings
 from ..embeddings import CachedEmbedder
 from ..graph.model import GraphEdge, GraphPath
 from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult
@@ -45,7 +45,7 @@ from .graph_rerank import (
 )
 from .ranker import fuse, rank
 from .text import query_terms, strip_terms
-from .time_aware import Window, anchored_window, said_at, time_bonus
+from .time_aware import Window, anchored_window, time_bonus
 from .timeq import TimeQuery, parse_time_query
 
 __all__ = ["RecallPipeline", "RecallRequest"]
@@ -219,7 +219,7 @@ class RecallPipeline:
         found = self.store.keyword_search(tq.anchor, req.view, req.filters, 1)
         records = self.store.get([found[0][0]], req.view) if found else []
         pool.timings["anchor"] = _ms(t)
-        return anchored_window(tq, said_at(records[0])) if records else None
+        return anchored_window(tq, records[0].said_at) if records else None
 
     def _window_candidates(
         self, text: str, window: Window, req: RecallRequest, s: Settings, pool: _Pool
@@ -251,14 +251,7 @@ class RecallPipeline:
         g = s.graph
         if not (s.graph_enabled and g.rerank_enabled) or not rel:
             return GraphOutcome(dict(rel))
-        knobs = GraphKnobs(
-            beta=g.propagate_beta, iters=g.propagate_iters, support_cap=g.support_cap,
-            gamma=g.relax_gamma, seed_floor=g.seed_floor, max_expand=g.max_expand,
-            hops=g.expand_hops, seeds=g.expand_seeds, prefilter=g.expand_prefilter_top_n,
-            delta=g.seed_sim_delta,
-            relation_quota=g.relation_quota, merge_seed=g.expand_merge_seed,
-            paths=g.path_enabled, path_floor=g.path_high_floor, priors=g.priors,
-        )  # fmt: skip
+        knobs = _knobs(g)
 
         def edges_of(ids: Sequence[str]) -> list[GraphEdge]:
             return self.store.graph_edges(ids, req.view)
@@ -334,9 +327,21 @@ class RecallPipeline:
                 record = pool.records.get(a.memory_id)
                 if record is not None:
                     by_id[a.seed].related.append(Hit(record, a.score, via=a.path))
-        knobs = GraphKnobs(paths=s.graph.path_enabled, path_floor=s.graph.path_high_floor,
-                           priors=s.graph.priors)  # fmt: skip
-        return relation_paths(list(by_id), scores, outcome.edges, outcome.admitted, knobs)
+        return relation_paths(
+            list(by_id), scores, outcome.edges, outcome.admitted, _knobs(s.graph)
+        )
+
+
+def _knobs(g: GraphRead) -> GraphKnobs:
+    """The post-processing knobs from the settings (seed 002's names)."""
+    return GraphKnobs(
+        beta=g.propagate_beta, iters=g.propagate_iters, support_cap=g.support_cap,
+        gamma=g.relax_gamma, seed_floor=g.seed_floor, max_expand=g.max_expand,
+        hops=g.expand_hops, seeds=g.expand_seeds, prefilter=g.expand_prefilter_top_n,
+        delta=g.seed_sim_delta, relation_quota=g.relation_quota,
+        merge_seed=g.expand_merge_seed, paths=g.path_enabled, path_floor=g.path_high_floor,
+        priors=g.priors,
+    )  # fmt: skip
 
 
 _RELATION_TAIL = re.compile(

@@ -40,7 +40,7 @@ def _temporal(
     instead of from now: a memory from inside it is fresh for this question,
     and one from after it is as stale as one equally far before it.
     """
-    at = record.event_at or record.created_at
+    at = record.said_at
     if window is not None:
         start, end = window
         if end is not None and at >= end:
@@ -129,11 +129,10 @@ def rank(
     }
     wanted = normalise_text(query)
     hits: list[Hit] = []
-    for mid, base in relevance.items():  # noqa: B007
+    for mid, rel in relevance.items():
         record = records.get(mid)
         if record is None:
             continue
-        rel = base
         temporal = _temporal(record, now, settings, window)
         strength = (strength_of or {}).get(mid, record.strength)
         layer_boost, scope_boost = _boosts(record, principal, settings)
@@ -158,7 +157,7 @@ def rank(
                 dense=(dense or {}).get(mid),
                 keyword=(keyword or {}).get(mid),
                 fused=(fused or {}).get(mid, 0.0),
-                relevance=base,
+                relevance=rel,
                 confidence=record.confidence,
                 temporal=temporal,
                 strength=strength,

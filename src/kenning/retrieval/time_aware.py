@@ -24,14 +24,9 @@ from datetime import datetime, timedelta
 from ..models import MemoryRecord
 from .timeq import TimeQuery, content_times
 
-__all__ = ["Window", "anchored_window", "time_bonus", "said_at"]
+__all__ = ["Window", "anchored_window", "time_bonus"]
 
 Window = tuple[datetime | None, datetime | None]
-
-
-def said_at(record: MemoryRecord) -> datetime:
-    """When a memory was said or happened: its event time, else its creation."""
-    return record.event_at or record.created_at
 
 
 def anchored_window(tq: TimeQuery, anchor_at: datetime | None) -> Window | None:
@@ -74,7 +69,7 @@ def time_bonus(
         record = records.get(mid)
         if record is None:
             continue
-        at = said_at(record)
+        at = record.said_at
         bonus = 0.0
         in_window = window is not None and _inside(window, at)
         spans = content_times(record.content, at) if i < content_scan else []

@@ -22,7 +22,14 @@ from pgvector import Vector
 
 from ...access import ScopeFilter
 from ...graph.links import canonical, entity_id, origin_of
-from ...graph.model import Entity, EntityMention, GraphEdge, MemoryLink, NodeKind, Projection
+from ...graph.model import (
+    Entity,
+    GraphEdge,
+    MemoryLink,
+    NodeKind,
+    Projection,
+    unique_by_norm,
+)
 from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
 from .sql import scope_clause
@@ -30,14 +37,6 @@ from .sql import scope_clause
 __all__ = ["PostgresGraph"]
 
 _MemoryRow = tuple[str, str, str, str, datetime]  # org, scope kind, scope key, status, created
-
-
-def _unique_mentions(mentions: Sequence[EntityMention]) -> builtins.list[EntityMention]:
-    seen: dict[tuple[str, str], EntityMention] = {}
-    for m in mentions:
-        if m.norm:
-            seen.setdefault((NodeKind(m.kind).value, m.norm), m)
-    return list(seen.values())
 
 
 class PostgresGraph:
@@ -97,7 +96,7 @@ class PostgresGraph:
             if row is None:
                 continue
             org, kind_, key, status, created = row
-            for m in _unique_mentions(found):
+            for m in unique_by_norm(found):
                 kind = NodeKind(m.kind).value
                 eid = entity_id(org, kind, m.norm)
                 for col, v in zip(ent, (eid, org, kind, m.norm, m.label, m.entity_type, created),

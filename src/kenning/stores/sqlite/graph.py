@@ -25,7 +25,15 @@ import numpy as np
 
 from ...access import ScopeFilter
 from ...graph.links import canonical, entity_id, origin_of
-from ...graph.model import Entity, EntityMention, GraphEdge, MemoryLink, NodeKind, Projection
+from ...graph.model import (
+    Entity,
+    EntityMention,
+    GraphEdge,
+    MemoryLink,
+    NodeKind,
+    Projection,
+    unique_by_norm,
+)
 from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
 from .sql import joined_scope_clause, scope_clause
@@ -42,14 +50,6 @@ def _marks(n: int) -> str:
 def _chunks(items: Sequence[Any]) -> Iterator[builtins.list[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield list(items[start : start + _CHUNK])
-
-
-def _unique_mentions(mentions: Sequence[EntityMention]) -> builtins.list[EntityMention]:
-    seen: dict[tuple[str, str], EntityMention] = {}
-    for m in mentions:
-        if m.norm:
-            seen.setdefault((NodeKind(m.kind).value, m.norm), m)
-    return list(seen.values())
 
 
 class SQLiteGraph:
@@ -104,7 +104,7 @@ class SQLiteGraph:
             if row is None:
                 continue
             pk, org, scope_pk, status, created = row
-            for m in _unique_mentions(found):
+            for m in unique_by_norm(found):
                 kind = NodeKind(m.kind).value
                 eid = entity_id(org, kind, m.norm)
                 entities.append((eid, org, kind, m.norm, m.label, m.entity_type, created))
