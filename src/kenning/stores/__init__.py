@@ -18,11 +18,11 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..config import Settings
 from ..errors import ConfigError, InvalidInput, StoreError
-from .base import Store
+from .base import Replacement, Store
 
 __all__ = [
-    "Store", "DatabaseInfo", "open_store", "database_url", "inspect_database", "display_url",
-    "location",
+    "Store", "Replacement", "DatabaseInfo", "open_store", "database_url", "inspect_database",
+    "display_url", "location",
 ]  # fmt: skip
 
 _SQLITE = "sqlite:///"

@@ -28,6 +28,13 @@ every store):
   entity (with its aliases) left without a mention. A link joins two memories
   of one scope; the store skips links whose endpoints are missing or in
   different scopes. Symmetric relations are stored once (``src < dst``).
+* **Lifecycle.** ``insert(..., replacements=...)`` applies reconcile's changes
+  to existing memories in the insert's transaction; ``replace_many`` commits
+  several replacements at once. ``record_access`` updates strength state
+  (strength, last access, counts) without a new version or history row and
+  appends to the access log; ``delete`` removes the memory's access log too.
+  Sectors belong to one scope and are read through the scope filter; their
+  ``size`` counts the active memories assigned to each.
 * **Graph reads** apply the scope filter inside the query: a link is returned
   or counted only when both endpoints are visible *and active* (archived,
   superseded and pending memories drop out; restoring brings their links
@@ -40,6 +47,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -47,9 +55,21 @@ import numpy as np
 
 from ..access import ScopeFilter
 from ..graph.model import Entity, GraphEdge, MemoryLink, Projection
+from ..lifecycle.model import Access, AccessEntry, Policy, Sector
 from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
 
-__all__ = ["Store"]
+__all__ = ["Store", "Replacement"]
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """One change to an existing memory, as :meth:`Store.replace` takes it."""
+
+    record: MemoryRecord
+    vector: np.ndarray | None
+    op: str
+    changes: Mapping[str, Any]
+    graph: Projection | None = None
 
 
 @runtime_checkable
@@ -64,10 +84,10 @@ class Store(Protocol):
 
     def insert(
         self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
-        graph: Projection | None = None,
+        graph: Projection | None = None, replacements: Sequence[Replacement] = (),
     ) -> None:  # fmt: skip
         """Store new records with their vectors (and ``graph``) in one transaction
-        (history: ``create``)."""
+        (history: ``create``), then apply ``replacements`` in that same transaction."""
 
     def replace(
         self,
@@ -83,6 +103,11 @@ class Store(Protocol):
         """Overwrite a record (and its vector when given); bump its version; log ``op``.
 
         ``graph`` replaces the memory's mentions and content-derived links."""
+
+    def replace_many(
+        self, replacements: Sequence[Replacement], actor: str | None
+    ) -> builtins.list[MemoryRecord]:
+        """Apply several :meth:`replace` calls in one transaction (all or none)."""
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
         """Remove a memory from every table and index; False when it did not exist."""
@@ -231,3 +256,30 @@ class Store(Protocol):
 
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """The stored vectors of the visible memories among ``ids``."""
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def record_access(self, org_id: str, accesses: Sequence[Access]) -> None:
+        """Set each memory's strength to ``strength_after`` and last access to ``at``,
+        count the access (and the reinforcement, when explicit), and log it; one
+        transaction, no version bump. Memories gone meanwhile are skipped."""
+
+    def access_log(
+        self, memory_id: str, scopes: ScopeFilter, limit: int = 100
+    ) -> builtins.list[AccessEntry]:
+        """The latest ``limit`` accesses of one visible memory, oldest first."""
+
+    def put_sector(self, sector: Sector) -> None:
+        """Create or update a sector (by id) in its scope."""
+
+    def sectors(self, scopes: ScopeFilter) -> builtins.list[Sector]:
+        """Every sector of the visible scopes, with its size (active memories)."""
+
+    def put_policy(self, policy: Policy) -> None:
+        """Create or replace the policy for (org, target, memory type)."""
+
+    def delete_policy(self, org_id: str, target: str, memory_type: str) -> bool:
+        """Remove one policy; False when there was none."""
+
+    def policies(self, org_id: str) -> builtins.list[Policy]:
+        """Every policy of the organization."""

@@ -338,11 +338,81 @@ def m004_said_at(conn: psycopg.Connection, dim: int) -> None:
     )
 
 
+def m005_lifecycle(conn: psycopg.Connection, dim: int) -> None:
+    """The access log (seed 003), sectors per scope, and retention/capacity/review
+    policies. The access log and sectors are scoped rows under the same wall as
+    memories; policies are organization settings (any context of the org reads
+    them; writes need the organization-wide context)."""
+    conn.execute(
+        """
+        CREATE TABLE access_log (
+            seq bigserial PRIMARY KEY,
+            memory_id text NOT NULL,
+            org_id text NOT NULL,
+            scope_kind text NOT NULL,
+            scope_key text NOT NULL,
+            access_type text NOT NULL,
+            query_context text,
+            strength_before double precision NOT NULL,
+            strength_after double precision NOT NULL,
+            at timestamptz NOT NULL
+        );
+        CREATE INDEX access_log_memory ON access_log (memory_id, seq);
+        CREATE INDEX access_log_time ON access_log (org_id, at);
+        CREATE TABLE sectors (
+            id text PRIMARY KEY,
+            org_id text NOT NULL,
+            scope_kind text NOT NULL,
+            scope_key text NOT NULL,
+            owner_id text NOT NULL,
+            user_id text,
+            name text NOT NULL,
+            parent_id text REFERENCES sectors (id),
+            decay_multiplier double precision NOT NULL,
+            topics text[] NOT NULL DEFAULT '{}',
+            centroid bytea,
+            max_size integer NOT NULL,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL
+        );
+        CREATE INDEX sectors_scope ON sectors (org_id, scope_key);
+        CREATE INDEX memories_sector ON memories (sector_id, status) WHERE sector_id IS NOT NULL;
+        CREATE TABLE policies (
+            org_id text NOT NULL,
+            target text NOT NULL,
+            memory_type text NOT NULL,
+            retention_days double precision,
+            capacity integer,
+            review boolean NOT NULL DEFAULT false,
+            updated_at timestamptz NOT NULL,
+            PRIMARY KEY (org_id, target, memory_type)
+        );
+
+        ALTER TABLE access_log ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE access_log FORCE ROW LEVEL SECURITY;
+        CREATE POLICY access_log_scoped ON access_log
+            USING (kenning_visible(org_id, scope_kind, scope_key))
+            WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
+        ALTER TABLE sectors ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE sectors FORCE ROW LEVEL SECURITY;
+        CREATE POLICY sectors_scoped ON sectors
+            USING (kenning_visible(org_id, scope_kind, scope_key))
+            WITH CHECK (kenning_visible(org_id, scope_kind, scope_key));
+        ALTER TABLE policies ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE policies FORCE ROW LEVEL SECURITY;
+        CREATE POLICY policies_read ON policies FOR SELECT USING (kenning_in_org(org_id));
+        CREATE POLICY policies_write ON policies FOR ALL
+            USING (kenning_org_wide(org_id)) WITH CHECK (kenning_org_wide(org_id));
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_search_indexes", m002_search_indexes),
     ("003_graph", m003_graph),
     ("004_said_at", m004_said_at),
+    ("005_lifecycle", m005_lifecycle),
 ]
 
 

@@ -145,6 +145,8 @@ def filter_clause(
         add(f"({m}.metadata -> %s) = %s", name, Jsonb(value))
     if filters.min_importance is not None:
         add(f"{m}.importance >= %s", filters.min_importance)
+    if filters.sectors:
+        add(f"{m}.sector_id = ANY(%s)", sorted(filters.sectors))
     for column in ("source", "agent_id", "session_id", "episode_id", "sector_id", "key"):
         value = getattr(filters, column)
         if value is not None:

@@ -27,13 +27,15 @@ from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool
 
 from ...access import ScopeFilter
-from ...errors import ConfigError, Conflict, NotFound, StoreError
+from ...errors import ConfigError, Conflict, InvalidInput, NotFound, StoreError
 from ...graph.model import Projection
 from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
 from ...retrieval.text import query_terms
+from ..base import Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .bm25 import K1, B, TTLCache, doc_length, idf
 from .graph import PostgresGraph
+from .lifecycle import PostgresLifecycle
 from .schema import BULK_INDEXES, apply_migrations, ensure_extension
 from .sql import (
     MEMORY_COLUMNS,
@@ -97,7 +99,7 @@ def _history_row(
             json.dumps(dict(changes), default=str, sort_keys=True))  # fmt: skip
 
 
-class PostgresStore(PostgresGraph):
+class PostgresStore(PostgresGraph, PostgresLifecycle):
     """The server store. ``url`` is a ``postgresql://`` connection URL."""
 
     kind = "postgresql"
@@ -273,13 +275,18 @@ class PostgresStore(PostgresGraph):
 
     def insert(
         self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
-        graph: Projection | None = None,
+        graph: Projection | None = None, replacements: Sequence[Replacement] = (),
     ) -> None:  # fmt: skip
         """Store new records (with vector and tsvector), graph rows and history in one
-        transaction."""
+        transaction, then apply ``replacements`` in it."""
         if not items:
+            if replacements:
+                self.replace_many(replacements, actor)
             return
-        ctx = write_context((r.org_id, r.scope) for r, _ in items)
+        ctx = write_context(
+            [(r.org_id, r.scope) for r, _ in items]
+            + [(x.record.org_id, x.record.scope) for x in replacements]
+        )
         rows = [(*record_params(r), self.model_id, _vec(v), _doc_len(r)) for r, v in items]
         history = [_history_row(r, "create", actor, {}, r.content) for r, _ in items]
         try:
@@ -290,6 +297,8 @@ class PostgresStore(PostgresGraph):
                 cur.executemany(_HISTORY_SQL, history)
                 if graph is not None:
                     self._graph_write(conn, graph, items[0][0].created_at)
+                for x in replacements:
+                    self._replace_on(conn, x, actor)
         except Conflict as exc:
             record = items[0][0] if len(items) == 1 else None
             what = f"memory {record.id!r} or key {record.key!r}" if record else "a memory or key"
@@ -315,35 +324,58 @@ class PostgresStore(PostgresGraph):
         mentions and content-derived links; its status is always mirrored.
         """
         with self._org_write(record.org_id) as conn:
-            row = conn.execute(
-                "SELECT pk, version FROM memories WHERE id = %s AND org_id = %s FOR UPDATE",
-                (record.id, record.org_id),
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"memory {record.id!r} not found")
-            pk, version = row
-            if expected_version is not None and version != expected_version:
-                raise Conflict(
-                    f"memory {record.id!r} is at version {version}, not {expected_version}"
-                )
-            record.version = version + 1
-            columns = [*MEMORY_COLUMNS, *SCOPE_COLUMNS, "doc_len"]
-            values = [*record_params(record), _doc_len(record)]
-            if vector is not None:
-                columns += ["embedding", "model_id"]
-                values += [_vec(vector), self.model_id]
-            sets = ", ".join(f"{c} = %s" for c in columns)
-            conn.execute(f"UPDATE memories SET {sets} WHERE pk = %s", [*values, pk])
-            conn.execute("DELETE FROM postings WHERE pk = %s", (pk,))
-            conn.execute(_POSTINGS_SQL, ([record.id],))
-            self._graph_status(conn, record.id, record.status.value)
-            if graph is not None:
-                self._graph_forget(conn, record.id, content_only=True)
-                self._graph_write(conn, graph, record.updated_at)
-            content = record.content if "content" in changes or op == "create" else None
-            conn.execute(_HISTORY_SQL, _history_row(record, op, actor, changes, content))
+            self._replace_on(conn, Replacement(record, vector, op, changes, graph), actor,
+                             expected_version)  # fmt: skip
         self._counts.clear()
         return record
+
+    def replace_many(
+        self, replacements: Sequence[Replacement], actor: str | None
+    ) -> builtins.list[MemoryRecord]:
+        """Several replacements in one transaction."""
+        orgs = {r.record.org_id for r in replacements}
+        if not orgs:
+            return []
+        if len(orgs) > 1:
+            raise InvalidInput("replace_many takes the memories of one organization")
+        with self._org_write(orgs.pop()) as conn:
+            for r in replacements:
+                self._replace_on(conn, r, actor)
+        self._counts.clear()
+        return [r.record for r in replacements]
+
+    def _replace_on(
+        self, conn: psycopg.Connection, r: Replacement, actor: str | None,
+        expected_version: int | None = None,
+    ) -> None:  # fmt: skip
+        record, vector, op, changes, graph = r.record, r.vector, r.op, r.changes, r.graph
+        row = conn.execute(
+            "SELECT pk, version FROM memories WHERE id = %s AND org_id = %s FOR UPDATE",
+            (record.id, record.org_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"memory {record.id!r} not found")
+        pk, version = row
+        if expected_version is not None and version != expected_version:
+            raise Conflict(
+                f"memory {record.id!r} is at version {version}, not {expected_version}"
+            )
+        record.version = version + 1
+        columns = [*MEMORY_COLUMNS, *SCOPE_COLUMNS, "doc_len"]
+        values = [*record_params(record), _doc_len(record)]
+        if vector is not None:
+            columns += ["embedding", "model_id"]
+            values += [_vec(vector), self.model_id]
+        sets = ", ".join(f"{c} = %s" for c in columns)
+        conn.execute(f"UPDATE memories SET {sets} WHERE pk = %s", [*values, pk])
+        conn.execute("DELETE FROM postings WHERE pk = %s", (pk,))
+        conn.execute(_POSTINGS_SQL, ([record.id],))
+        self._graph_status(conn, record.id, record.status.value)
+        if graph is not None:
+            self._graph_forget(conn, record.id, content_only=True)
+            self._graph_write(conn, graph, record.updated_at)
+        content = record.content if "content" in changes or op == "create" else None
+        conn.execute(_HISTORY_SQL, _history_row(record, op, actor, changes, content))
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
         """Hard delete (row with its vector, postings, mentions, links and the entities
@@ -359,6 +391,7 @@ class PostgresStore(PostgresGraph):
                 return False
             kind, key, version, pk = row
             conn.execute("DELETE FROM postings WHERE pk = %s", (pk,))
+            conn.execute("DELETE FROM access_log WHERE memory_id = %s", (memory_id,))
             conn.execute(
                 "UPDATE history SET content = NULL, changes = '{}' WHERE memory_id = %s",
                 (memory_id,),

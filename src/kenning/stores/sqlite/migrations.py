@@ -171,11 +171,59 @@ def m004_said_at(conn: sqlite3.Connection) -> None:
     )
 
 
+def m005_lifecycle(conn: sqlite3.Connection) -> None:
+    """The access log (seed 003), sectors per scope, and retention/capacity/review
+    policies; an index for sector sizes."""
+    conn.executescript(
+        """
+        CREATE TABLE access_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id TEXT NOT NULL,
+            org_id TEXT NOT NULL,
+            scope_pk INTEGER NOT NULL,
+            access_type TEXT NOT NULL,
+            query_context TEXT,
+            strength_before REAL NOT NULL,
+            strength_after REAL NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX access_log_memory ON access_log (memory_id, seq);
+        CREATE INDEX access_log_time ON access_log (org_id, at);
+        CREATE TABLE sectors (
+            id TEXT PRIMARY KEY,
+            org_id TEXT NOT NULL,
+            scope_pk INTEGER NOT NULL REFERENCES scopes(pk),
+            name TEXT NOT NULL,
+            parent_id TEXT REFERENCES sectors(id),
+            decay_multiplier REAL NOT NULL,
+            topics TEXT NOT NULL DEFAULT '[]',
+            centroid BLOB,
+            max_size INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX sectors_scope ON sectors (scope_pk);
+        CREATE INDEX memories_sector ON memories (sector_id, status) WHERE sector_id IS NOT NULL;
+        CREATE TABLE policies (
+            org_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            memory_type TEXT NOT NULL,
+            retention_days REAL,
+            capacity INTEGER,
+            review INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (org_id, target, memory_type)
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_term_stats", m002_term_stats),
     ("003_graph", m003_graph),
     ("004_said_at", m004_said_at),
+    ("005_lifecycle", m005_lifecycle),
 ]
 
 

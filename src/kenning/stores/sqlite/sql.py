@@ -143,6 +143,9 @@ def filter_clause(filters: MemoryFilter, alias: str = "m") -> tuple[str, list[An
                 path, path, value)  # fmt: skip
     if filters.min_importance is not None:
         add(f"{m}.importance >= ?", filters.min_importance)
+    if filters.sectors:
+        parts.append(f"{m}.sector_id IN ({','.join('?' * len(filters.sectors))})")
+        params.extend(sorted(filters.sectors))
     for column in ("source", "agent_id", "session_id", "episode_id", "sector_id", "key"):
         value = getattr(filters, column)
         if value is not None:

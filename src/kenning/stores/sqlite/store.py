@@ -32,8 +32,10 @@ from ...models import (
     Scope,
 )
 from ...retrieval.text import query_terms
+from ..base import Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .graph import SQLiteGraph
+from .lifecycle import SQLiteLifecycle
 from .migrations import apply_migrations
 from .readers import ReadPool
 from .sql import (
@@ -63,7 +65,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stem
 """
 
 
-class SQLiteStore(SQLiteGraph):
+class SQLiteStore(SQLiteGraph, SQLiteLifecycle):
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
     kind = "sqlite"
@@ -260,9 +262,10 @@ class SQLiteStore(SQLiteGraph):
 
     def insert(
         self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
-        graph: Projection | None = None,
+        graph: Projection | None = None, replacements: Sequence[Replacement] = (),
     ) -> None:  # fmt: skip
-        """Store new records, vectors, keyword rows, graph rows and history in one transaction."""
+        """Store new records, vectors, keyword rows, graph rows and history in one
+        transaction, then apply ``replacements`` in it."""
         cols = ", ".join(MEMORY_COLUMNS)
         marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
         scope_pks: dict[tuple[str, Scope], int] = {}
@@ -291,6 +294,18 @@ class SQLiteStore(SQLiteGraph):
                 self._history(conn, record, scope_pk, "create", actor, {}, record.content)
             if graph is not None and items:
                 self._graph_write(conn, graph, items[0][0].created_at.timestamp())
+            self.replace_many(replacements, actor)
+
+    def replace_many(
+        self, replacements: Sequence[Replacement], actor: str | None
+    ) -> builtins.list[MemoryRecord]:
+        """Several replacements in one transaction (savepoints nest in ``atomic``)."""
+        with self.atomic():
+            return [
+                self.replace(r.record, r.vector, op=r.op, actor=actor, changes=r.changes,
+                             graph=r.graph)  # fmt: skip
+                for r in replacements
+            ]
 
     def replace(
         self,
@@ -358,6 +373,7 @@ class SQLiteStore(SQLiteGraph):
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (pk,))
             conn.execute("DELETE FROM vectors WHERE pk = ?", (pk,))
             conn.execute("DELETE FROM memories WHERE pk = ?", (pk,))
+            conn.execute("DELETE FROM access_log WHERE memory_id = ?", (memory_id,))
             conn.execute(
                 "UPDATE history SET content = NULL, changes = '{}' WHERE memory_id = ?",
                 (memory_id,),
