@@ -110,3 +110,18 @@ def ablation(
 
     result = run_ablation(data, tuple(split), progress=lambda msg: typer.echo(msg, err=True))
     typer.echo(json.dumps(result))
+
+
+@bench_app.command("reconcile")
+def reconcile(
+    cases: Annotated[
+        Path | None,
+        typer.Option(help="Cases JSON file; default: the cases shipped with kenning."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on one line.")] = False,
+) -> None:
+    """Reconcile-on-write accuracy (add/update/noop/supersede/shadow) on hand-written cases."""
+    from .reconcile import run_reconcile_bench
+
+    result = run_reconcile_bench(cases)
+    typer.echo(json.dumps(result, indent=None if as_json else 2))

@@ -1,0 +1,710 @@
+"""Reconcile-on-write: what a new memory does to its nearest neighbours.
+
+When a memory is written, the engine hands its near neighbours of the same
+scope (with their cosine similarity to it) to a :class:`Reconciler`, which
+returns one :class:`Decision`: ``ADD`` it, ``UPDATE`` the memory with the same
+key, ``NOOP`` (an existing memory already says it), ``SUPERSEDE`` the memory
+it contradicts, or ``SHADOW`` the memory it restates with more detail. The
+decision is pure: no I/O, no clock, the same inputs give the same answer.
+
+:class:`RuleReconciler` needs no model. Rules, in order of precedence (the
+first rule with a candidate wins; among candidates, the most similar one):
+
+1. **Key** — the caller named the slot: a neighbour with the same non-null
+   key is updated in place (``NOOP`` if the normalised text is unchanged).
+   A neighbour with a *different* non-null key is another slot and is left
+   out of every later rule ("Favourite team: Arsenal" under ``fav.football``
+   does not clash with "Favourite team: Lakers" under ``fav.basketball``).
+2. **Duplicate** — same text after :func:`normalise_for_compare`; or cosine
+   ``>= duplicate_similarity``; or a paraphrase: cosine
+   ``>= paraphrase_similarity`` and most content words shared (Jaccard over
+   lightly stemmed content words ``>= paraphrase_overlap``, so "I'm allergic to
+   peanuts" = "I have a peanut allergy") without the new one being an
+   elaboration. A similarity never makes a duplicate on its own if the pair
+   carries a contradiction signal: "meeting at 3pm" / "at 4pm" embed at 0.92.
+3. **Contradiction** (gated by cosine ``>= contradiction_similarity`` unless
+   said otherwise), any one of these signals:
+
+   * *negation flip* — one side is negated (not, n't, never, no longer,
+     anymore, stopped, quit) and the other is not, over mostly the same
+     content words ("I don't drink coffee anymore" / "I drink coffee every
+     morning"); both negated is agreement ("doesn't eat meat" = "never eats").
+   * *number change* — a number of the old text is gone and the new one has
+     another of the same kind (time, year, ordinal, plain, unit), they share a
+     content word, and either nothing else changed (the old content words are
+     all in the new text: "rent is 1200 euros" / "rent is 1350 euros") or the
+     new text says it changed ("my son Leo is 7" / "my son Leo turned 8",
+     "standup is at 9am" / "standup moved to 9:30am"). Without that, "Maya's
+     birthday is on 4 July" / "Maya's anniversary is on 12 July" are two facts.
+   * *template* — the token sequences share a prefix and suffix around one
+     short differing span (``template_max_span`` tokens each, no shared
+     content word) and something says the span is a *single-valued slot*:
+     the spans hold numbers; or the prefix ends with a copula or a
+     functional predicate ("is", "lives in", "works at", "named"); or the
+     span is the subject and the rest is a definite role ("X is the team
+     lead"); or the new text has a change marker ("now", "switched").
+     Without such a cue a different filler is a *different fact*: "Alice
+     likes tea" / "Bob likes tea", "I visited Paris in 2019" / "I visited Rome
+     in 2019", "Alice speaks French" / "Alice speaks Spanish" stay ``ADD``.
+   * *change marker* — the new text says something changed ("moved",
+     "switched", "changed", "instead", "now", "rescheduled"), shares at least
+     two content words with the old one and adds a value the old one lacks
+     ("The team switched from Jira to Linear" / "The team uses Jira").
+   * *slot family* — both texts fill the same single-valued slot of the same
+     subject (residence: lives in / based in / moved to; employer: works
+     at / works for) with disjoint objects ("I moved to Berlin" / "I live in
+     Paris"). Such pairs embed far apart (0.45), so this rule has its own,
+     lower gate ``slot_similarity``; the subject match keeps "My wife works at
+     Google" / "I work at Google" apart.
+
+   If both said-at times are known and the new memory is *older* than the one
+   it contradicts, it must not retire the newer fact: the decision is ``ADD``
+   (kept as history) with the reason saying so.
+4. **Shadow** — cosine ``>= shadow_similarity``, the new text covers at least
+   ``shadow_coverage`` of the old one's content words, adds content words of
+   its own and is longer ("Alice has a dog" → "Alice has a dog named Rex, a
+   two-year-old beagle").
+5. **Add** — anything else.
+
+Known limits of the rules: word order is ignored by the paraphrase overlap
+("Alice likes Bob" / "Bob likes Alice"), repeated events with a different
+date read as a changed number, and paraphrased contradictions outside the
+two slot families need an embedding-close template or a change marker.
+
+:class:`LLMReconciler` asks a chat model instead (one JSON request per item),
+validates the answer strictly and falls back to the rules on any failure.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import unicodedata
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from ..errors import ConfigError
+from ..llm.base import ChatModel, Message
+
+__all__ = [
+    "Action",
+    "Decision",
+    "Incoming",
+    "LLMReconciler",
+    "Neighbour",
+    "ReconcileKnobs",
+    "Reconciler",
+    "RuleReconciler",
+    "RECONCILE_PROMPT",
+    "normalise_for_compare",
+]
+
+logger = logging.getLogger("kenning.lifecycle.reconcile")
+
+
+class Action(str, Enum):
+    """What a write does: store, update by key, retire by contradiction or detail, or skip."""
+
+    ADD = "add"
+    UPDATE = "update"
+    SUPERSEDE = "supersede"
+    SHADOW = "shadow"
+    NOOP = "noop"
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """The memory being written; ``said_at`` is its event time, else its creation time."""
+
+    content: str
+    key: str | None = None
+    said_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """An existing active memory of the same scope and its cosine to the incoming one."""
+
+    id: str
+    content: str
+    similarity: float
+    key: str | None = None
+    said_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome: ``action`` on ``target`` (a neighbour id; ``None`` for ``ADD``).
+
+    ``decided_by`` is ``"rules"``, ``"llm"`` or ``"rules (llm fallback: <why>)"``.
+    """
+
+    action: Action
+    target: str | None
+    reason: str
+    similarity: float = 0.0
+    decided_by: str = "rules"
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileKnobs:
+    """Thresholds of :class:`RuleReconciler` (defaults tuned on the shipped cases).
+
+    Similarities are cosines in [-1, 1]; overlaps and coverage are fractions.
+    """
+
+    #: Cosine from which a pair without a contradiction signal is a duplicate.
+    duplicate_similarity: float = 0.90
+    #: Cosine from which a pair sharing most content words is a paraphrase ...
+    paraphrase_similarity: float = 0.80
+    #: ... and the Jaccard share of content words (and numbers) it needs.
+    paraphrase_overlap: float = 0.60
+    #: Cosine from which the negation, number, template and change-marker signals count.
+    contradiction_similarity: float = 0.50
+    #: Cosine from which the slot-family signal (lives in / moved to ...) counts.
+    slot_similarity: float = 0.35
+    #: Share of the smaller side's content words a negation flip must be about.
+    negation_overlap: float = 0.60
+    #: Cosine from which an elaboration shadows the memory it restates ...
+    shadow_similarity: float = 0.50
+    #: ... and the share of that memory's content words it must repeat.
+    shadow_coverage: float = 0.80
+    #: Longest differing span (tokens, each side) the template signal compares.
+    template_max_span: int = 2
+
+    def __post_init__(self) -> None:
+        """Reject values that cannot work."""
+        for name in (
+            "duplicate_similarity", "paraphrase_similarity", "contradiction_similarity",
+            "slot_similarity", "shadow_similarity",
+        ):  # fmt: skip
+            if not -1.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be a cosine in [-1, 1]")
+        for name in ("paraphrase_overlap", "negation_overlap", "shadow_coverage"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be a fraction in [0, 1]")
+        if self.template_max_span < 1:
+            raise ConfigError("template_max_span must be >= 1")
+
+
+class Reconciler(ABC):
+    """Decides what a new memory does to its near neighbours."""
+
+    @abstractmethod
+    def decide(self, new: Incoming, near: Sequence[Neighbour]) -> Decision:
+        """One decision for ``new`` given its neighbours ``near`` (any order)."""
+
+    def decide_many(self, items: Sequence[tuple[Incoming, Sequence[Neighbour]]]) -> list[Decision]:
+        """:meth:`decide` for each ``(new, near)`` pair, in order."""
+        return [self.decide(new, near) for new, near in items]
+
+
+# ----------------------------------------------------------------- text analysis
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u0060": "'",
+                         "\u00b4": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'})  # fmt: skip
+_TOKEN = re.compile(r"[0-9]+(?:[.:,/][0-9]+)*[^\W_]*|[^\W_]+(?:'[^\W_]+)*")
+_CLOCK = re.compile(r"[0-9]{1,2}(?:[:.][0-9]{2})?")
+_TIME = re.compile(r"[0-9:.]+(?:am|pm)|[0-9]{1,2}:[0-9]{2}")
+_ORDINAL = re.compile(r"[0-9]+(?:st|nd|rd|th)")
+_DIGITS = re.compile(r"^[0-9.,:/]+")
+_CLITICS = ("'s", "'m", "'re", "'ve", "'ll", "'d")
+
+_STOP = frozenset(
+    "a an the i me my mine we us our ours you your he him his she her hers they them their "
+    "it its this that these those is are am was were be been being do does did have has had "
+    "will would can could should shall may might must to of in on at for with by from as "
+    "and or but so if then than about into over after before up out also just very really "
+    "there here what which who whom whose when where how some any all each".split()
+)
+_NEGATIONS = frozenset("not no never cannot anymore stopped quit".split())
+_NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"))
+#: Words saying a value changed (checked on the new text only).
+_CHANGE_VERBS = frozenset(
+    "moved switched changed replaced relocated rescheduled postponed became turned".split()
+)
+#: Adverbs of change or time that sit outside the slot ("X is the lead now").
+_CHANGE_ADVERBS = frozenset("now currently nowadays instead anymore recently".split())
+_FILLERS = _CHANGE_ADVERBS | frozenset("just finally also still actually".split())
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
+    "fifty hundred thousand".split()
+)
+_COPULAS = frozenset("is are am was were be".split())
+_DETERMINERS = frozenset("a an the my our your his her their its".split())
+_SLOT_PREPS = frozenset("in at on for to".split())
+#: Stems of predicates that take one value, followed by their preposition.
+_FUNCTIONAL_STEMS = frozenset("liv bas locat resid work mov relocat".split())
+_NAMING = frozenset("named called".split())
+#: Single-valued slots for the slot-family rule: (family, stem, preposition).
+_FAMILIES = (
+    ("residence", "liv", "in"), ("residence", "bas", "in"), ("residence", "mov", "to"),
+    ("residence", "relocat", "to"), ("residence", "resid", "in"),
+    ("employer", "work", "at"), ("employer", "work", "for"), ("employer", "employ", "at"),
+    ("employer", "employ", "by"),
+)  # fmt: skip
+
+
+def normalise_for_compare(text: str) -> str:
+    """``text`` folded for equality tests: NFKC, one kind of quote, lowercase, words only.
+
+    Punctuation becomes a word break except inside numbers ("22.04", "9:30")
+    and apostrophes inside words ("don't"); runs of spaces collapse to one.
+    """
+    return " ".join(t.low for t in _tokens(text))
+
+
+@dataclass(frozen=True, slots=True)
+class _Tok:
+    """One word: as written, lower-cased, and its light stem (the comparison unit)."""
+
+    text: str
+    low: str
+    stem: str
+
+    @property
+    def number(self) -> bool:
+        return self.low[0].isdigit() or self.low in _NUMBER_WORDS
+
+
+def _stem(low: str) -> str:
+    """A light suffix stemmer: enough to match allergic/allergy, lives/living, moved/move."""
+    for clitic in _CLITICS:
+        if low.endswith(clitic) and len(low) > len(clitic):
+            low = low[: -len(clitic)]
+            break
+    if len(low) <= 3 or not low.isalpha():
+        return low
+    for suffix, repl in (("ies", "y"), ("ied", "y"), ("ments", ""), ("ment", ""),
+                         ("ings", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):  # fmt: skip
+        if low.endswith(suffix) and len(low) - len(suffix) >= 3:
+            low = low[: -len(suffix)] + repl
+            break
+    for suffix in ("ic", "y", "e"):
+        if low.endswith(suffix) and len(low) - len(suffix) >= 3:
+            return low[: -len(suffix)]
+    return low
+
+
+def _tokens(text: str) -> list[_Tok]:
+    folded = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    words: list[str] = []
+    for word in _TOKEN.findall(folded):
+        if words and word.casefold() in {"am", "pm"} and _CLOCK.fullmatch(words[-1]):
+            words[-1] += word  # "1 pm" is "1pm"
+        else:
+            words.append(word)
+    return [_Tok(w, w.casefold(), _stem(w.casefold())) for w in words]
+
+
+def _number_kind(low: str) -> str:
+    """time, ordinal, year, plain, or the unit after the digits ("20k" is "k")."""
+    if low in _NUMBER_WORDS or (low.isdigit() and not 1900 <= int(low) <= 2099):
+        return "plain"
+    if low.isdigit():
+        return "year"
+    if _TIME.fullmatch(low):
+        return "time"
+    if _ORDINAL.fullmatch(low):
+        return "ordinal"
+    return _DIGITS.sub("", low) or "plain"
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """What the rules need to know about one text, computed once."""
+
+    toks: tuple[_Tok, ...]
+    norm: str
+    content: frozenset[str]
+    numbers: frozenset[str]
+    negated: bool
+    change_verbs: frozenset[str]
+    slot: tuple[_Tok, ...]
+    words: int
+
+    @property
+    def terms(self) -> frozenset[str]:
+        """Content words and numbers: what a paraphrase shares and an elaboration adds to."""
+        return self.content | self.numbers
+
+    @classmethod
+    def of(cls, text: str) -> _Text:
+        toks = tuple(_tokens(text))
+        lows = [t.low for t in toks]
+        pairs = set(zip(lows, lows[1:], strict=False))
+        negated = any(w in _NEGATIONS or w.endswith("n't") for w in lows) or any(
+            p in pairs for p in _NEG_PHRASES
+        )
+        signal = _NEGATIONS | _CHANGE_VERBS | _FILLERS | {"longer"}
+        content = frozenset(
+            t.stem for t in toks
+            if t.low not in _STOP and t.low not in signal and not t.low.endswith("n't")
+            and t.stem not in _STOP and not t.number
+        )  # fmt: skip
+        return cls(
+            toks=toks,
+            norm=" ".join(lows),
+            content=content,
+            numbers=frozenset(t.low for t in toks if t.number),
+            negated=negated,
+            change_verbs=frozenset(w for w in lows if w in _CHANGE_VERBS),
+            slot=tuple(t for t in toks if t.low not in _CHANGE_ADVERBS),
+            words=len(toks),
+        )
+
+    @property
+    def changes(self) -> bool:
+        """Whether the text says something changed (a change verb or adverb)."""
+        return bool(self.change_verbs) or any(t.low in _CHANGE_ADVERBS for t in self.toks)
+
+
+def _shared(a: frozenset[str], b: frozenset[str]) -> tuple[int, float, float]:
+    """Shared count, overlap coefficient (shared / smaller) and Jaccard of two word sets."""
+    n = len(a & b)
+    if not a or not b:
+        return n, 0.0, 0.0
+    return n, n / min(len(a), len(b)), n / len(a | b)
+
+
+def _content_of(toks: Sequence[_Tok]) -> frozenset[str]:
+    return frozenset(t.stem for t in toks if t.low not in _STOP and t.stem not in _STOP)
+
+
+def _phrase(toks: Sequence[_Tok]) -> str:
+    return " ".join(t.text for t in toks)
+
+
+# ----------------------------------------------------------------- the signals
+
+
+def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
+    if old.negated == new.negated:
+        return None
+    n, overlap, _ = _shared(old.content, new.content)
+    if n >= 1 and overlap >= k.negation_overlap:
+        return "contradiction: negation flipped"
+    return None
+
+
+def _number_change(old: _Text, new: _Text) -> str | None:
+    gone, came = old.numbers - new.numbers, new.numbers - old.numbers
+    kinds = {_number_kind(w) for w in gone} & {_number_kind(w) for w in came}
+    if not kinds or not old.content & new.content:
+        return None
+    if old.content <= new.content or new.changes:
+        return (
+            f"contradiction: number changed '{', '.join(sorted(gone))}' -> "
+            f"'{', '.join(sorted(came))}'"
+        )
+    return None
+
+
+def _template(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
+    a, b = old.slot, new.slot
+    p = 0
+    while p < min(len(a), len(b)) and a[p].stem == b[p].stem:
+        p += 1
+    s = 0
+    while s < min(len(a), len(b)) - p and a[-1 - s].stem == b[-1 - s].stem:
+        s += 1
+    da, db = a[p : len(a) - s], b[p : len(b) - s]
+    if not (1 <= len(da) <= k.template_max_span and 1 <= len(db) <= k.template_max_span):
+        return None
+    ca, cb = _content_of(da), _content_of(db)
+    if p + s < 2 or not ca or not cb or ca & cb:
+        return None
+    numbers = any(t.number for t in da) and any(t.number for t in db)
+    if not (numbers or new.changes or _functional(a[:p]) or _definite_role(a[:p], a[len(a) - s :])):
+        return None
+    return f"contradiction: value changed '{_phrase(da)}' -> '{_phrase(db)}'"
+
+
+def _functional(prefix: Sequence[_Tok]) -> bool:
+    """Whether the words before a slot say it holds one value ("is", "lives in", "named")."""
+    words = list(prefix)
+    while words and words[-1].low in _DETERMINERS:
+        words.pop()
+    if not words:
+        return False
+    last = words[-1]
+    if last.low in _COPULAS or last.low in _NAMING:
+        return True
+    if last.low in _SLOT_PREPS and len(words) >= 2:
+        before = words[-2]
+        return before.low in _COPULAS or before.stem in _FUNCTIONAL_STEMS
+    return False
+
+
+def _definite_role(prefix: Sequence[_Tok], suffix: Sequence[_Tok]) -> bool:
+    """The slot is the subject of a definite role: "<X> is the team lead"."""
+    if any(t.low not in _DETERMINERS for t in prefix) or len(suffix) < 3:
+        return False
+    return suffix[0].low in _COPULAS and suffix[1].low in {"the", "our", "my", "their"}
+
+
+def _change_marker(old: _Text, new: _Text) -> str | None:
+    marked = new.change_verbs - old.change_verbs
+    if not marked and not (new.changes and not old.changes):
+        return None
+    n, overlap, _ = _shared(old.content, new.content)
+    if n >= 2 and overlap >= 0.5 and new.content - old.content:
+        word = sorted(marked)[0] if marked else "now"
+        return f"contradiction: change marker '{word}'"
+    return None
+
+
+def _family_slot(text: _Text) -> tuple[str, tuple[str, ...], frozenset[str], str] | None:
+    """(family, subject stems, object content, object phrase) of the first slot trigger."""
+    toks = text.toks
+    for i in range(len(toks) - 1):
+        for family, stem, prep in _FAMILIES:
+            if toks[i].stem == stem and toks[i + 1].low == prep:
+                subject = tuple(t.stem for t in toks[:i] if t.low not in _FILLERS)
+                obj = toks[i + 2 :]
+                return family, subject, _content_of(obj), _phrase(obj)
+    return None
+
+
+def _slot_family(old: _Text, new: _Text) -> str | None:
+    a, b = _family_slot(old), _family_slot(new)
+    if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
+        return None
+    if a[2] and b[2] and not a[2] & b[2]:
+        return f"contradiction: {a[0]} changed '{a[3]}' -> '{b[3]}'"
+    return None
+
+
+def _contradiction(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
+    """The first contradiction signal between ``old`` and ``new``, as a reason; else None."""
+    if sim >= k.contradiction_similarity:
+        for reason in (
+            _negation_flip(old, new, k),
+            _number_change(old, new),
+            _template(old, new, k),
+            _change_marker(old, new),
+        ):
+            if reason:
+                return reason
+    if sim >= k.slot_similarity:
+        return _slot_family(old, new)
+    return None
+
+
+def _elaborates(old: _Text, new: _Text, k: ReconcileKnobs) -> bool:
+    """``new`` covers ``old``'s content words and numbers, adds its own and is longer."""
+    if not old.terms or new.words <= old.words:
+        return False
+    coverage = len(old.terms & new.terms) / len(old.terms)
+    return coverage >= k.shadow_coverage and bool(new.terms - old.terms)
+
+
+# ----------------------------------------------------------------- the rules
+
+
+class RuleReconciler(Reconciler):
+    """Deterministic rules (see the module docstring), thresholds from ``knobs``."""
+
+    def __init__(self, knobs: ReconcileKnobs | None = None) -> None:
+        """Use ``knobs`` (default :class:`ReconcileKnobs`)."""
+        self.knobs = knobs or ReconcileKnobs()
+
+    def __repr__(self) -> str:
+        """The knobs."""
+        return f"RuleReconciler({self.knobs!r})"
+
+    def decide(self, new: Incoming, near: Sequence[Neighbour]) -> Decision:
+        """The decision for ``new``; see the module docstring for the rules."""
+        k = self.knobs
+        text = _Text.of(new.content)
+        if new.key is not None:
+            same_key = [n for n in near if n.key == new.key]
+            if same_key:
+                best = max(same_key, key=lambda n: n.similarity)
+                if _Text.of(best.content).norm == text.norm:
+                    return Decision(Action.NOOP, best.id, f"same key {new.key!r} and same text",
+                                    best.similarity)  # fmt: skip
+                return Decision(Action.UPDATE, best.id, f"same key {new.key!r}", best.similarity)
+        pool = [n for n in near if new.key is None or n.key is None or n.key == new.key]
+        ranked = sorted(pool, key=lambda n: (-n.similarity, n.id))
+        olds = [(n, _Text.of(n.content)) for n in ranked]
+        for n, old in olds:  # exact text first, whatever the similarity says
+            if old.norm == text.norm:
+                return Decision(Action.NOOP, n.id, "same text", n.similarity)
+        clash = {n.id: _contradiction(old, text, n.similarity, k) for n, old in olds}
+        for n, old in olds:
+            if clash[n.id]:
+                continue
+            if n.similarity >= k.duplicate_similarity:
+                return Decision(Action.NOOP, n.id, f"near-duplicate (cos {n.similarity:.2f})",
+                                n.similarity)  # fmt: skip
+            _, _, jaccard = _shared(old.terms, text.terms)
+            if (
+                n.similarity >= k.paraphrase_similarity
+                and jaccard >= k.paraphrase_overlap
+                and not _elaborates(old, text, k)
+            ):
+                return Decision(
+                    Action.NOOP, n.id,
+                    f"paraphrase (cos {n.similarity:.2f}, {jaccard:.0%} shared words)",
+                    n.similarity,
+                )  # fmt: skip
+        for n, _old in olds:
+            reason = clash[n.id]
+            if reason:
+                if new.said_at and n.said_at and new.said_at < n.said_at:
+                    return Decision(Action.ADD, None,
+                                    f"{reason}, but said before {n.id}: kept as history",
+                                    n.similarity)  # fmt: skip
+                return Decision(Action.SUPERSEDE, n.id, reason, n.similarity)
+        for n, old in olds:
+            if n.similarity >= k.shadow_similarity and _elaborates(old, text, k):
+                return Decision(Action.SHADOW, n.id,
+                                f"elaboration: restates it with more detail "
+                                f"(cos {n.similarity:.2f})", n.similarity)  # fmt: skip
+        if not olds:
+            return Decision(Action.ADD, None, "no near neighbour")
+        top = olds[0][0]
+        return Decision(Action.ADD, None,
+                        f"new fact (nearest {top.id}, cos {top.similarity:.2f})")  # fmt: skip
+
+
+# ----------------------------------------------------------------- the LLM
+
+RECONCILE_PROMPT = """You keep an assistant's long-term memory consistent.
+A NEW memory is being written. Compare it with the EXISTING memories of the same
+scope (nearest first) and answer with ONE JSON object and nothing else:
+{"action": "add" | "noop" | "supersede" | "shadow", "target": <existing id or null>,
+ "reason": <a few words>}
+- noop: an existing memory already states the same fact (maybe in other words).
+- supersede: the new memory contradicts an existing one about the same subject with a
+  newer value (moved, changed, no longer, another number, time or person in the same
+  single-valued role). If the new memory was said before the existing one, use add.
+- shadow: the new memory restates an existing one with more detail, making it redundant.
+- add: anything else, including related but different facts (another person, another
+  item, another trip or event, another preference); target must be null.
+For noop, supersede and shadow, target is the id of the ONE existing memory concerned.
+If several apply, prefer noop, then supersede, then shadow."""
+
+_LLM_ACTIONS = {a.value: a for a in (Action.ADD, Action.NOOP, Action.SUPERSEDE, Action.SHADOW)}
+
+
+@dataclass
+class _Counters:
+    calls: int = 0
+    fallbacks: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class LLMReconciler(Reconciler):
+    """Decisions from ``chat`` (one JSON request per item), validated, with rule fallback.
+
+    The ``max_neighbours`` most similar neighbours are shown to the model.
+    Two cases never reach it: no neighbours (``ADD``) and a neighbour with the
+    incoming key (``UPDATE``/``NOOP``): the caller named the slot, so the
+    rules decide. The answer must name a known action other than ``update``,
+    a target among the shown neighbours for ``noop``/``supersede``/``shadow``
+    and ``null`` for ``add``; any :class:`~kenning.errors.LLMError`,
+    malformed JSON or invalid answer is decided by ``fallback`` (default
+    :class:`RuleReconciler`) with ``decided_by="rules (llm fallback: <why>)"``.
+    ``calls`` and ``fallbacks`` count model requests and fallen-back answers.
+    """
+
+    def __init__(
+        self,
+        chat: ChatModel,
+        fallback: Reconciler | None = None,
+        max_neighbours: int = 5,
+        *,
+        max_tokens: int | None = 256,
+    ) -> None:
+        """Check the options; nothing is called until the first decision."""
+        if not isinstance(chat, ChatModel):
+            raise ConfigError(f"chat must be a ChatModel, got {type(chat).__name__}")
+        if fallback is not None and not isinstance(fallback, Reconciler):
+            raise ConfigError("fallback must be a Reconciler")
+        if max_neighbours < 1:
+            raise ConfigError("max_neighbours must be >= 1")
+        self.chat = chat
+        self.fallback = fallback or RuleReconciler()
+        self.max_neighbours = int(max_neighbours)
+        self.max_tokens = max_tokens
+        self._counters = _Counters()
+
+    def __repr__(self) -> str:
+        """The chat model and the fallback."""
+        return f"LLMReconciler(chat={self.chat!r}, fallback={self.fallback!r})"
+
+    @property
+    def calls(self) -> int:
+        """Requests made to the model."""
+        return self._counters.calls
+
+    @property
+    def fallbacks(self) -> int:
+        """Decisions the fallback made because the model failed or answered badly."""
+        return self._counters.fallbacks
+
+    def decide(self, new: Incoming, near: Sequence[Neighbour]) -> Decision:
+        """The model's decision, or the fallback's; never raises for a bad model answer."""
+        if not near or (new.key is not None and any(n.key == new.key for n in near)):
+            return self.fallback.decide(new, near)
+        shown = sorted(near, key=lambda n: (-n.similarity, n.id))[: self.max_neighbours]
+        with self._counters.lock:
+            self._counters.calls += 1
+        try:
+            raw, _ = self.chat.complete_json(_messages(new, shown), max_tokens=self.max_tokens)
+            return _validate(raw, shown)
+        except Exception as exc:  # any model failure: the rules decide, the write goes on
+            why = f"{type(exc).__name__}: {exc}"[:200]
+        with self._counters.lock:
+            self._counters.fallbacks += 1
+        logger.warning("LLM reconcile failed, using the rules: %s", why)
+        decision = self.fallback.decide(new, near)
+        return replace(decision, decided_by=f"{decision.decided_by} (llm fallback: {why})")
+
+
+def _when(at: datetime | None) -> str | None:
+    return at.isoformat() if at else None
+
+
+def _messages(new: Incoming, shown: Sequence[Neighbour]) -> list[Message]:
+    payload = {
+        "new": {"content": new.content, "key": new.key, "said_at": _when(new.said_at)},
+        "existing": [
+            {"id": n.id, "content": n.content, "key": n.key, "said_at": _when(n.said_at),
+             "similarity": round(n.similarity, 3)}
+            for n in shown
+        ],
+    }  # fmt: skip
+    return [
+        Message("system", RECONCILE_PROMPT),
+        Message("user", json.dumps(payload, ensure_ascii=False)),
+    ]
+
+
+def _validate(raw: Any, shown: Sequence[Neighbour]) -> Decision:
+    """The model's answer as a :class:`Decision`; ``ValueError`` naming what is wrong."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"answer is {type(raw).__name__}, expected an object")
+    action = raw.get("action")
+    if not isinstance(action, str) or action.strip().lower() not in _LLM_ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    act = _LLM_ACTIONS[action.strip().lower()]
+    target = raw.get("target")
+    reason = raw.get("reason")
+    reason = reason.strip()[:300] if isinstance(reason, str) and reason.strip() else "llm"
+    if act is Action.ADD:
+        if target is not None:
+            raise ValueError(f"add must have a null target, got {target!r}")
+        return Decision(act, None, reason, decided_by="llm")
+    by_id = {n.id: n for n in shown}
+    if not isinstance(target, str) or target not in by_id:
+        raise ValueError(f"target {target!r} is not one of the neighbours shown")
+    return Decision(act, target, reason, by_id[target].similarity, decided_by="llm")
