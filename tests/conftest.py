@@ -13,11 +13,17 @@
 * ``db_counts(mem)`` reads the database directly (not through kenning; as the
   superuser on PostgreSQL, past row-level security) and returns the row counts
   of every table a write touches; ``db_rows(mem, {kind: sql})`` runs raw SQL.
+* The store, graph and recall suites write synthetic look-alike sentences
+  ("Chen teaches river fishing", "... tax law") and count rows, so reconcile
+  on write would merge them: the session runs with
+  ``KENNING_LIFECYCLE_RECONCILE=off`` and ``..._REINFORCE_ON_RECALL=false``.
+  The lifecycle suites (``test_lifecycle*.py``) turn both on explicitly.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -28,10 +34,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from kenning import FixedClock, Memory, Settings
-from kenning.embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, MiniLMEmbedder
-from kenning.stores.postgres.store import PostgresStore
-from kenning.stores.postgres.throwaway import ThrowawayPostgres, free_port
+os.environ.setdefault("KENNING_LIFECYCLE_RECONCILE", "off")
+os.environ.setdefault("KENNING_LIFECYCLE_REINFORCE_ON_RECALL", "false")
+
+from kenning import FixedClock, Memory, Settings  # noqa: E402
+from kenning.embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, MiniLMEmbedder  # noqa: E402
+from kenning.stores.postgres.store import PostgresStore  # noqa: E402
+from kenning.stores.postgres.throwaway import ThrowawayPostgres, free_port  # noqa: E402
 
 #: The fixed "now" of the suite.
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)

@@ -119,6 +119,15 @@ class AccessPolicy:
             scopes.add(Scope.persona_user(persona, principal.user_id))
         return ScopeFilter(principal.org_id, frozenset(scopes))
 
+    def writable(self, principal: Principal, view: ScopeFilter) -> ScopeFilter:
+        """The part of ``view`` that ``principal`` may also write (maintenance jobs)."""
+        kinds = view.kinds if principal.is_admin else frozenset()
+        return ScopeFilter(
+            view.org_id,
+            frozenset(s for s in view.scopes if self.can_write(principal, s)),
+            kinds,
+        )
+
     def default_recall(self, principal: Principal) -> ScopeFilter:
         """The scopes a recall reaches when the caller names none.
 

@@ -22,8 +22,10 @@ T = TypeVar("T")
 
 #: The engine methods AsyncMemory mirrors.
 PUBLIC_METHODS = (
-    "remember", "remember_many", "upsert", "update", "forget", "archive", "restore",
+    "remember", "remember_many", "write", "upsert", "update", "forget", "archive", "restore",
     "feedback", "get", "recall", "list", "history", "stats", "export_jsonl", "import_jsonl",
+    "flush", "reinforce", "strength", "access_log", "ingest", "context", "consolidate",
+    "build_hint", "create_sector", "sectors", "set_policy", "delete_policy", "policies",
 )  # fmt: skip
 #: The ``mem.graph`` methods AsyncGraph mirrors.
 GRAPH_METHODS = ("neighbours", "entity", "paths", "link", "alias", "rebuild")
@@ -91,3 +93,17 @@ class AsyncMemory:
     stats = _mirror("stats")
     export_jsonl = _mirror("export_jsonl")
     import_jsonl = _mirror("import_jsonl")
+    write = _mirror("write")
+    flush = _mirror("flush")
+    reinforce = _mirror("reinforce")
+    strength = _mirror("strength")
+    access_log = _mirror("access_log")
+    ingest = _mirror("ingest")
+    context = _mirror("context")
+    consolidate = _mirror("consolidate")
+    build_hint = _mirror("build_hint")
+    create_sector = _mirror("create_sector")
+    sectors = _mirror("sectors")
+    set_policy = _mirror("set_policy")
+    delete_policy = _mirror("delete_policy")
+    policies = _mirror("policies")

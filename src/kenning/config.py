@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .graph.model import RELATION_PRIORS
 
-__all__ = ["Settings", "ScoringWeights", "GraphRead", "default_home"]
+__all__ = ["Settings", "ScoringWeights", "GraphRead", "Lifecycle", "default_home"]
 
 
 def default_home() -> Path:
@@ -93,6 +93,67 @@ class GraphRead(BaseSettings):
     path_high_floor: float = Field(0.5, ge=0, le=1)
     #: Relation-type priors (seed 002 §3.4); unknown types take ``related``'s.
     priors: dict[str, float] = Field(default_factory=lambda: dict(RELATION_PRIORS))
+
+
+class Lifecycle(BaseSettings):
+    """Strength, reconcile, consolidation and forgetting (seeds 002-004).
+
+    Environment: ``KENNING_LIFECYCLE_REINFORCEMENT`` and so on.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_LIFECYCLE_", extra="forbid")
+
+    # -- strength (HMD, seed 003) ---------------------------------------------------
+    #: Strength a new memory starts with, per memory type.
+    initial_strength: dict[str, float] = Field(
+        default_factory=lambda: {"episodic": 0.8, "semantic": 0.8, "procedural": 0.9,
+                                 "working": 0.6})  # fmt: skip
+    #: Per-day decay rate (0.85-0.99, seed 003), per memory type: working memory
+    #: fades within days, procedures last longest.
+    decay_rate: dict[str, float] = Field(
+        default_factory=lambda: {"episodic": 0.95, "semantic": 0.97, "procedural": 0.98,
+                                 "working": 0.90})  # fmt: skip
+    #: Strength added by one access (a recall hit, an explicit reinforce).
+    reinforcement: float = Field(0.15, ge=0, le=1)
+    #: Recall hits are reinforced (one batched write per recall, off the caller's path).
+    reinforce_on_recall: bool = True
+
+    # -- reconcile on write (seed 002) ----------------------------------------------
+    #: "rules" (default), "llm" (needs ``llm``; falls back to rules) or "off".
+    reconcile: str = Field("rules", pattern="^(rules|llm|off)$")
+    #: Memory types reconciled on write; episodic and working memories are
+    #: events (two alike events are still two), so they are always added.
+    reconcile_types: tuple[str, ...] = ("semantic", "procedural")
+    #: Same-scope neighbours read per new memory (the cost stays flat as stores grow).
+    reconcile_neighbours: int = Field(5, ge=1, le=50)
+
+    # -- conversations (seed 004) ---------------------------------------------------
+    #: Messages of a session kept as working memory for its context window.
+    context_window: int = Field(20, ge=1, le=1000)
+    #: Extracted facts start as pending_review in these layers (seed 001 phase 2;
+    #: a scope's policy can also ask for it).
+    review_extracted_layers: tuple[str, ...] = ()
+
+    # -- consolidation and forgetting (seed 004) -------------------------------------
+    #: Episodic memories reinforced more than this many times (with importance
+    #: at least ``promote_min_importance``) are promoted to a semantic memory.
+    promote_min_reinforcements: int = Field(3, ge=0)
+    promote_min_importance: int = Field(4, ge=1, le=5)
+    #: Episodic memories repeated this many times in one scope (near-duplicates,
+    #: cosine >= ``repeat_similarity``) are promoted too.
+    promote_min_repeats: int = Field(3, ge=2)
+    repeat_similarity: float = Field(0.85, ge=0, le=1)
+    #: Forget (archive) below this strength once older than ``forget_after_days``.
+    forget_strength: float = Field(0.1, ge=0, le=1)
+    forget_after_days: float = Field(30, ge=0)
+    #: Trivial memories (importance 1) are archived after this many days.
+    trivial_after_days: float = Field(7, ge=0)
+    #: Working memory older than this is consolidated (episodic) or archived.
+    working_ttl_days: float = Field(1, ge=0)
+
+    # -- sectors (seed 003) ------------------------------------------------------------
+    sector_max_size: int = Field(5000, ge=4)
+    sector_auto_split: bool = True
 
 
 class Settings(BaseSettings):
@@ -210,6 +271,7 @@ class Settings(BaseSettings):
 
     scoring: ScoringWeights = Field(default_factory=ScoringWeights)
     graph: GraphRead = Field(default_factory=GraphRead)
+    lifecycle: Lifecycle = Field(default_factory=Lifecycle)
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

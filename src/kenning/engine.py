@@ -15,21 +15,32 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
 from pydantic import ValidationError
 
-from .access import AccessPolicy
+from .access import AccessPolicy, ScopeFilter
 from .clock import Clock, SystemClock
 from .config import Settings
+from .decay import type_defaults
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
 from .errors import ConfigError, Conflict, InvalidInput, NotFound, PermissionDenied
 from .graph.api import Graph
 from .graph.project import Extractor, Projector
+from .lifecycle.consolidate import ConsolidationReport, Consolidator
+from .lifecycle.hint import HintItem, format_hint
+from .lifecycle.ingest import Ingestor, IngestResult
+from .lifecycle.model import AccessEntry, Policy, Sector
+from .lifecycle.policy import check_target
+from .lifecycle.sectors import SectorInfo, assign_sector, descendants, update_centroid
+from .lifecycle.strength import StrengthModel
+from .lifecycle.writer import WritePlan, WritePlanner, WriteResult, reconciler_for
+from .llm import ChatModel, chat_model_from_settings
 from .models import (
     ALL_SCOPES,
     FeedbackKind,
@@ -45,6 +56,7 @@ from .models import (
     Status,
 )
 from .retrieval.pipeline import RecallPipeline, RecallRequest
+from .retrieval.ranker import rank
 from .scoring import adjust_confidence
 from .stores import Store, database_url, open_store
 from .validation import (
@@ -109,6 +121,7 @@ class Memory:
         clock: Clock | None = None,
         principal: Principal | None = None,
         extractor: Extractor | None = None,
+        chat: ChatModel | None = None,
     ) -> None:
         self.settings = settings or _settings_from_env()
         if path is not None:  # a SQLite file, or a sqlite:/// or postgresql:// URL
@@ -125,8 +138,19 @@ class Memory:
         self.policy = AccessPolicy()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall")
         self._lock = threading.Lock()
-        self._recall = RecallPipeline(self.store, self._query_embedder, self._pool)
+        self._strength = StrengthModel(self.store, self.settings.lifecycle.reinforcement)
+        self._recall = RecallPipeline(
+            self.store, self._query_embedder, self._pool, self._strength
+        )
         self._projector = Projector(self.store, self.settings, extractor)
+        self._chat = chat if chat is not None else chat_model_from_settings(self.settings)
+        self._planner = WritePlanner(
+            self.store, self.settings, self._projector, reconciler_for(self.settings, self._chat)
+        )
+        # reinforcement after a recall is written here, off the caller's path
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-access")
+        self._pending: list[Future[None]] = []
+        self._ingestor = Ingestor(self)
         self._graph = Graph(self)
 
     @property
@@ -141,7 +165,8 @@ class Memory:
         return options
 
     def close(self) -> None:
-        """Release the store and worker threads."""
+        """Finish pending access writes; release the store and worker threads."""
+        self._background.shutdown(wait=True)
         self._pool.shutdown(wait=True)
         self.store.close()
 
@@ -208,13 +233,19 @@ class Memory:
             value = item.get(name)
             return None if value is None else clean_text(value, name, 256)
 
+        memory_type = clean_memory_type(item.get("memory_type", "semantic"))
+        strength, decay_rate = type_defaults(
+            memory_type, s.lifecycle.initial_strength, s.lifecycle.decay_rate
+        )
         return MemoryRecord(
             id=new_id(),
             org_id=who.org_id,
             scope=scope,
             content=content,
             key=clean_key(item.get("key"), s.max_key_chars),
-            memory_type=clean_memory_type(item.get("memory_type", "semantic")),
+            memory_type=memory_type,
+            strength=strength,
+            decay_rate=decay_rate,
             importance=clean_importance(item.get("importance", 3)),
             confidence=confidence,
             status=Status(status),
@@ -260,7 +291,29 @@ class Memory:
         principal: Principal | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> list[MemoryRecord]:
-        """Store a batch atomically: every item is validated first; all or nothing."""
+        """Store a batch atomically: every item is validated first; all or nothing.
+
+        Each item is reconciled with what its scope holds (see :meth:`write`);
+        the list holds, per item, the memory that now carries it.
+        """
+        return [r.record for r in self.write(items, principal=principal, progress=progress)]
+
+    def write(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        reconcile: bool = True,
+        principal: Principal | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[WriteResult]:
+        """Store a batch in one transaction, reconciling each item on the way in.
+
+        Every item is validated first (all or nothing). Semantic and procedural
+        memories are compared with their nearest memories in the same scope:
+        ``add``, ``update`` (same key), ``supersede`` (a newer contradicting
+        value), ``shadow`` (a fuller restatement) or ``noop`` (a near-duplicate
+        confirms the existing memory). ``reconcile=False`` adds every item.
+        """
         who = self._who(principal)
         if isinstance(items, Mapping) or not isinstance(items, Sequence):
             raise InvalidInput("items must be a list of memory objects", field="items")
@@ -288,9 +341,53 @@ class Memory:
         vectors = self.embedder.embed_many(
             [r.content for r in records], batch_size=256, progress=progress
         )
-        graph = self._projector.for_insert(records, vectors)
-        self.store.insert(list(zip(records, vectors, strict=True)), who.user_id, graph=graph)
-        return records
+        touched = self._assign_sectors(records, vectors)
+        plan = self._planner.plan(records, vectors, now, reconcile=reconcile)
+        results = self._commit(plan, who)
+        self._save_centroids(touched)
+        return results
+
+    def _assign_sectors(
+        self, records: Sequence[MemoryRecord], vectors: np.ndarray
+    ) -> dict[str, Sector]:
+        """Put each record without a sector into its scope's best sector (by tags, else
+        centroid); returns the sectors whose centroid moved."""
+        scopes = {r.scope for r in records if r.sector_id is None}
+        if not scopes:
+            return {}
+        found = self.store.sectors(ScopeFilter(records[0].org_id, frozenset(scopes)))
+        if not found:
+            return {}
+        touched: dict[str, Sector] = {}
+        for record, vector in zip(records, vectors, strict=True):
+            if record.sector_id is not None:
+                continue
+            mine = [s for s in found if s.scope == record.scope]
+            chosen = assign_sector(record.tags, vector, [SectorInfo.from_sector(s) for s in mine])
+            if chosen is None:
+                continue
+            record.sector_id = chosen
+            sector = touched.get(chosen) or next(s for s in mine if s.id == chosen)
+            sector.centroid = update_centroid(sector.centroid, sector.size, vector)
+            sector.size += 1
+            touched[chosen] = sector
+        return touched
+
+    def _save_centroids(self, touched: Mapping[str, Sector]) -> None:
+        now = self.clock.now()
+        for sector in touched.values():
+            sector.updated_at = now
+            self.store.put_sector(sector)
+
+    def _commit(self, plan: WritePlan, who: Principal) -> list[WriteResult]:
+        """Write a plan in one transaction (records, graph, changes to old memories)."""
+        graph = None
+        if plan.inserts:
+            graph = self._projector.for_insert(
+                [r for r, _ in plan.inserts], np.stack([v for _, v in plan.inserts]), plan.links
+            )
+        self.store.insert(plan.inserts, who.user_id, graph=graph, replacements=plan.replacements)
+        return plan.results
 
     def upsert(
         self, key: str, content: str, *, scope: Scope | str | None = None,
@@ -341,7 +438,7 @@ class Memory:
         new = self._apply_changes(record, changes)
         if _status is not None:
             new.status = _status
-        diff = _diff(record, new)
+        diff = record.changes_to(new, (*_UPDATABLE, "status"))
         if not diff:
             return record
         new.updated_at = self.clock.now()
@@ -399,8 +496,27 @@ class Memory:
         return self._set_status(memory_id, Status.ARCHIVED, "archive", self._who(principal))
 
     def restore(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
-        """Bring an archived (or pending/superseded) memory back to active."""
-        return self._set_status(memory_id, Status.ACTIVE, "restore", self._who(principal))
+        """Bring an archived, superseded or pending memory back to active.
+
+        What retired it is undone from its history: the validity window a
+        supersede closed, the pointer to its successor, the confidence the
+        contradiction took, the strength forgetting read (archive, forget,
+        retention, eviction, supersede and shadow are all reversible).
+        """
+        who = self._who(principal)
+        record = self._writable(memory_id, who)
+        if record.status is Status.ACTIVE:
+            return record
+        new = replace(record, status=Status.ACTIVE, updated_at=self.clock.now())
+        trail = self.store.history(record.id, self.policy.readable(who))
+        last = next((e for e in reversed(trail) if e.op in RETIRING_OPS), None)
+        if last is not None:
+            for name in _UNDONE:
+                if name in last.changes:
+                    setattr(new, name, MemoryRecord.field_value(name, last.changes[name][0]))
+            new.status = Status.ACTIVE
+        changes = record.changes_to(new, ("status", *_UNDONE))
+        return self.store.replace(new, None, op="restore", actor=who.user_id, changes=changes)
 
     def feedback(
         self, memory_id: str, kind: FeedbackKind | str, *, principal: Principal | None = None
@@ -438,6 +554,7 @@ class Memory:
         filters: MemoryFilter | Mapping[str, Any] | None = None,
         min_confidence: float | None = None,
         explain: bool = False,
+        sector: str | None = None,
         principal: Principal | None = None,
     ) -> RecallResult:
         """The ``k`` memories that best answer ``query``, ranked by priority.
@@ -445,6 +562,7 @@ class Memory:
         ``scopes``: None for the caller's default view, ``"all"`` for every
         readable scope, or named scopes (each checked). ``layers`` restricts to
         personal/shared/organization. ``filters`` see :class:`MemoryFilter`.
+        ``sector``: only memories of that sector and its children.
         """
         who = self._who(principal)
         query = clean_text(query, "query", self.settings.max_content_chars)
@@ -453,8 +571,58 @@ class Memory:
             min_confidence, "min_confidence")  # fmt: skip
         flt = build_filter(filters)
         view = self.policy.resolve(who, scopes, layers)
+        if sector is not None:
+            flt = replace(flt, sectors=self._sector_tree(sector, view))
         request = RecallRequest(query, k, who, view, flt, floor, explain)
-        return self._recall.run(request, self.settings, self.clock.now())
+        now = self.clock.now()
+        result = self._recall.run(request, self.settings, now)
+        if self.settings.lifecycle.reinforce_on_recall and result.hits:
+            accesses = self._strength.accesses(
+                [h.memory for h in result.hits], now, "recall", query[:500]
+            )
+            self._pending = [f for f in self._pending if not f.done()]
+            self._pending.append(
+                self._background.submit(self.store.record_access, who.org_id, accesses)
+            )
+        return result
+
+    def _sector_tree(self, sector: str, view: ScopeFilter) -> frozenset[str]:
+        sector = clean_text(sector, "sector", 256)
+        infos = [SectorInfo.from_sector(s) for s in self.store.sectors(view)]
+        if all(i.id != sector for i in infos):
+            raise NotFound(f"sector {sector!r} not found")
+        return frozenset(descendants(sector, infos))
+
+    def flush(self) -> None:
+        """Wait until the access writes of earlier recalls are stored (raises their error)."""
+        pending, self._pending = self._pending, []
+        for job in pending:
+            job.result()
+
+    def reinforce(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
+        """Strengthen a memory now (seed 003): +reinforcement, its decay clock restarts."""
+        who = self._who(principal)
+        record = self._visible(memory_id, who)
+        now = self.clock.now()
+        (access,) = self._strength.accesses([record], now, "reinforce")
+        self.store.record_access(who.org_id, [access])
+        return self._visible(memory_id, who)
+
+    def strength(self, memory_id: str, *, principal: Principal | None = None) -> float:
+        """A memory's current strength (decayed to now, with its sector's multiplier)."""
+        who = self._who(principal)
+        record = self._visible(memory_id, who)
+        self._strength.learn_sectors([record], self.policy.readable(who))
+        return self._strength.of(record, self.clock.now())
+
+    def access_log(
+        self, memory_id: str, *, limit: int = 100, principal: Principal | None = None
+    ) -> builtins.list[AccessEntry]:
+        """The latest accesses of a memory (recall hits, reinforcements), oldest first."""
+        who = self._who(principal)
+        record = self._visible(memory_id, who)
+        limit = clean_k(limit, self.settings.max_k, "limit")
+        return self.store.access_log(record.id, self.policy.readable(who), limit)
 
     def list(
         self,
@@ -502,6 +670,164 @@ class Memory:
                 st.entities_count, st.relationships_count = counts
         return layers
 
+    # -- lifecycle: conversations, consolidation, hints, sectors, policies ---------------
+
+    def ingest(
+        self,
+        messages: Sequence[str | Mapping[str, Any]],
+        session_id: str,
+        *,
+        scope: Scope | str | None = None,
+        episode_id: str | None = None,
+        extract: bool = True,
+        principal: Principal | None = None,
+    ) -> IngestResult:
+        """Store conversation messages as working memory and extract facts from them.
+
+        ``messages``: strings, or objects with ``content`` and optional ``role``,
+        ``name`` (the speaker) and ``at``. The session keeps its last
+        ``lifecycle.context_window`` messages as working memory; older ones
+        become episodic. Extracted facts (LLM when configured, rules otherwise)
+        are reconciled and linked to the turns they came from. One transaction.
+        """
+        who = self._who(principal)
+        return self._ingestor.run(who, messages, session_id, self._scope(scope, who), episode_id,
+                                  extract)  # fmt: skip
+
+    def context(
+        self, session_id: str, *, scope: Scope | str | None = None,
+        principal: Principal | None = None,
+    ) -> builtins.list[MemoryRecord]:  # fmt: skip
+        """The session's context window (its working-memory messages), oldest first."""
+        who = self._who(principal)
+        return self._ingestor.context(who, session_id, self._scope(scope, who))
+
+    def consolidate(
+        self, *, scopes: ScopesArg = ALL_SCOPES, dry_run: bool = False,
+        principal: Principal | None = None,
+    ) -> ConsolidationReport:  # fmt: skip
+        """Run consolidation over the scopes the caller may write (seed 004).
+
+        Working memory ages into episodic, weak or trivial old memories and
+        those past retention are archived, capacity caps evict the weakest,
+        repeated or reinforced episodes are promoted to semantic memories,
+        oversized sectors split. Reversible from history; ``dry_run`` writes nothing.
+        """
+        who = self._who(principal)
+        view = self.policy.writable(who, self.policy.resolve(who, scopes))
+        return Consolidator(self).run(who, view, dry_run=dry_run)
+
+    def build_hint(
+        self, *, persona: str | None = None, query: str | None = None,
+        max_chars: int = 6000, principal: Principal | None = None,
+    ) -> str:  # fmt: skip
+        """A memory block for a system prompt (seed 001 §6), fenced as data.
+
+        With ``query``: the best memories for it; without: the top memories by
+        priority (confidence, recency, strength) in the caller's default view.
+        ``persona`` acts as that persona (one the caller may use).
+        """
+        who = self._who(principal)
+        if persona is not None:
+            persona = clean_text(persona, "persona", 128)
+            if persona not in who.personas:
+                raise PermissionDenied(f"{who.user_id!r} may not use persona {persona!r}")
+            who = replace(who, active_persona=persona)
+        if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 200:
+            raise InvalidInput("max_chars must be an integer >= 200", field="max_chars")
+        if query is not None and query.strip():
+            records = [h.memory for h in self.recall(query, 50, principal=who).hits]
+        else:
+            records = self._top_by_priority(who, 200)
+        items = [HintItem.from_record(r, who.user_id) for r in records]
+        return format_hint(items, max_chars=max_chars)
+
+    def _top_by_priority(self, who: Principal, limit: int) -> builtins.list[MemoryRecord]:
+        """Seed 001's empty-query recall: the newest active memories of the default view,
+        ordered by priority with no relevance term."""
+        view = self.policy.default_recall(who)
+        rows = self.store.list(view, MemoryFilter(), limit=1000, cursor=None)
+        now = self.clock.now()
+        by_id = {r.id: r for r in rows}
+        self._strength.learn_sectors(rows, view)
+        hits = rank(query="", relevance=dict.fromkeys(by_id, 0.0), records=by_id, principal=who,
+                    settings=self.settings, now=now,
+                    strength_of=self._strength.strengths(by_id, now))  # fmt: skip
+        return [h.memory for h in hits[:limit]]
+
+    def create_sector(
+        self, name: str, *, scope: Scope | str | None = None, parent_id: str | None = None,
+        decay_multiplier: float = 1.0, topics: Sequence[str] = (), max_size: int | None = None,
+        principal: Principal | None = None,
+    ) -> Sector:  # fmt: skip
+        """Add a sector to a scope's hierarchy (seed 003): new memories with one of its
+        ``topics`` as a tag (or close to its centroid) are assigned to it."""
+        who = self._who(principal)
+        target = self._scope(scope, who)
+        self.policy.check_write(who, target)
+        name = clean_text(name, "name", 128)
+        if isinstance(decay_multiplier, bool) or not isinstance(decay_multiplier, int | float) \
+                or not 0 < decay_multiplier <= 100:  # fmt: skip
+            raise InvalidInput("decay_multiplier must be a number in (0, 100]",
+                               field="decay_multiplier")  # fmt: skip
+        cap = self.settings.lifecycle.sector_max_size if max_size is None else max_size
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 4:
+            raise InvalidInput("max_size must be an integer >= 4", field="max_size")
+        view = ScopeFilter(who.org_id, frozenset({target}))
+        if parent_id is not None and parent_id not in {s.id for s in self.store.sectors(view)}:
+            raise NotFound(f"sector {parent_id!r} not found in scope {target.key!r}")
+        now = self.clock.now()
+        sector = Sector(id=new_id(), org_id=who.org_id, scope=target, name=name,
+                        parent_id=parent_id, decay_multiplier=float(decay_multiplier),
+                        topics=tuple(clean_tags(list(topics), self.settings.max_tags)),
+                        max_size=cap, created_at=now, updated_at=now)  # fmt: skip
+        self.store.put_sector(sector)
+        self._strength.forget_sectors()
+        return sector
+
+    def sectors(
+        self, *, scopes: ScopesArg = ALL_SCOPES, principal: Principal | None = None
+    ) -> builtins.list[Sector]:
+        """The sectors of the scopes the caller may read, with their sizes."""
+        who = self._who(principal)
+        return self.store.sectors(self.policy.resolve(who, scopes))
+
+    def set_policy(
+        self, target: str = "*", *, memory_type: str = "*", retention_days: float | None = None,
+        capacity: int | None = None, review: bool = False, principal: Principal | None = None,
+    ) -> Policy:  # fmt: skip
+        """Set the retention / capacity / review policy for a target and memory type
+        (organization admins only). Target: ``*``, ``layer:<layer>``,
+        ``scope:<scope>`` or ``sector:<id>``."""
+        who = self._who(principal)
+        self._check_admin(who)
+        policy = Policy(
+            who.org_id, check_target(clean_text(target, "target", 300)),
+            "*" if memory_type == "*" else clean_memory_type(memory_type).value,
+            _positive(retention_days, "retention_days"), _count(capacity, "capacity"),
+            _flag(review, "review"), self.clock.now(),
+        )  # fmt: skip
+        self.store.put_policy(policy)
+        return policy
+
+    def delete_policy(
+        self, target: str = "*", *, memory_type: str = "*", principal: Principal | None = None
+    ) -> None:
+        """Remove a policy (organization admins only); ``NotFound`` when there is none."""
+        who = self._who(principal)
+        self._check_admin(who)
+        if not self.store.delete_policy(who.org_id, target, memory_type):
+            raise NotFound(f"no policy for {target!r} / {memory_type!r}")
+
+    def policies(self, *, principal: Principal | None = None) -> builtins.list[Policy]:
+        """The organization's retention, capacity and review policies."""
+        return self.store.policies(self._who(principal).org_id)
+
+    @staticmethod
+    def _check_admin(who: Principal) -> None:
+        if not who.is_admin:
+            raise PermissionDenied(f"{who.user_id!r} is not an admin of {who.org_id!r}")
+
     # -- export / import ----------------------------------------------------------------
 
     def export_jsonl(
@@ -526,6 +852,35 @@ class Memory:
         return len(rows)
 
 
+def _positive(value: float | None, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InvalidInput(f"{name} must be a positive number or null", field=name)
+    return float(value)
+
+
+def _count(value: int | None, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"{name} must be a non-negative integer or null", field=name)
+    return value
+
+
+def _flag(value: bool, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be true or false", field=name)
+    return value
+
+
+#: History ops that take a memory out of recall; ``restore`` undoes the latest.
+RETIRING_OPS = frozenset(
+    {"archive", "supersede", "shadow", "forget", "retention", "evict"}
+)
+#: The fields a retiring op may change, restored from its history row.
+_UNDONE = ("valid_to", "superseded_by", "confidence", "strength", "last_accessed")
+
 _REMEMBER_FIELDS = frozenset(
     {"content", "scope", "key", "memory_type", "importance", "confidence", "tags", "metadata",
      "source", "source_channel_id", "agent_id", "session_id", "episode_id", "sector_id",
@@ -535,23 +890,6 @@ _REMEMBER_FIELDS = frozenset(
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
-
-
-def _diff(old: MemoryRecord, new: MemoryRecord) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in (*_UPDATABLE, "status"):
-        a, b = getattr(old, name), getattr(new, name)
-        if a != b:
-            out[name] = [_plain(a), _plain(b)]
-    return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, tuple):
-        return list(value)
-    return getattr(value, "value", value)
 
 
 def _encode_cursor(record: MemoryRecord) -> str:

@@ -17,7 +17,7 @@ string             meaning                             layer
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -354,46 +354,67 @@ class MemoryRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (ISO times, scope as its string form)."""
-        out: dict[str, Any] = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if isinstance(value, datetime):
-                value = value.isoformat()
-            elif isinstance(value, Enum):
-                value = value.value
-            elif isinstance(value, Scope):
-                value = value.key
-            elif isinstance(value, tuple):
-                value = list(value)
-            out[name] = value
+        out = {name: _plain(getattr(self, name)) for name in self.__dataclass_fields__}
         out["layer"] = self.layer.value
         return out
+
+    def changes_to(self, new: MemoryRecord, fields: Iterable[str]) -> dict[str, Any]:
+        """``{field: [before, after]}`` (JSON-ready) for each of ``fields`` that differs
+        in ``new``: what a history row records, and what undoing a change reads."""
+        out: dict[str, Any] = {}
+        for name in fields:
+            a, b = getattr(self, name), getattr(new, name)
+            if a != b:
+                out[name] = [_plain(a), _plain(b)]
+        return out
+
+    @staticmethod
+    def field_value(name: str, plain: Any) -> Any:
+        """The typed value of field ``name`` from its JSON-ready form (inverse of the
+        form :meth:`to_dict` and :meth:`changes_to` write)."""
+        if plain is None:
+            return None
+        if name == "scope":
+            return Scope.parse(plain)
+        if name == "memory_type":
+            return MemoryType(plain)
+        if name == "status":
+            return Status(plain)
+        if name == "tags":
+            return tuple(plain)
+        if name in _RECORD_TIMES:
+            return as_utc(datetime.fromisoformat(plain))
+        if name == "metadata":
+            return dict(plain)
+        return plain
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryRecord:
         """Inverse of :meth:`to_dict` (lossless for everything ``to_dict`` writes)."""
-        values: dict[str, Any] = {}
-        for name in cls.__dataclass_fields__:
-            if name not in data:
-                continue
-            value = data[name]
-            if name == "scope":
-                value = Scope.parse(value)
-            elif name == "memory_type":
-                value = MemoryType(value)
-            elif name == "status":
-                value = Status(value)
-            elif name == "tags":
-                value = tuple(value)
-            elif name in _RECORD_TIMES and value is not None:
-                value = as_utc(datetime.fromisoformat(value))
-            values[name] = value
+        values = {
+            name: cls.field_value(name, data[name])
+            for name in cls.__dataclass_fields__
+            if name in data
+        }
         return cls(**values)
 
 
 _RECORD_TIMES = frozenset(
     {"created_at", "updated_at", "event_at", "valid_from", "valid_to", "last_accessed"}
 )
+
+
+def _plain(value: Any) -> Any:
+    """A field value in JSON-ready form."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Scope):
+        return value.key
+    if isinstance(value, tuple):
+        return list(value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +437,8 @@ class MemoryFilter:
     episode_id: str | None = None
     sector_id: str | None = None
     key: str | None = None
+    #: Any of these sectors (a sector and its children, for ``recall(sector=...)``).
+    sectors: frozenset[str] = frozenset()
 
     @property
     def is_plain(self) -> bool:

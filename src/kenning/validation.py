@@ -179,7 +179,7 @@ def _set_of(value: object, field: str, convert: Any) -> frozenset[Any]:
 _FILTER_KEYS = {
     "types", "statuses", "tags_any", "tags_all", "tags", "created_after", "created_before",
     "event_after", "event_before", "metadata", "min_importance", "source", "agent_id",
-    "session_id", "episode_id", "sector_id", "key",
+    "session_id", "episode_id", "sector_id", "key", "sectors",
 }  # fmt: skip
 
 
@@ -222,6 +222,8 @@ def build_filter(filters: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilt
             out[name] = meta
         elif name == "min_importance":
             out[name] = clean_importance(value)
+        elif name == "sectors":
+            out[name] = _set_of(value, name, lambda v: clean_text(v, "sectors", 256))
         else:
             out[name] = clean_text(value, name, 256)
     return MemoryFilter(**out)

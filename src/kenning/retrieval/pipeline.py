@@ -32,6 +32,7 @@ from ..access import ScopeFilter
 from ..config import GraphRead, Settings
 from ..embeddings import CachedEmbedder
 from ..graph.model import GraphEdge, GraphPath
+from ..lifecycle.strength import StrengthModel
 from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult
 from ..scoring import normalise
 from ..stores import Store
@@ -85,10 +86,14 @@ class _Pool:
 class RecallPipeline:
     """Runs recalls against one store with one query embedder (thread-safe)."""
 
-    def __init__(self, store: Store, embedder: CachedEmbedder, pool: ThreadPoolExecutor) -> None:
+    def __init__(
+        self, store: Store, embedder: CachedEmbedder, pool: ThreadPoolExecutor,
+        strength: StrengthModel | None = None,
+    ) -> None:  # fmt: skip
         self.store = store
         self.embedder = embedder
         self.pool = pool
+        self.strength = strength or StrengthModel(store, 0.0)
 
     def run(self, req: RecallRequest, settings: Settings, now: datetime) -> RecallResult:
         """Recall for ``req`` under ``settings`` at ``now``; see the module docstring."""
@@ -124,10 +129,13 @@ class RecallPipeline:
         w = settings.scoring
         rel = normalise(adjusted, w.relevance_norm, w.relevance_window)
         t = time.perf_counter()
+        ranked = {k: pool.records[k] for k in rel if k in pool.records}
+        self.strength.learn_sectors(ranked.values(), req.view)
         hits = rank(
             query=req.query, relevance=rel, records=pool.records, principal=req.who,
             settings=settings, now=now, window=window, dense=pool.dense, keyword=pool.keyword,
             fused=fused, graph=support, time=bonus, context=context, explain=req.explain,
+            strength_of=self.strength.strengths(ranked, now),
         )  # fmt: skip
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         pool.timings["rank"] = _ms(t)

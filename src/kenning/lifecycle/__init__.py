@@ -1,0 +1,1 @@
+"""Memory lifecycle: reconcile, ingest, consolidation, sectors, hints."""

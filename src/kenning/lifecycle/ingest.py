@@ -1,0 +1,208 @@
+"""Conversations in (seed 004's conversational memory, seed 001's extraction).
+
+``Memory.ingest(messages, session_id)`` in one transaction:
+
+* every message becomes a **working** memory of the session (speaker, role and
+  position in metadata; the episode is the session unless named), so the raw
+  turn is never lost (DESIGN.md §2);
+* the session keeps a **context window** of its last ``context_window``
+  messages as working memory; older ones become **episodic** (they stay
+  searchable, and decay like episodes);
+* **facts** are extracted from the new messages (an LLM when configured,
+  rules otherwise: :mod:`kenning.lifecycle.facts`) and written as extra
+  memories through reconcile, each linked (``reference``) to the turns it
+  came from, with ``source="extraction"`` and its evidence in metadata.
+  Facts start as ``pending_review`` where a policy (or
+  ``lifecycle.review_extracted_layers``) asks for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..access import ScopeFilter
+from ..decay import type_defaults
+from ..errors import InvalidInput
+from ..graph.model import MemoryLink, Relation
+from ..models import MemoryFilter, MemoryRecord, MemoryType, Principal, Scope
+from ..stores import Replacement
+from ..validation import clean_text, clean_time
+from .facts import FactExtractor, Turn, extractor_for
+from .policy import needs_review
+from .writer import WriteResult
+
+if TYPE_CHECKING:
+    from ..engine import Memory
+
+__all__ = ["IngestResult", "Ingestor", "parse_messages"]
+
+_ROLES = ("user", "assistant", "system", "tool")
+
+
+@dataclass(slots=True)
+class IngestResult:
+    """What one ingest stored: the turns, the facts (with reconcile outcomes), and how
+    many older turns left the context window for episodic memory."""
+
+    session_id: str
+    episode_id: str
+    turns: list[MemoryRecord] = field(default_factory=list)
+    facts: list[WriteResult] = field(default_factory=list)
+    aged: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "session_id": self.session_id, "episode_id": self.episode_id,
+            "turns": [t.to_dict() for t in self.turns],
+            "facts": [f.to_dict() for f in self.facts], "aged": self.aged,
+        }  # fmt: skip
+
+
+def parse_messages(messages: object, max_chars: int) -> list[dict[str, Any]]:
+    """Validate messages: strings, or objects with ``content`` and optional ``role``
+    (user, assistant, system, tool), ``name`` / ``speaker`` and ``at`` (a time)."""
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+        raise InvalidInput("messages must be a list of messages", field="messages")
+    if not messages:
+        raise InvalidInput("messages must not be empty", field="messages")
+    out: list[dict[str, Any]] = []
+    for i, raw in enumerate(messages):
+        msg: Mapping[str, Any] = {"content": raw} if isinstance(raw, str) else raw
+        if not isinstance(msg, Mapping):
+            raise InvalidInput(f"messages[{i}] must be a string or an object", field="messages")
+        unknown = set(msg) - {"content", "role", "name", "speaker", "at"}
+        if unknown:
+            raise InvalidInput(f"messages[{i}]: unknown field(s) {sorted(unknown)}",
+                               field="messages")  # fmt: skip
+        try:
+            content = clean_text(msg.get("content"), "content", max_chars)
+            role = msg.get("role", "user")
+            if role not in _ROLES:
+                raise InvalidInput(f"role must be one of {', '.join(_ROLES)}; got {role!r}",
+                                   field="role")  # fmt: skip
+            name = msg.get("name") or msg.get("speaker") or role
+            name = clean_text(name, "name", 128)
+            at = clean_time(msg.get("at"), "at")
+        except InvalidInput as exc:
+            raise InvalidInput(f"messages[{i}]: {exc}", field="messages") from None
+        if not content.strip():
+            raise InvalidInput(f"messages[{i}]: content is empty", field="messages")
+        out.append({"content": content, "role": role, "name": name, "at": at})
+    return out
+
+
+class Ingestor:
+    """Runs ``ingest`` for one :class:`~kenning.engine.Memory`."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.mem = memory
+        self._extractor: FactExtractor | None = None
+
+    @property
+    def extractor(self) -> FactExtractor:
+        """The fact extractor (LLM when configured, rules otherwise), made on first use."""
+        if self._extractor is None:
+            self._extractor = extractor_for(self.mem._chat)
+        return self._extractor
+
+    def run(
+        self, who: Principal, messages: object, session_id: str, scope: Scope,
+        episode_id: str | None, extract: bool,
+    ) -> IngestResult:  # fmt: skip
+        """Store the messages, age the window, extract and reconcile facts (one write)."""
+        mem, lc = self.mem, self.mem.settings.lifecycle
+        sid = clean_text(session_id, "session_id", 256)
+        eid = clean_text(episode_id, "episode_id", 256) if episode_id is not None else sid
+        parsed = parse_messages(messages, mem.settings.max_content_chars)
+        if len(parsed) > mem.settings.max_batch:
+            raise InvalidInput(f"at most {mem.settings.max_batch} messages per ingest",
+                               field="messages")  # fmt: skip
+        mem.policy.check_write(who, scope)
+        now = mem.clock.now()
+        view = ScopeFilter(who.org_id, frozenset({scope}))
+        window = self._window(view, sid)
+        offset = 1 + max((int(r.metadata.get("turn", -1)) for r in window), default=-1)
+        items: list[dict[str, Any]] = [
+            {"content": m["content"], "scope": scope, "memory_type": "working",
+             "session_id": sid, "episode_id": eid, "source": "conversation",
+             "event_at": m["at"] or now,
+             "metadata": {"speaker": m["name"], "role": m["role"], "turn": offset + i}}
+            for i, m in enumerate(parsed)
+        ]  # fmt: skip
+        records = [mem._build(who, item, now) for item in items]
+        aging = self._age(window, records, now)
+        facts = self.extractor.extract([
+            Turn(i, m["name"], m["content"], m["at"] or now, m["role"])
+            for i, m in enumerate(parsed)
+        ]) if extract else []  # fmt: skip
+        review = needs_review(mem.store.policies(who.org_id), who.org_id, scope,
+                              MemoryType.SEMANTIC, lc.review_extracted_layers)  # fmt: skip
+        fact_records = []
+        for fact in facts:
+            evidence = [records[i].id for i in fact.evidence if 0 <= i < len(records)]
+            fact_records.append(mem._build(who, {
+                "content": fact.content, "scope": scope, "memory_type": fact.memory_type,
+                "importance": fact.importance, "confidence": fact.confidence,
+                "tags": list(fact.tags), "event_at": fact.event_at, "source": "extraction",
+                "session_id": sid, "episode_id": eid,
+                "status": "pending_review" if review else "active",
+                "metadata": {"evidence": evidence, "kind": fact.kind, "subject": fact.subject},
+            }, now))  # fmt: skip
+        every = records + fact_records
+        vectors = mem.embedder.embed_many([r.content for r in every], batch_size=256)
+        touched = mem._assign_sectors(every, vectors)
+        plan = mem._planner.plan(every, vectors, now)
+        for result, record in zip(plan.results[len(records):], fact_records, strict=True):
+            for turn_id in record.metadata["evidence"]:
+                plan.links.append(MemoryLink(result.record.id, turn_id, Relation.REFERENCE, 1.0))
+        plan.replacements += aging
+        results = mem._commit(plan, who)
+        mem._save_centroids(touched)
+        aged = len(aging) + sum(r.memory_type is MemoryType.EPISODIC for r in records)
+        return IngestResult(sid, eid, [r.record for r in results[: len(records)]],
+                            results[len(records):], aged)  # fmt: skip
+
+    def _window(self, view: ScopeFilter, session_id: str) -> list[MemoryRecord]:
+        """The session's working memory now, oldest first."""
+        lc = self.mem.settings.lifecycle
+        flt = MemoryFilter(session_id=session_id, types=frozenset({MemoryType.WORKING}))
+        rows = self.mem.store.list(
+            view, flt, limit=lc.context_window + self.mem.settings.max_batch, cursor=None
+        )
+        return sorted(rows, key=_turn_order)
+
+    def _age(
+        self, window: Sequence[MemoryRecord], new: Sequence[MemoryRecord], now: datetime
+    ) -> list[Replacement]:
+        """Turns past the context window become episodic: stored ones by a change,
+        new ones (a long conversation ingested at once) before they are written."""
+        lc = self.mem.settings.lifecycle
+        fresh = {r.id for r in new}
+        ordered = sorted([*window, *new], key=_turn_order)
+        past = ordered[: max(0, len(ordered) - lc.context_window)]
+        _, rate = type_defaults(MemoryType.EPISODIC, lc.initial_strength, lc.decay_rate)
+        out = []
+        for r in past:
+            if r.id in fresh:
+                r.memory_type, r.decay_rate = MemoryType.EPISODIC, rate
+                continue
+            aged = replace(r, memory_type=MemoryType.EPISODIC, decay_rate=rate, updated_at=now)
+            out.append(Replacement(aged, None, "consolidate",
+                                   r.changes_to(aged, ("memory_type",))))  # fmt: skip
+        return out
+
+    def context(self, who: Principal, session_id: str, scope: Scope) -> list[MemoryRecord]:
+        """The session's context window: its working-memory messages, oldest first."""
+        self.mem.policy.check_read(who, scope)
+        sid = clean_text(session_id, "session_id", 256)
+        view = ScopeFilter(who.org_id, frozenset({scope}))
+        return self._window(view, sid)[-self.mem.settings.lifecycle.context_window :]
+
+
+def _turn_order(r: MemoryRecord) -> tuple[datetime, int, str]:
+    return r.said_at, int(r.metadata.get("turn", 0)), r.id
+

@@ -1,0 +1,88 @@
+"""Strength at read time and reinforcement on access (seed 003's HMD, DESIGN.md §2).
+
+:class:`StrengthModel` turns a record into its current strength with
+:func:`kenning.decay.current_strength`, using the decay multiplier of the
+memory's sector (the product up to the root, read once per sector and cached
+in-process; :meth:`forget_sectors` drops the cache when sectors change), and
+turns recall hits into :class:`~kenning.lifecycle.model.Access` rows for one
+batched write.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from ..access import ScopeFilter
+from ..decay import current_strength, reinforce
+from ..models import MemoryRecord
+from ..stores import Store
+from .model import Access, Sector
+
+__all__ = ["StrengthModel", "effective_multipliers"]
+
+
+def effective_multipliers(sectors: Sequence[Sector]) -> dict[str, float]:
+    """Sector id -> the product of decay multipliers from it up to its root (cycle-safe)."""
+    by_id = {s.id: s for s in sectors}
+    out: dict[str, float] = {}
+    for sector in sectors:
+        product, seen = 1.0, set()
+        node: Sector | None = sector
+        while node is not None and node.id not in seen:
+            seen.add(node.id)
+            product *= node.decay_multiplier
+            node = by_id.get(node.parent_id) if node.parent_id else None
+        out[sector.id] = product
+    return out
+
+
+class StrengthModel:
+    """Current strengths and reinforcement rows for one store (thread-safe)."""
+
+    def __init__(self, store: Store, reinforcement: float) -> None:
+        self.store = store
+        self.reinforcement = reinforcement
+        self._multipliers: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def multiplier(self, sector_id: str | None) -> float:
+        """The cached effective decay multiplier of a sector (1.0 when unknown)."""
+        return self._multipliers.get(sector_id, 1.0) if sector_id else 1.0
+
+    def learn_sectors(self, records: Iterable[MemoryRecord], scopes: ScopeFilter) -> None:
+        """Read the sectors of ``scopes`` once if some record names an unknown one."""
+        unknown = {r.sector_id for r in records if r.sector_id} - set(self._multipliers)
+        if not unknown:
+            return
+        found = effective_multipliers(self.store.sectors(scopes))
+        with self._lock:
+            self._multipliers.update(found)
+            for sid in unknown - set(found):  # not visible or gone: neutral, not re-read
+                self._multipliers[sid] = 1.0
+
+    def forget_sectors(self) -> None:
+        """Drop the cached multipliers (after a sector is created or changed)."""
+        with self._lock:
+            self._multipliers.clear()
+
+    def of(self, record: MemoryRecord, now: datetime) -> float:
+        """The record's strength at ``now``."""
+        return current_strength(record, now, self.multiplier(record.sector_id))
+
+    def strengths(self, records: Mapping[str, MemoryRecord], now: datetime) -> dict[str, float]:
+        """Id -> current strength for every record."""
+        return {mid: self.of(r, now) for mid, r in records.items()}
+
+    def accesses(
+        self, records: Sequence[MemoryRecord], now: datetime, access_type: str,
+        query: str | None = None,
+    ) -> list[Access]:  # fmt: skip
+        """One access per record: its strength now and after reinforcement."""
+        out = []
+        for r in records:
+            before = self.of(r, now)
+            out.append(Access(r.id, access_type, round(before, 6),
+                              reinforce(before, self.reinforcement), now, query))  # fmt: skip
+        return out

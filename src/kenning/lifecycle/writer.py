@@ -1,0 +1,266 @@
+"""Reconcile on write (seed 002 lifecycle sync): one batch in, one transaction out.
+
+:class:`WritePlanner` reads a bounded candidate set per new memory (its
+``reconcile_neighbours`` nearest active memories of the same scope, the
+memory holding the same key, and the earlier items of the batch), asks the
+:class:`~kenning.lifecycle.reconcile.Reconciler`, and turns the decisions
+into a :class:`WritePlan` the store commits at once:
+
+=========  ===================================================================
+ADD        insert the new memory
+UPDATE     same key: the existing memory takes the new content (a new version)
+NOOP       a near-duplicate: nothing new is stored; the existing memory is
+           confirmed (seed 000's +0.10) and the caller gets it back
+SUPERSEDE  the new value replaces a contradicted one: the old memory becomes
+           ``superseded``, its validity window closes when the new one starts,
+           its confidence takes the contradiction adjustment (-0.20); it stays
+           readable as history and :meth:`Memory.restore` undoes all of it
+SHADOW     the new memory restates the old one with more: the old one retires
+           (``superseded``, window left open), linked ``elaborates``
+=========  ===================================================================
+
+Only the memory types in ``lifecycle.reconcile_types`` are reconciled;
+episodic and working memories are events, and two alike events stay two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..access import ScopeFilter
+from ..config import Settings
+from ..errors import ConfigError
+from ..graph.model import MemoryLink, Relation
+from ..graph.project import Projector
+from ..llm import ChatModel
+from ..models import FeedbackKind, MemoryRecord, Status
+from ..scoring import adjust_confidence
+from ..stores import Replacement, Store
+from .reconcile import (
+    Action,
+    Decision,
+    Incoming,
+    LLMReconciler,
+    Neighbour,
+    Reconciler,
+    RuleReconciler,
+)
+
+__all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
+
+_BATCH = "batch:"
+
+
+def reconciler_for(settings: Settings, chat: ChatModel | None) -> Reconciler | None:
+    """The reconciler ``lifecycle.reconcile`` names (None for "off")."""
+    mode = settings.lifecycle.reconcile
+    if mode == "off":
+        return None
+    rules = RuleReconciler()
+    if mode == "llm":
+        if chat is None:
+            raise ConfigError("KENNING_LIFECYCLE_RECONCILE=llm needs an LLM (KENNING_LLM_*)")
+        return LLMReconciler(chat, fallback=rules)
+    return rules
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What happened to one written item: the memory now holding it and why."""
+
+    record: MemoryRecord
+    action: Action = Action.ADD
+    target: str | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"action": self.action.value, "target": self.target, "reason": self.reason,
+                "memory": self.record.to_dict()}  # fmt: skip
+
+
+@dataclass(slots=True)
+class WritePlan:
+    """Inserts, changes to existing memories and extra links, for one transaction."""
+
+    inserts: list[tuple[MemoryRecord, np.ndarray]] = field(default_factory=list)
+    replacements: list[Replacement] = field(default_factory=list)
+    links: list[MemoryLink] = field(default_factory=list)
+    results: list[WriteResult] = field(default_factory=list)
+
+
+class WritePlanner:
+    """Plans a batch of new records against what the store holds (see module doc)."""
+
+    def __init__(
+        self, store: Store, settings: Settings, projector: Projector,
+        reconciler: Reconciler | None,
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.settings = settings
+        self.projector = projector
+        self.reconciler = reconciler
+
+    def plan(
+        self, records: Sequence[MemoryRecord], vectors: np.ndarray, now: datetime,
+        reconcile: bool = True,
+    ) -> WritePlan:  # fmt: skip
+        """Decide every record; ``reconcile=False`` adds them all."""
+        lc = self.settings.lifecycle
+        eligible = [
+            i for i, r in enumerate(records)
+            if reconcile and self.reconciler is not None
+            and r.memory_type.value in lc.reconcile_types and r.status is not Status.SUPERSEDED
+        ]  # fmt: skip
+        decisions: dict[int, Decision] = {}
+        existing: dict[str, MemoryRecord] = {}
+        if eligible:
+            decisions, existing = self._decide(records, vectors, eligible)
+        plan = WritePlan()
+        rows = [replace(r) for r in records]
+        holder: dict[int, MemoryRecord] = {}
+        for i, record in enumerate(rows):
+            d = decisions.get(i)
+            if d is None or d.action is Action.ADD or d.target is None:
+                plan.inserts.append((record, vectors[i]))
+                holder[i] = record
+                plan.results.append(WriteResult(record, Action.ADD, None, d.reason if d else ""))
+                continue
+            if d.target.startswith(_BATCH):
+                plan.results.append(self._within_batch(d, i, rows, vectors, holder, plan, now))
+                continue
+            old = existing[d.target]
+            plan.results.append(self._against(d, record, vectors[i], old, plan, now))
+            if d.action in (Action.SUPERSEDE, Action.SHADOW):
+                holder[i] = record
+        return plan
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def _decide(
+        self, records: Sequence[MemoryRecord], vectors: np.ndarray, eligible: list[int]
+    ) -> tuple[dict[int, Decision], dict[str, MemoryRecord]]:
+        lc = self.settings.lifecycle
+        org = records[0].org_id
+        near = self.store.scope_neighbours(
+            org, [(records[i].scope, vectors[i]) for i in eligible], lc.reconcile_neighbours
+        )
+        by_key: dict[int, MemoryRecord] = {}
+        for i in eligible:
+            r = records[i]
+            if r.key:
+                found = self.store.find_by_key(org, r.scope, r.key)
+                if found is not None and found.status is not Status.SUPERSEDED:
+                    by_key[i] = found
+        view = ScopeFilter(org, frozenset(records[i].scope for i in eligible))
+        ids = {mid for hits in near for mid, _ in hits} | {r.id for r in by_key.values()}
+        existing = {r.id: r for r in self.store.get(sorted(ids), view)}
+        key_vectors = self.store.memory_vectors([r.id for r in by_key.values()], view)
+        items: list[tuple[Incoming, list[Neighbour]]] = []
+        for n, i in enumerate(eligible):
+            r = records[i]
+            cands: dict[str, Neighbour] = {}
+            for mid, sim in near[n]:
+                if mid in existing:
+                    cands[mid] = _neighbour(existing[mid], sim)
+            keyed = by_key.get(i)
+            if keyed is not None and keyed.id not in cands:
+                vec = key_vectors.get(keyed.id)
+                sim = float(np.dot(vec, vectors[i])) if vec is not None else 0.0
+                cands[keyed.id] = _neighbour(keyed, sim)
+            for j in eligible[:n]:  # earlier items of the batch, same scope
+                if records[j].scope == r.scope:
+                    sim = float(np.dot(vectors[j], vectors[i]))
+                    cands[f"{_BATCH}{j}"] = replace(
+                        _neighbour(records[j], sim), id=f"{_BATCH}{j}"
+                    )
+            best = sorted(cands.values(), key=lambda c: -c.similarity)
+            best = best[: lc.reconcile_neighbours + 1]
+            if keyed is not None and all(c.id != keyed.id for c in best):
+                best.append(cands[keyed.id])
+            items.append((Incoming(r.content, r.key, r.said_at), best))
+        assert self.reconciler is not None
+        decided = self.reconciler.decide_many(items)
+        return dict(zip(eligible, decided, strict=True)), existing
+
+    # -- against a stored memory -----------------------------------------------------------
+
+    def _against(
+        self, d: Decision, new: MemoryRecord, vector: np.ndarray, old: MemoryRecord,
+        plan: WritePlan, now: datetime,
+    ) -> WriteResult:  # fmt: skip
+        note: dict[str, Any] = {"action": d.action.value, "reason": d.reason,
+                                "by": d.decided_by, "similarity": round(d.similarity, 4)}
+        if d.action is Action.NOOP:
+            confirmed = replace(old, updated_at=now, confidence=adjust_confidence(
+                old.confidence, FeedbackKind.CONFIRM))  # fmt: skip
+            changes = {"confidence": [old.confidence, confirmed.confidence],
+                       "reconcile": {**note, "content": new.content}}  # fmt: skip
+            plan.replacements.append(Replacement(confirmed, None, "confirm", changes))
+            return WriteResult(confirmed, d.action, old.id, d.reason)
+        if d.action is Action.UPDATE:
+            updated = replace(
+                old, content=new.content, content_hash=new.content_hash, updated_at=now,
+                tags=new.tags or old.tags, metadata={**old.metadata, **new.metadata},
+                event_at=new.event_at or old.event_at, valid_from=new.valid_from or old.valid_from,
+            )  # fmt: skip
+            changes = old.changes_to(updated, _TRACKED)
+            changes["reconcile"] = note
+            graph = self.projector.for_update(updated, vector)
+            plan.replacements.append(Replacement(updated, vector, "update", changes, graph))
+            return WriteResult(updated, d.action, old.id, d.reason)
+        # SUPERSEDE / SHADOW: the new memory goes in; the old one retires.
+        plan.inserts.append((new, vector))
+        new.supersedes = old.id
+        retired = replace(old, status=Status.SUPERSEDED, superseded_by=new.id, updated_at=now)
+        relation = Relation.ELABORATES
+        if d.action is Action.SUPERSEDE:
+            retired.valid_to = new.valid_from or new.said_at
+            retired.confidence = adjust_confidence(old.confidence, FeedbackKind.CONTRADICT)
+            relation = Relation.CONTRADICTION
+        changes = old.changes_to(retired, _TRACKED)
+        changes["reconcile"] = note | {"by_memory": new.id}
+        plan.replacements.append(Replacement(retired, None, d.action.value, changes))
+        plan.links.append(MemoryLink(new.id, old.id, relation, 1.0))
+        return WriteResult(new, d.action, old.id, d.reason)
+
+    # -- against an earlier item of the same batch ----------------------------------------
+
+    def _within_batch(
+        self, d: Decision, i: int, rows: list[MemoryRecord], vectors: np.ndarray,
+        holder: dict[int, MemoryRecord], plan: WritePlan, now: datetime,
+    ) -> WriteResult:  # fmt: skip
+        j = int(d.target.removeprefix(_BATCH)) if d.target else -1
+        first = holder.get(j)
+        new = rows[i]
+        if first is None or d.action in (Action.NOOP, Action.UPDATE):
+            # the same fact twice in one batch: stored once
+            kept = first or new
+            if first is None:
+                plan.inserts.append((new, vectors[i]))
+                holder[i] = new
+            return WriteResult(kept, Action.NOOP, kept.id, d.reason)
+        plan.inserts.append((new, vectors[i]))
+        holder[i] = new
+        new.supersedes = first.id
+        first.status = Status.SUPERSEDED
+        first.superseded_by = new.id
+        if d.action is Action.SUPERSEDE:
+            first.valid_to = new.valid_from or new.said_at
+        relation = Relation.CONTRADICTION if d.action is Action.SUPERSEDE else Relation.ELABORATES
+        plan.links.append(MemoryLink(new.id, first.id, relation, 1.0))
+        return WriteResult(new, d.action, first.id, d.reason)
+
+
+def _neighbour(record: MemoryRecord, similarity: float) -> Neighbour:
+    return Neighbour(record.id, record.content, similarity, record.key, record.said_at)
+
+
+#: The fields a reconcile change records (with before and after) in history.
+_TRACKED = ("content", "status", "valid_to", "superseded_by", "confidence", "tags", "metadata",
+            "event_at", "valid_from")  # fmt: skip
