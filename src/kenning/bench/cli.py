@@ -71,6 +71,23 @@ def locomo(
     typer.echo(json.dumps(result, indent=None if as_json else 2, default=str))
 
 
+@bench_app.command("ingest")
+def ingest(
+    data: Annotated[Path, typer.Option(help="Path to locomo10.json.")],
+    split: Annotated[str, typer.Option(help="dev | holdout | all")] = "dev",
+    set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
+    store: StoreOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
+) -> None:
+    """LoCoMo through ``ingest``: fact coverage of the evidence turns, and recall@k."""
+    from .ingest import run_ingest_locomo
+
+    if split not in ("dev", "holdout", "all"):
+        raise typer.BadParameter("split must be dev, holdout or all")
+    result = run_ingest_locomo(data, split, settings=_settings(set_), store=store)  # type: ignore[arg-type]
+    typer.echo(json.dumps(result, indent=None if as_json else 2, default=str))
+
+
 @bench_app.command("scale")
 def scale(
     n: Annotated[int, typer.Option(help="Number of memories.")] = 100_000,

@@ -453,6 +453,52 @@ def stats(ctx: typer.Context, scope: ScopesOpt = None, as_json: JsonOpt = False)
         render.show_stats(layers)
 
 
+@_command("consolidate")
+def consolidate(
+    ctx: typer.Context, scope: ScopesOpt = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Report what would happen; write nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Consolidate: age working memory, forget the weak, apply retention and capacity,
+    promote repeated episodes, split full sectors (reversible with restore)."""
+    report = _mem(ctx).consolidate(scopes=scope or ALL_SCOPES, dry_run=dry_run)
+    if as_json:
+        render.emit(report.to_dict())
+        return
+    counts = ", ".join(f"{op} {n}" for op, n in sorted(report.counts.items())) or "nothing to do"
+    verb = "would do" if dry_run else "did"
+    render.say(f"scanned {report.scanned} memories; {verb}: {counts}")
+    for action in report.actions:
+        render.say(f"  {action.op:<11} {action.memory_id}  {action.reason}")
+
+
+@_command("ingest")
+def ingest(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id.")],
+    source: Annotated[Path, typer.Argument(
+        metavar="FILE", help="JSON list of messages ({content, role, name, at}); - for stdin.",
+        allow_dash=True)],
+    scope: ScopeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Store a conversation's messages and the facts extracted from them."""
+    text = sys.stdin.read() if str(source) == "-" else source.read_text(encoding="utf-8")
+    try:
+        messages = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{source}: not JSON ({exc})", field="messages") from None
+    result = _mem(ctx).ingest(messages, session, scope=scope)
+    if as_json:
+        render.emit(result.to_dict())
+        return
+    render.say(f"stored {len(result.turns)} messages, {len(result.facts)} facts "
+               f"({result.aged} turns left the context window)")  # fmt: skip
+    for fact in result.facts:
+        render.say(f"  {fact.action.value:<9} {fact.record.id}  {fact.record.content}")
+
+
 @_command("export")
 def export(
     ctx: typer.Context,

@@ -165,9 +165,10 @@ class WritePlanner:
         for n, i in enumerate(eligible):
             r = records[i]
             cands: dict[str, Neighbour] = {}
-            for mid, sim in near[n]:
-                if mid in existing:
-                    cands[mid] = _neighbour(existing[mid], sim)
+            for mid, sim in near[n]:  # facts are reconciled with facts, not with events
+                found = existing.get(mid)
+                if found is not None and found.memory_type.value in lc.reconcile_types:
+                    cands[mid] = _neighbour(found, sim)
             keyed = by_key.get(i)
             if keyed is not None and keyed.id not in cands:
                 vec = key_vectors.get(keyed.id)

@@ -1,0 +1,123 @@
+"""Conversations through ``ingest`` on every store: working memory with a context
+window, episodes, extracted facts linked to their evidence, review policies."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from kenning import FixedClock, Memory, Settings
+from kenning.config import Lifecycle
+from kenning.models import MemoryType, Status
+
+from conftest import T0
+
+
+@pytest.fixture
+def mem(make_memory: Callable[..., Memory]) -> Memory:
+    lc = Lifecycle(reconcile="rules", reinforce_on_recall=True, context_window=4)
+    return make_memory(settings=Settings(lifecycle=lc, graph_extractor="rules"))
+
+
+def _chat(n: int, start: datetime) -> list[dict[str, object]]:
+    lines = [
+        ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+        ("Melanie", "That's great! How did it feel?"),
+        ("Caroline", "I love painting sunsets with watercolours."),
+        ("Melanie", "My daughter is starting school next week."),
+        ("Caroline", "I'm planning to apply for a counselling course."),
+        ("Melanie", "We're going camping in June."),
+    ]
+    return [
+        {"content": text, "name": who, "role": "user", "at": (start + timedelta(minutes=i)).isoformat()}
+        for i, (who, text) in enumerate((lines * 5)[:n])
+    ]
+
+
+def test_messages_become_turns_and_facts_with_evidence(mem: Memory) -> None:
+    result = mem.ingest(_chat(6, T0), "s-1")
+    assert [t.memory_type for t in result.turns][-4:] == [MemoryType.WORKING] * 4
+    assert [t.memory_type for t in result.turns][:2] == [MemoryType.EPISODIC] * 2
+    assert result.aged == 2 and result.episode_id == "s-1"
+    assert [t.metadata["speaker"] for t in result.turns[:2]] == ["Caroline", "Melanie"]
+    assert all(t.session_id == "s-1" and t.source == "conversation" for t in result.turns)
+    contents = [f.record.content for f in result.facts]
+    assert any("Caroline" in c and "support group" in c for c in contents)
+    assert any("Caroline loves painting" in c for c in contents)
+    dated = next(f.record for f in result.facts if "support group" in f.record.content)
+    assert dated.event_at is not None and dated.event_at.date() == (T0 - timedelta(days=1)).date()
+    turn_ids = {t.id for t in result.turns}
+    for fact in result.facts:
+        record = mem.get(fact.record.id)
+        assert record.source == "extraction" and record.session_id == "s-1"
+        assert set(record.metadata["evidence"]) <= turn_ids and record.metadata["evidence"]
+        linked = {n.memory.id for n in mem.graph.neighbours(record.id)}
+        assert set(record.metadata["evidence"]) <= linked
+    # the facts are extra keys: a question reaches the turn and the fact
+    hits = mem.recall("What does Caroline like to paint?", 5).hits
+    assert any("sunsets" in h.memory.content for h in hits[:2])
+
+
+def test_the_context_window_slides_across_calls(mem: Memory) -> None:
+    chat = _chat(7, T0)
+    mem.ingest(chat[:3], "s-2", extract=False)
+    assert [m.content for m in mem.context("s-2")] == [c["content"] for c in chat[:3]]
+    second = mem.ingest(chat[3:], "s-2", extract=False)
+    window = mem.context("s-2")
+    assert [m.content for m in window] == [c["content"] for c in chat[3:]]
+    assert [m.metadata["turn"] for m in window] == [3, 4, 5, 6]
+    assert second.aged == 3
+    episodic = mem.list(filters={"session_id": "s-2", "types": ["episodic"]}).items
+    assert sorted(m.metadata["turn"] for m in episodic) == [0, 1, 2]
+    assert [e.op for e in mem.history(episodic[0].id)] == ["create", "consolidate"]
+
+
+def test_a_repeated_fact_confirms_instead_of_piling_up(mem: Memory) -> None:
+    first = mem.ingest([{"content": "I love painting sunsets.", "name": "Caroline"}], "a")
+    again = mem.ingest([{"content": "I love painting sunsets.", "name": "Caroline"}], "b")
+    assert [f.action.value for f in first.facts] == ["add"]
+    assert [f.action.value for f in again.facts] == ["noop"]
+    assert again.facts[0].record.id == first.facts[0].record.id
+
+
+def test_review_policy_makes_extracted_facts_pending(mem: Memory) -> None:
+    mem.set_policy("layer:personal", review=True)
+    result = mem.ingest(_chat(3, T0), "s-3")
+    assert result.facts and all(f.record.status is Status.PENDING_REVIEW for f in result.facts)
+    assert all(t.status is Status.ACTIVE for t in result.turns)  # the raw turns are not held
+
+
+def test_ingest_from_the_cli(tmp_path: Path) -> None:
+    messages = tmp_path / "chat.json"
+    messages.write_text(json.dumps(_chat(3, T0)), encoding="utf-8")
+    env = {**os.environ, "KENNING_HOME": str(tmp_path / "home"),
+           "KENNING_LIFECYCLE_RECONCILE": "rules", "KENNING_GRAPH_EXTRACTOR": "rules"}  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "kenning.cli", "ingest", "s-cli", str(messages), "--json"],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert len(out["turns"]) == 3 and out["facts"]
+    run = subprocess.run(
+        [sys.executable, "-m", "kenning.cli", "consolidate", "--dry-run", "--json"],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["dry_run"] is True
+
+
+def test_an_injected_clock_dates_turns_without_times(make_memory: Callable[..., Memory]) -> None:
+    clock = FixedClock(T0)
+    mem = make_memory(clock=clock, settings=Settings(lifecycle=Lifecycle(reconcile="rules")))
+    result = mem.ingest(["I adopted a cat last week."], "s-4")
+    assert result.turns[0].event_at == T0
+    (fact,) = [f.record for f in result.facts if "cat" in f.record.content]
+    assert fact.event_at is not None and fact.event_at < T0
