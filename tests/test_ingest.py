@@ -12,12 +12,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import T0
 
 from kenning import FixedClock, Memory, Settings
 from kenning.config import Lifecycle
 from kenning.models import MemoryType, Status
-
-from conftest import T0
 
 
 @pytest.fixture
@@ -36,7 +35,8 @@ def _chat(n: int, start: datetime) -> list[dict[str, object]]:
         ("Melanie", "We're going camping in June."),
     ]
     return [
-        {"content": text, "name": who, "role": "user", "at": (start + timedelta(minutes=i)).isoformat()}
+        {"content": text, "name": who, "role": "user",
+         "at": (start + timedelta(minutes=i)).isoformat()}
         for i, (who, text) in enumerate((lines * 5)[:n])
     ]
 

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from kenning import FixedClock, InvalidInput, Memory, NotFound, PermissionDenied, Principal, Settings
+from kenning import (
+    FixedClock,
+    InvalidInput,
+    Memory,
+    NotFound,
+    PermissionDenied,
+    Principal,
+    Settings,
+)
 from kenning.config import Lifecycle
 from kenning.models import MemoryType, Role, Status
 

@@ -60,20 +60,20 @@ def run_ingest_locomo(
                 for session, group in groupby(conv.turns, key=lambda t: t.session):
                     said = list(group)
                     clock.set(said[0].session_date + timedelta(hours=1))
-                    result = mem.ingest(
+                    done = mem.ingest(
                         [{"content": t.document, "name": t.speaker, "at": t.session_date}
                          for t in said],
                         f"{conv.sample_id}/session_{session}", principal=who,
                     )  # fmt: skip
-                    for t, record in zip(said, result.turns, strict=True):
+                    for t, record in zip(said, done.turns, strict=True):
                         dia_of[record.id] = t.dia_id
-                    for f in result.facts:
+                    for f in done.facts:
                         actions[f.action.value] = actions.get(f.action.value, 0) + 1
                         ids = [dia_of[e] for e in f.record.metadata.get("evidence", [])
                                if e in dia_of]  # fmt: skip
                         fact_evidence.setdefault(f.record.id, []).extend(ids)
                     turns += len(said)
-                    facts += len(result.facts)
+                    facts += len(done.facts)
                     if progress:
                         progress("ingest", len(said))
             ingest_s = time.perf_counter() - started
@@ -88,8 +88,9 @@ def run_ingest_locomo(
                     hits = mem.recall(q.question, k_max, principal=who).hits
                     ranking: list[str] = []
                     for h in hits:
-                        for dia in fact_evidence.get(h.memory.id) or [dia_of.get(h.memory.id)]:
-                            if dia is not None and dia not in ranking:
+                        turn = dia_of.get(h.memory.id)
+                        for dia in fact_evidence.get(h.memory.id) or ([turn] if turn else []):
+                            if dia not in ranking:
                                 ranking.append(dia)
                     rankings.append(ranking)
                     questions.append(q)
