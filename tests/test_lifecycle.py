@@ -375,3 +375,19 @@ def test_lifecycle_methods_write_nothing_on_bad_input(mem: Memory, db_counts: An
         with pytest.raises((InvalidInput, NotFound)):
             call()
     assert db_counts(mem) == before
+
+
+def test_confidence_components_follow_seed_000(mem: Memory) -> None:
+    m = mem.remember("Nora Diaz manages the Lisbon office", source="user_input")
+    parts = mem.confidence_components(m.id)
+    assert parts["source"] == 0.8 and parts["feedback"] == 0.5 and parts["validation"] == 0.0
+    mem.feedback(m.id, "upvote")
+    mem.feedback(m.id, "validate")
+    after = mem.confidence_components(m.id)
+    assert after["feedback"] == 1.0 and after["validation"] == 1.0
+    expected = (0.25 * 0.8 + 0.20 * after["entities"] + 0.15 * after["relationships"]
+                + 0.20 * 1.0 + 0.20 * 1.0)  # fmt: skip
+    assert after["confidence"] == pytest.approx(expected, abs=1e-3)
+    assert after["entities"] > 0  # "Nora Diaz", "Lisbon" are mentions
+    # the adjustments themselves are recorded in history
+    assert [e.changes.get("feedback") for e in mem.history(m.id)][1:] == ["upvote", "validate"]

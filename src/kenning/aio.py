@@ -26,6 +26,7 @@ PUBLIC_METHODS = (
     "feedback", "get", "recall", "list", "history", "stats", "export_jsonl", "import_jsonl",
     "flush", "reinforce", "strength", "access_log", "ingest", "context", "consolidate",
     "build_hint", "create_sector", "sectors", "set_policy", "delete_policy", "policies",
+    "confidence_components",
 )  # fmt: skip
 #: The ``mem.graph`` methods AsyncGraph mirrors.
 GRAPH_METHODS = ("neighbours", "entity", "paths", "link", "alias", "rebuild")
@@ -107,3 +108,4 @@ class AsyncMemory:
     set_policy = _mirror("set_policy")
     delete_policy = _mirror("delete_policy")
     policies = _mirror("policies")
+    confidence_components = _mirror("confidence_components")

@@ -57,7 +57,12 @@ from .models import (
 )
 from .retrieval.pipeline import RecallPipeline, RecallRequest
 from .retrieval.ranker import rank
-from .scoring import adjust_confidence
+from .scoring import (
+    SOURCE_RELIABILITY,
+    adjust_confidence,
+    component_confidence,
+    source_reliability,
+)
 from .stores import Store, database_url, open_store
 from .validation import (
     build_filter,
@@ -74,15 +79,6 @@ from .validation import (
 )
 
 __all__ = ["Memory", "SOURCE_RELIABILITY", "ScopesArg"]
-
-#: Seed 000's source reliability, the default confidence of a new memory.
-SOURCE_RELIABILITY: Mapping[str, float] = {
-    "user_input": 0.8,
-    "webhook": 0.9,
-    "mcp_tool": 0.95,
-    "api": 0.85,
-}
-_DEFAULT_RELIABILITY = 0.7
 
 ScopesArg = Scope | str | Iterable[Scope | str] | None
 _UPDATABLE = (
@@ -217,7 +213,7 @@ class Memory:
         source = clean_text(item.get("source", "api"), "source", 64)
         confidence = item.get("confidence")
         confidence = (
-            SOURCE_RELIABILITY.get(source, _DEFAULT_RELIABILITY)
+            source_reliability(source)
             if confidence is None
             else clean_confidence(confidence)
         )
@@ -592,6 +588,30 @@ class Memory:
         if all(i.id != sector for i in infos):
             raise NotFound(f"sector {sector!r} not found")
         return frozenset(descendants(sector, infos))
+
+    def confidence_components(
+        self, memory_id: str, *, principal: Principal | None = None
+    ) -> dict[str, float]:
+        """Seed 000's component confidence of a memory, each component shown: source
+        reliability, entities extracted (graph mentions), relationships (graph links),
+        validation (a ``validate`` feedback; pending review counts half) and user
+        feedback (upvotes and downvotes from its history; 0.5 with none). The stored
+        ``confidence`` moves by seed 000's adjustments; this is the formula's view."""
+        who = self._who(principal)
+        record = self._visible(memory_id, who)
+        view = self.policy.readable(who)
+        trail = self.store.history(record.id, view)
+        votes = [e.changes.get("feedback") for e in trail if e.op == "feedback"]
+        ups, downs = votes.count("upvote"), votes.count("downvote")
+        entities = self.store.entities_of([record.id], view).get(record.id, [])
+        return component_confidence(
+            source=record.source, entities=len(entities),
+            entities_with_properties=sum(1 for e in entities if e.entity_type),
+            relationships=len(self.store.graph_edges([record.id], view)),
+            validated="validate" in votes,
+            validation_pending=record.status is Status.PENDING_REVIEW,
+            feedback=(ups / (ups + downs)) if ups + downs else None,
+        )  # fmt: skip
 
     def flush(self) -> None:
         """Wait until the access writes of earlier recalls are stored (raises their error)."""

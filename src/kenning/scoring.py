@@ -21,7 +21,48 @@ __all__ = [
     "fuse_convex",
     "fuse_rrf",
     "priority",
+    "SOURCE_RELIABILITY",
+    "component_confidence",
+    "source_reliability",
 ]
+
+#: Seed 000's source reliability (also the default confidence of a new memory).
+SOURCE_RELIABILITY: Mapping[str, float] = {
+    "user_input": 0.8,
+    "webhook": 0.9,
+    "mcp_tool": 0.95,
+    "api": 0.85,
+}
+_DEFAULT_RELIABILITY = 0.7
+
+
+def source_reliability(source: str) -> float:
+    """Seed 000's reliability of a source (0.7 for any other source)."""
+    return SOURCE_RELIABILITY.get(source, _DEFAULT_RELIABILITY)
+
+
+def component_confidence(
+    *, source: str, entities: int, entities_with_properties: int, relationships: int,
+    validated: bool, validation_pending: bool, feedback: float | None,
+) -> dict[str, float]:  # fmt: skip
+    """Seed 000's confidence from its components, with each component shown.
+
+    Weighted: source reliability 0.25, entity extraction 0.20 (0.2 per entity
+    + 0.1 per entity with properties, capped at 1), relationship clarity 0.15
+    (0.15 per relationship, capped), validation 0.20 (1 validated, 0.5
+    pending), user feedback 0.20 (0.5 when there is none).
+    """
+    parts = {
+        "source": source_reliability(source),
+        "entities": min(1.0, entities * 0.2 + entities_with_properties * 0.1) if entities else 0.0,
+        "relationships": min(1.0, relationships * 0.15),
+        "validation": 1.0 if validated else 0.5 if validation_pending else 0.0,
+        "feedback": 0.5 if feedback is None else min(1.0, max(0.0, feedback)),
+    }
+    weights = {"source": 0.25, "entities": 0.20, "relationships": 0.15, "validation": 0.20,
+               "feedback": 0.20}  # fmt: skip
+    parts["confidence"] = round(sum(parts[k] * w for k, w in weights.items()), 3)
+    return parts
 
 #: Seed 000's confidence adjustments.
 CONFIDENCE_ADJUSTMENTS: Mapping[FeedbackKind, float] = {

@@ -154,9 +154,10 @@ class Consolidator:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _scan(self, view: ScopeFilter) -> Iterator[MemoryRecord]:
+    def _scan(self, view: ScopeFilter, flt: MemoryFilter | None = None) -> Iterator[MemoryRecord]:
+        """Every active memory of ``view`` (matching ``flt``), page by page."""
         cursor: tuple[float, str] | None = None
-        flt = MemoryFilter(statuses=frozenset({Status.ACTIVE}))
+        flt = flt or MemoryFilter(statuses=frozenset({Status.ACTIVE}))
         while True:
             page = self.mem.store.list(view, flt, limit=_PAGE, cursor=cursor)
             yield from page
@@ -297,15 +298,7 @@ class Consolidator:
     def _split(self, sector: Sector, who: Principal, now: datetime) -> None:
         mem = self.mem
         view = ScopeFilter(sector.org_id, frozenset({sector.scope}))
-        flt = MemoryFilter(sector_id=sector.id)
-        members: list[MemoryRecord] = []
-        cursor: tuple[float, str] | None = None
-        while True:
-            page = mem.store.list(view, flt, limit=_PAGE, cursor=cursor)
-            members += page
-            if len(page) < _PAGE:
-                break
-            cursor = (page[-1].created_at.timestamp(), page[-1].id)
+        members = list(self._scan(view, MemoryFilter(sector_id=sector.id)))
         vectors = mem.store.memory_vectors([r.id for r in members], view)
         plan = plan_split(
             SectorInfo.from_sector(sector),

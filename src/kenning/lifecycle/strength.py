@@ -18,24 +18,10 @@ from ..access import ScopeFilter
 from ..decay import current_strength, reinforce
 from ..models import MemoryRecord
 from ..stores import Store
-from .model import Access, Sector
+from .model import Access
+from .sectors import SectorInfo, effective_multiplier
 
-__all__ = ["StrengthModel", "effective_multipliers"]
-
-
-def effective_multipliers(sectors: Sequence[Sector]) -> dict[str, float]:
-    """Sector id -> the product of decay multipliers from it up to its root (cycle-safe)."""
-    by_id = {s.id: s for s in sectors}
-    out: dict[str, float] = {}
-    for sector in sectors:
-        product, seen = 1.0, set()
-        node: Sector | None = sector
-        while node is not None and node.id not in seen:
-            seen.add(node.id)
-            product *= node.decay_multiplier
-            node = by_id.get(node.parent_id) if node.parent_id else None
-        out[sector.id] = product
-    return out
+__all__ = ["StrengthModel"]
 
 
 class StrengthModel:
@@ -56,7 +42,8 @@ class StrengthModel:
         unknown = {r.sector_id for r in records if r.sector_id} - set(self._multipliers)
         if not unknown:
             return
-        found = effective_multipliers(self.store.sectors(scopes))
+        infos = {s.id: SectorInfo.from_sector(s) for s in self.store.sectors(scopes)}
+        found = {sid: effective_multiplier(sid, infos) for sid in infos}
         with self._lock:
             self._multipliers.update(found)
             for sid in unknown - set(found):  # not visible or gone: neutral, not re-read
