@@ -121,3 +121,20 @@ def test_an_injected_clock_dates_turns_without_times(make_memory: Callable[..., 
     assert result.turns[0].event_at == T0
     (fact,) = [f.record for f in result.facts if "cat" in f.record.content]
     assert fact.event_at is not None and fact.event_at < T0
+
+
+def test_cli_ingest_rejects_bad_input_and_writes_nothing(tmp_path: Path) -> None:
+    env = {**os.environ, "KENNING_HOME": str(tmp_path / "home")}
+    bad = tmp_path / "bad.json"
+    for text in ("{not json", json.dumps({"content": "an object, not a list"}),
+                 json.dumps([{"content": "ok"}, {"content": 3}])):  # fmt: skip
+        bad.write_text(text, encoding="utf-8")
+        run = subprocess.run(
+            [sys.executable, "-m", "kenning.cli", "ingest", "s", str(bad), "--json"],
+            capture_output=True, text=True, env=env, check=False,
+        )
+        assert run.returncode == 2, run.stderr
+        assert "error" in run.stderr or "error" in run.stdout
+    run = subprocess.run([sys.executable, "-m", "kenning.cli", "list", "--json"],
+                         capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    assert run.returncode == 0 and json.loads(run.stdout)["items"] == []

@@ -418,3 +418,65 @@ def test_a_bug_in_the_graph_query_filter_still_leaks_nothing(
     assert store.graph_counts(view)[1] == len(edges) == 2  # co_occurs + elaborates
     with pytest.raises(NotFound):
         graph_orgs.graph.entity("Zurich", principal=bob)
+
+
+# ---------------------------------------------------------------------------- lifecycle RLS
+
+
+@pytest.fixture
+def lifecycle_orgs(two_orgs: Memory) -> Iterator[Memory]:
+    """two_orgs plus an access on alice's note, a sector in team:red and an acme policy."""
+    admin = _admin("root", "acme")
+    mem = two_orgs
+    alice_note = mem.list(principal=admin, scopes="user:alice").items[0]
+    mem.reinforce(alice_note.id, principal=admin)
+    mem.create_sector("Red work", scope="team:red", topics=["red"], principal=admin)
+    mem.set_policy("scope:team:red", retention_days=90, principal=admin)
+    yield mem
+
+
+def test_lifecycle_tables_without_context_read_nothing(
+    lifecycle_orgs: Memory, pg_url: str
+) -> None:
+    for table in ("access_log", "sectors", "policies"):
+        assert _as_app_role(pg_url, f"SELECT count(*) FROM {table}", None) == [(0,)], table
+
+
+def test_lifecycle_rows_follow_the_scope_wall(lifecycle_orgs: Memory, pg_url: str) -> None:
+    bob = ("", "", "acme|user:bob,acme|org:acme")
+    assert _as_app_role(pg_url, "SELECT * FROM access_log", bob) == []  # alice's access
+    assert _as_app_role(pg_url, "SELECT * FROM sectors", bob) == []  # team:red's sector
+    # policies are organization settings: any acme context reads them, globex never
+    assert len(_as_app_role(pg_url, "SELECT * FROM policies", bob)) == 1
+    globex = ("globex", "org,persona,persona_user,team,user", "")
+    assert _as_app_role(pg_url, "SELECT * FROM policies", globex) == []
+    alice = ("", "", "acme|user:alice")
+    assert _as_app_role(pg_url, "SELECT access_type FROM access_log", alice) == [("reinforce",)]
+    red = ("", "", "acme|team:red")
+    assert _as_app_role(pg_url, "SELECT name FROM sectors", red) == [("Red work",)]
+
+
+def test_raw_lifecycle_writes_outside_the_context_are_refused(
+    lifecycle_orgs: Memory, pg_url: str
+) -> None:
+    bob = ("", "", "acme|user:bob,acme|org:acme")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(_CTX, bob)
+        for table in ("access_log", "sectors", "policies"):
+            assert conn.execute(f"DELETE FROM {table}").rowcount == 0, table
+        conn.rollback()
+    with psycopg.connect(pg_url) as conn:  # a member context cannot write policies
+        conn.execute(_CTX, bob)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO policies (org_id, target, memory_type, review, updated_at) "
+                "VALUES ('acme', '*', '*', true, now())"
+            )
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(_CTX, bob)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO sectors (id, org_id, scope_kind, scope_key, owner_id, name, "
+                "decay_multiplier, max_size, created_at, updated_at) VALUES ('s', 'acme', "
+                "'team', 'team:red', 'red', 'x', 1, 10, now(), now())"
+            )
