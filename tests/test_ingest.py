@@ -16,6 +16,7 @@ from conftest import T0
 
 from kenning import FixedClock, Memory, Settings
 from kenning.config import Lifecycle
+from kenning.lifecycle.facts import Fact, RuleFactExtractor
 from kenning.models import MemoryType, Status
 
 
@@ -138,3 +139,15 @@ def test_cli_ingest_rejects_bad_input_and_writes_nothing(tmp_path: Path) -> None
     run = subprocess.run([sys.executable, "-m", "kenning.cli", "list", "--json"],
                          capture_output=True, text=True, env=env, check=False)  # fmt: skip
     assert run.returncode == 0 and json.loads(run.stdout)["items"] == []
+
+
+def test_a_failing_extractor_never_loses_the_turns(mem: Memory) -> None:
+    class Broken(RuleFactExtractor):
+        def extract(self, turns: object) -> list[Fact]:
+            raise RuntimeError("extractor bug")
+
+    mem._ingestor._extractor = Broken()  # the seam a plugin extractor would use
+    result = mem.ingest(["I love painting sunsets."], "s-5")
+    assert len(result.turns) == 1 and result.facts == []
+    assert result.errors == ["fact extraction failed: extractor bug"]
+    assert mem.get(result.turns[0].id).content == "I love painting sunsets."

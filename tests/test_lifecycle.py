@@ -192,7 +192,10 @@ def test_forgetting_thresholds_archive_reversibly(mem: Memory, clock: FixedClock
     assert [(a.op, a.memory_id) for a in report.actions] == [("forget", weak.id)]
     assert mem.get(critical.id).status is Status.ACTIVE
     assert mem.get(weak.id).status is Status.ARCHIVED
-    assert mem.restore(weak.id).status is Status.ACTIVE
+    back = mem.restore(weak.id)
+    assert back.status is Status.ACTIVE and back.reinforcement_count == 1
+    assert mem.strength(weak.id) > 0.15  # restoring is a use: not forgotten again at once
+    assert mem.consolidate().counts == {}
 
 
 def test_dry_run_reports_and_writes_nothing(mem: Memory, clock: FixedClock) -> None:

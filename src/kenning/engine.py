@@ -512,7 +512,13 @@ class Memory:
                     setattr(new, name, MemoryRecord.field_value(name, last.changes[name][0]))
             new.status = Status.ACTIVE
         changes = record.changes_to(new, ("status", *_UNDONE))
-        return self.store.replace(new, None, op="restore", actor=who.user_id, changes=changes)
+        restored = self.store.replace(new, None, op="restore", actor=who.user_id, changes=changes)
+        # bringing a memory back is a use of it: without this, one that was forgotten
+        # for weakness would be forgotten again by the next consolidation
+        self.store.record_access(
+            who.org_id, self._strength.accesses([restored], self.clock.now(), "restore")
+        )
+        return self._visible(restored.id, who)
 
     def feedback(
         self, memory_id: str, kind: FeedbackKind | str, *, principal: Principal | None = None
@@ -576,10 +582,10 @@ class Memory:
             accesses = self._strength.accesses(
                 [h.memory for h in result.hits], now, "recall", query[:500]
             )
-            self._pending = [f for f in self._pending if not f.done()]
-            self._pending.append(
-                self._background.submit(self.store.record_access, who.org_id, accesses)
-            )
+            job = self._background.submit(self.store.record_access, who.org_id, accesses)
+            with self._lock:
+                self._pending = [f for f in self._pending if not f.done()]
+                self._pending.append(job)
         return result
 
     def _sector_tree(self, sector: str, view: ScopeFilter) -> frozenset[str]:
@@ -615,7 +621,8 @@ class Memory:
 
     def flush(self) -> None:
         """Wait until the access writes of earlier recalls are stored (raises their error)."""
-        pending, self._pending = self._pending, []
+        with self._lock:
+            pending, self._pending = self._pending, []
         for job in pending:
             job.result()
 
@@ -756,7 +763,12 @@ class Memory:
         if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 200:
             raise InvalidInput("max_chars must be an integer >= 200", field="max_chars")
         if query is not None and query.strip():
-            records = [h.memory for h in self.recall(query, 50, principal=who).hits]
+            # a hint is a passive injection, not a use: no reinforcement
+            query = clean_text(query, "query", self.settings.max_content_chars)
+            request = RecallRequest(query, 50, who, self.policy.default_recall(who),
+                                    MemoryFilter(), self.settings.min_confidence)  # fmt: skip
+            result = self._recall.run(request, self.settings, self.clock.now())
+            records = [h.memory for h in result.hits]
         else:
             records = self._top_by_priority(who, 200)
         items = [HintItem.from_record(r, who.user_id) for r in records]

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -30,7 +31,7 @@ from ..graph.model import MemoryLink, Relation
 from ..models import MemoryFilter, MemoryRecord, MemoryType, Principal, Scope
 from ..stores import Replacement
 from ..validation import clean_text, clean_time
-from .facts import FactExtractor, Turn, extractor_for
+from .facts import Fact, FactExtractor, Turn, extractor_for
 from .policy import needs_review
 from .writer import WriteResult
 
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from ..engine import Memory
 
 __all__ = ["IngestResult", "Ingestor", "parse_messages"]
+
+log = logging.getLogger("kenning.ingest")
 
 _ROLES = ("user", "assistant", "system", "tool")
 
@@ -52,6 +55,8 @@ class IngestResult:
     turns: list[MemoryRecord] = field(default_factory=list)
     facts: list[WriteResult] = field(default_factory=list)
     aged: int = 0
+    #: What went wrong without stopping the ingest (e.g. fact extraction failing).
+    errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -59,6 +64,7 @@ class IngestResult:
             "session_id": self.session_id, "episode_id": self.episode_id,
             "turns": [t.to_dict() for t in self.turns],
             "facts": [f.to_dict() for f in self.facts], "aged": self.aged,
+            "errors": self.errors,
         }  # fmt: skip
 
 
@@ -135,10 +141,17 @@ class Ingestor:
         ]  # fmt: skip
         records = [mem._build(who, item, now) for item in items]
         aging = self._age(window, records, now)
-        facts = self.extractor.extract([
-            Turn(i, m["name"], m["content"], m["at"] or now, m["role"])
-            for i, m in enumerate(parsed)
-        ]) if extract else []  # fmt: skip
+        facts: list[Fact] = []
+        errors: list[str] = []
+        if extract:
+            try:
+                facts = self.extractor.extract([
+                    Turn(i, m["name"], m["content"], m["at"] or now, m["role"])
+                    for i, m in enumerate(parsed)
+                ])  # fmt: skip
+            except Exception as exc:  # fail-open: the turns are stored whatever happens
+                log.exception("fact extraction failed; storing the turns only")
+                errors.append(f"fact extraction failed: {exc}")
         review = needs_review(mem.store.policies(who.org_id), who.org_id, scope,
                               MemoryType.SEMANTIC, lc.review_extracted_layers)  # fmt: skip
         fact_records = []
@@ -164,7 +177,7 @@ class Ingestor:
         mem._save_centroids(touched)
         aged = len(aging) + sum(r.memory_type is MemoryType.EPISODIC for r in records)
         return IngestResult(sid, eid, [r.record for r in results[: len(records)]],
-                            results[len(records):], aged)  # fmt: skip
+                            results[len(records):], aged, errors)  # fmt: skip
 
     def _window(self, view: ScopeFilter, session_id: str) -> list[MemoryRecord]:
         """The session's working memory now, oldest first."""
