@@ -380,7 +380,8 @@ class Memory:
         graph = None
         if plan.inserts:
             graph = self._projector.for_insert(
-                [r for r, _ in plan.inserts], np.stack([v for _, v in plan.inserts]), plan.links
+                [r for r, _ in plan.inserts], np.stack([v for _, v in plan.inserts]), plan.links,
+                plan.neighbours,
             )
         self.store.insert(plan.inserts, who.user_id, graph=graph, replacements=plan.replacements)
         return plan.results

@@ -28,12 +28,12 @@ StoreOpt = Annotated[
 
 
 def _settings(overrides: list[str]) -> Settings | None:
-    """``--set key=value`` overrides (``scoring.temporal=0``, ``graph.relax_gamma=0``
-    for the nested groups)."""
+    """``--set key=value`` overrides (``scoring.temporal=0``, ``graph.relax_gamma=0``,
+    ``lifecycle.reconcile=off`` for the nested groups)."""
     if not overrides:
         return None
     flat: dict[str, Any] = {}
-    nested: dict[str, dict[str, Any]] = {"scoring": {}, "graph": {}}
+    nested: dict[str, dict[str, Any]] = {"scoring": {}, "graph": {}, "lifecycle": {}}
     for item in overrides:
         name, sep, raw = item.partition("=")
         if not sep:

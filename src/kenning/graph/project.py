@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -157,21 +157,33 @@ class Projector:
         return links
 
     def semantic(
-        self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray
-    ) -> list[MemoryLink]:
-        """Links to stored active memories of the same scope above the threshold."""
+        self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray,
+        known: Mapping[str, Sequence[tuple[str, float]]] | None = None,
+    ) -> list[MemoryLink]:  # fmt: skip
+        """Links to stored active memories of the same scope above the threshold.
+
+        ``known``: record id -> its scope's nearest memories when the caller has
+        already searched them (reconcile on write does), at least
+        ``graph_semantic_max + 1`` deep; the others are searched here.
+        """
         s = self.settings
         if s.graph_semantic_max <= 0:
             return []
+        known = known or {}
         links: list[MemoryLink] = []
         by_org: dict[str, list[tuple[MemoryRecord, np.ndarray]]] = defaultdict(list)
         for r, vec in zip(records, vectors, strict=True):
-            by_org[r.org_id].append((r, vec))
+            if r.id not in known:
+                by_org[r.org_id].append((r, vec))
+        found_by_id: dict[str, Sequence[tuple[str, float]]] = dict(known)
         for org, pairs in by_org.items():
             found = self.store.scope_neighbours(
                 org, [(r.scope, v) for r, v in pairs], s.graph_semantic_max + 1
             )
-            for (r, _), hits in zip(pairs, found, strict=True):
+            found_by_id.update((r.id, hits) for (r, _), hits in zip(pairs, found, strict=True))
+        for r in records:
+            hits = found_by_id.get(r.id, ())
+            if hits:
                 near = [(i, sim) for i, sim in hits if i != r.id and sim >= s.graph_semantic_min]
                 links.extend(
                     MemoryLink(r.id, i, Relation.SEMANTIC_NEIGHBOR, round(float(sim), 6))
@@ -224,11 +236,13 @@ class Projector:
     def for_insert(
         self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray,
         relations: Sequence[MemoryLink] = (),
+        neighbours: Mapping[str, Sequence[tuple[str, float]]] | None = None,
     ) -> Projection | None:  # fmt: skip
-        """The projection of a batch of new records (None when the graph is off)."""
+        """The projection of a batch of new records (None when the graph is off);
+        ``neighbours``: scope searches already made (see :meth:`semantic`)."""
         if not self.settings.graph_enabled or not records:
             return None
-        links = [*self.co_occurs(records), *self.semantic(records, vectors),
+        links = [*self.co_occurs(records), *self.semantic(records, vectors, neighbours),
                  *self.temporal(records, tails=True), *self.typed(records), *relations]  # fmt: skip
         return Projection(self.mentions(records), links)
 

@@ -77,6 +77,7 @@ validates the answer strictly and falls back to the rules on any failure.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -464,12 +465,18 @@ def _family_slot(text: _Text) -> tuple[str, tuple[str, ...], frozenset[str], str
     """(family, subject stems, object content, object phrase) of the first slot trigger."""
     toks = text.toks
     for i in range(len(toks) - 1):
-        for family, stem, prep in _FAMILIES:
-            if toks[i].stem == stem and toks[i + 1].low == prep:
-                subject = tuple(t.stem for t in toks[:i] if t.low not in _FILLERS)
-                obj = toks[i + 2 :]
-                return family, subject, _content_of(obj), _phrase(obj)
+        family = _FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
+        if family is not None:
+            subject = tuple(t.stem for t in toks[:i] if t.low not in _FILLERS)
+            obj = toks[i + 2 :]
+            return family, subject, _content_of(obj), _phrase(obj)
     return None
+
+
+#: (trigger stem, preposition) -> the first family of ``_FAMILIES`` it belongs to.
+_FAMILY_OF: dict[tuple[str, str], str] = {}
+for _family, _stem_, _prep in _FAMILIES:
+    _FAMILY_OF.setdefault((_stem_, _prep), _family)
 
 
 def _slot_family(old: _Text, new: _Text) -> str | None:
@@ -479,6 +486,12 @@ def _slot_family(old: _Text, new: _Text) -> str | None:
     if a[2] and b[2] and not a[2] & b[2]:
         return f"contradiction: {a[0]} changed '{a[3]}' -> '{b[3]}'"
     return None
+
+
+@functools.lru_cache(maxsize=50_000)
+def _analysed(text: str) -> _Text:
+    """:meth:`_Text.of`, cached: a stored memory is compared with many new ones."""
+    return _Text.of(text)
 
 
 def _contradiction(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
@@ -522,18 +535,18 @@ class RuleReconciler(Reconciler):
     def decide(self, new: Incoming, near: Sequence[Neighbour]) -> Decision:
         """The decision for ``new``; see the module docstring for the rules."""
         k = self.knobs
-        text = _Text.of(new.content)
+        text = _analysed(new.content)
         if new.key is not None:
             same_key = [n for n in near if n.key == new.key]
             if same_key:
                 best = max(same_key, key=lambda n: n.similarity)
-                if _Text.of(best.content).norm == text.norm:
+                if _analysed(best.content).norm == text.norm:
                     return Decision(Action.NOOP, best.id, f"same key {new.key!r} and same text",
                                     best.similarity)  # fmt: skip
                 return Decision(Action.UPDATE, best.id, f"same key {new.key!r}", best.similarity)
         pool = [n for n in near if new.key is None or n.key is None or n.key == new.key]
         ranked = sorted(pool, key=lambda n: (-n.similarity, n.id))
-        olds = [(n, _Text.of(n.content)) for n in ranked]
+        olds = [(n, _analysed(n.content)) for n in ranked]
         for n, old in olds:  # exact text first, whatever the similarity says
             if old.norm == text.norm:
                 return Decision(Action.NOOP, n.id, "same text", n.similarity)

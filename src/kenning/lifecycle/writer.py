@@ -54,6 +54,9 @@ from .reconcile import (
 __all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
 
 _BATCH = "batch:"
+#: Earlier items of a batch below this cosine are not reconcile candidates (every
+#: rule needs more similarity than this).
+_BATCH_FLOOR = 0.3
 
 
 def reconciler_for(settings: Settings, chat: ChatModel | None) -> Reconciler | None:
@@ -92,6 +95,9 @@ class WritePlan:
     replacements: list[Replacement] = field(default_factory=list)
     links: list[MemoryLink] = field(default_factory=list)
     results: list[WriteResult] = field(default_factory=list)
+    #: New record id -> the nearest memories of its scope, as reconcile searched them
+    #: (the graph projection reuses them instead of searching again).
+    neighbours: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
 
 class WritePlanner:
@@ -119,9 +125,12 @@ class WritePlanner:
         ]  # fmt: skip
         decisions: dict[int, Decision] = {}
         existing: dict[str, MemoryRecord] = {}
-        if eligible:
-            decisions, existing = self._decide(records, vectors, eligible)
         plan = WritePlan()
+        if eligible:
+            decisions, existing, near = self._decide(records, vectors, eligible)
+            if lc.reconcile_neighbours >= self.settings.graph_semantic_max + 1:
+                plan.neighbours = {records[i].id: hits for i, hits in zip(eligible, near,
+                                                                        strict=True)}  # fmt: skip
         rows = [replace(r) for r in records]
         holder: dict[int, MemoryRecord] = {}
         for i, record in enumerate(rows):
@@ -144,7 +153,7 @@ class WritePlanner:
 
     def _decide(
         self, records: Sequence[MemoryRecord], vectors: np.ndarray, eligible: list[int]
-    ) -> tuple[dict[int, Decision], dict[str, MemoryRecord]]:
+    ) -> tuple[dict[int, Decision], dict[str, MemoryRecord], list[list[tuple[str, float]]]]:
         lc = self.settings.lifecycle
         org = records[0].org_id
         near = self.store.scope_neighbours(
@@ -162,6 +171,10 @@ class WritePlanner:
         existing = {r.id: r for r in self.store.get(sorted(ids), view)}
         key_vectors = self.store.memory_vectors([r.id for r in by_key.values()], view)
         items: list[tuple[Incoming, list[Neighbour]]] = []
+        # the batch against itself at once; only the close pairs become candidates
+        batch = vectors[eligible]
+        within = batch @ batch.T
+        close = within >= _BATCH_FLOOR
         for n, i in enumerate(eligible):
             r = records[i]
             cands: dict[str, Neighbour] = {}
@@ -174,9 +187,10 @@ class WritePlanner:
                 vec = key_vectors.get(keyed.id)
                 sim = float(np.dot(vec, vectors[i])) if vec is not None else 0.0
                 cands[keyed.id] = _neighbour(keyed, sim)
-            for j in eligible[:n]:  # earlier items of the batch, same scope
+            for m in np.flatnonzero(close[n, :n]):  # earlier items of the batch, same scope
+                j = eligible[m]
                 if records[j].scope == r.scope:
-                    sim = float(np.dot(vectors[j], vectors[i]))
+                    sim = float(within[n, m])
                     cands[f"{_BATCH}{j}"] = replace(
                         _neighbour(records[j], sim), id=f"{_BATCH}{j}"
                     )
@@ -187,7 +201,7 @@ class WritePlanner:
             items.append((Incoming(r.content, r.key, r.said_at), best))
         assert self.reconciler is not None
         decided = self.reconciler.decide_many(items)
-        return dict(zip(eligible, decided, strict=True)), existing
+        return dict(zip(eligible, decided, strict=True)), existing, near
 
     # -- against a stored memory -----------------------------------------------------------
 
