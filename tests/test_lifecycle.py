@@ -318,12 +318,34 @@ def test_an_oversized_sector_splits_in_two(mem: Memory) -> None:
                "Server ops: add a server behind the load balancer"]  # fmt: skip
     mem.write([{"content": t, "tags": ["note"], "memory_type": "episodic"}
                for t in cooking + servers])  # fmt: skip
-    report = mem.consolidate()
-    assert [a.op for a in report.actions] == ["split"]
+    # the write that took it past its maximum split it
+    assert [a.op for a in mem.consolidate().actions] == []
     children = [s for s in mem.sectors() if s.parent_id == sector.id]
     assert len(children) == 2 and sorted(s.size for s in children) == [4, 4]
     groups = [{m.content for m in mem.list(filters={"sector_id": s.id}).items} for s in children]
     assert set(cooking) in groups and set(servers) in groups
+
+
+def test_consolidation_splits_what_writes_did_not(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory(settings=_settings(sector_auto_split=False))
+    sector = mem.create_sector("Notes", topics=["note"], max_size=4)
+    texts = ["Recipe: tomato pasta sauce with garlic", "Recipe: garlic bread with butter",
+             "Recipe: tomato soup with basil", "Server ops: restart the database server",
+             "Server ops: patch the web server kernel", "Server ops: renew the TLS "
+             "certificates of the server"]  # fmt: skip
+    mem.write([{"content": t, "tags": ["note"], "memory_type": "episodic"} for t in texts])
+    assert [s.size for s in mem.sectors()] == [6]
+    mem.settings = _settings()
+    assert [a.op for a in mem.consolidate().actions] == ["split"]
+    assert sorted(s.size for s in mem.sectors() if s.parent_id == sector.id) == [3, 3]
+
+
+def test_an_inseparable_sector_makes_room_instead(mem: Memory) -> None:
+    sector = mem.create_sector("Same", topics=["same"], max_size=4)
+    mem.write([{"content": "Standup: nothing new", "tags": ["same"],
+                "memory_type": "episodic"} for _ in range(5)])  # fmt: skip
+    (after,) = mem.sectors()
+    assert after.id == sector.id and after.size == 5 and after.max_size == 10
 
 
 def test_sector_and_policy_input_is_checked(mem: Memory) -> None:
@@ -394,3 +416,39 @@ def test_confidence_components_follow_seed_000(mem: Memory) -> None:
     assert after["entities"] > 0  # "Nora Diaz", "Lisbon" are mentions
     # the adjustments themselves are recorded in history
     assert [e.changes.get("feedback") for e in mem.history(m.id)][1:] == ["upvote", "validate"]
+
+
+_VOLATILE = {"version", "updated_at", "access_count", "reinforcement_count", "last_accessed",
+             "strength", "status"}  # fmt: skip
+
+
+def _state(m: Any) -> dict[str, Any]:
+    return {k: v for k, v in m.to_dict().items() if k not in _VOLATILE}
+
+
+def test_every_retirement_restores_the_exact_prior_state(mem: Memory, clock: FixedClock) -> None:
+    """Supersede, shadow, forget, retention and eviction each change a memory; restore
+    brings back every field they changed, read from history alone."""
+    moved = mem.remember("I live in Paris")
+    dog = mem.remember("Alice has a dog")
+    faded = mem.remember("Heard a podcast about bees", memory_type="episodic")
+    old_team = mem.remember("Sprint notes from January", scope="team:eng", importance=4)
+    crowd = [mem.remember(f"Lunch spot idea {name}", memory_type="episodic", importance=4)
+             for name in ("ramen", "tacos")]  # fmt: skip
+    before = {m.id: _state(mem.get(m.id)) for m in (moved, dog, faded, old_team, *crowd)}
+    mem.write([{"content": "I live in Berlin"},
+               {"content": "Alice has a dog named Rex, a two-year-old beagle"}])  # fmt: skip
+    mem.set_policy("scope:team:eng", retention_days=30)
+    mem.set_policy("*", memory_type="episodic", capacity=1)
+    mem.reinforce(crowd[1].id)
+    _later(clock, 50)
+    ops = {a.memory_id: a.op for a in mem.consolidate().actions}
+    assert ops[faded.id] == "forget" and ops[old_team.id] == "retention"
+    assert ops[crowd[0].id] == "evict"
+    retired = [m for m in before if mem.get(m).status is not Status.ACTIVE]
+    assert set(retired) >= {moved.id, dog.id, faded.id, old_team.id, crowd[0].id}
+    mem.delete_policy("scope:team:eng")
+    mem.delete_policy("*", memory_type="episodic")
+    for mid in retired:
+        assert mem.restore(mid).status is Status.ACTIVE
+        assert _state(mem.get(mid)) == before[mid], mid

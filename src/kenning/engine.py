@@ -340,7 +340,7 @@ class Memory:
         touched = self._assign_sectors(records, vectors)
         plan = self._planner.plan(records, vectors, now, reconcile=reconcile)
         results = self._commit(plan, who)
-        self._save_centroids(touched)
+        self._save_centroids(touched, who)
         return results
 
     def _assign_sectors(
@@ -369,11 +369,15 @@ class Memory:
             touched[chosen] = sector
         return touched
 
-    def _save_centroids(self, touched: Mapping[str, Sector]) -> None:
+    def _save_centroids(self, touched: Mapping[str, Sector], who: Principal) -> None:
+        """Store the moved centroids; a sector that outgrew its maximum splits now
+        (``lifecycle.sector_auto_split``), as consolidation would."""
         now = self.clock.now()
         for sector in touched.values():
             sector.updated_at = now
             self.store.put_sector(sector)
+            if self.settings.lifecycle.sector_auto_split and sector.size > sector.max_size:
+                Consolidator(self).split(sector, who, now)
 
     def _commit(self, plan: WritePlan, who: Principal) -> list[WriteResult]:
         """Write a plan in one transaction (records, graph, changes to old memories)."""

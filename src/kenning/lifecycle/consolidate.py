@@ -149,7 +149,7 @@ class Consolidator:
         for sector, plan_reason in self._splits(view):
             report.actions.append(Action("split", sector.id, plan_reason))
             if not dry_run:
-                self._split(sector, who, now)
+                self.split(sector, who, now)
         return report
 
     # -- reading ---------------------------------------------------------------------------
@@ -295,7 +295,9 @@ class Consolidator:
             for s in self.mem.store.sectors(view) if s.size > s.max_size
         ]  # fmt: skip
 
-    def _split(self, sector: Sector, who: Principal, now: datetime) -> None:
+    def split(self, sector: Sector, who: Principal, now: datetime) -> bool:
+        """Split ``sector`` in two children and move its memories; False when it cannot
+        be split meaningfully (it stays as it is)."""
         mem = self.mem
         view = ScopeFilter(sector.org_id, frozenset({sector.scope}))
         members = list(self._scan(view, MemoryFilter(sector_id=sector.id)))
@@ -305,8 +307,12 @@ class Consolidator:
             [(r.id, vectors[r.id], r.tags, r.content) for r in members if r.id in vectors],
         )
         if plan is None:
-            log.info("sector %s could not be split meaningfully", sector.id)
-            return
+            # not separable: make room instead, so the attempt is not repeated per write
+            log.info("sector %s could not be split meaningfully; max size doubled", sector.id)
+            sector.max_size = max(sector.max_size, sector.size) * 2
+            sector.updated_at = now
+            mem.store.put_sector(sector)
+            return False
         child_ids = []
         for name, topics, centroid in plan.children:
             child = Sector(
@@ -324,6 +330,7 @@ class Consolidator:
             moves.append(Replacement(moved, None, "sector", old.changes_to(moved, ("sector_id",))))
         self._apply(moves, who)
         mem._strength.forget_sectors()
+        return True
 
     def _apply(self, changes: Sequence[Replacement], who: Principal) -> None:
         for start in range(0, len(changes), _PAGE):

@@ -174,7 +174,7 @@ class Ingestor:
                 plan.links.append(MemoryLink(result.record.id, turn_id, Relation.REFERENCE, 1.0))
         plan.replacements += aging
         results = mem._commit(plan, who)
-        mem._save_centroids(touched)
+        mem._save_centroids(touched, who)
         aged = len(aging) + sum(r.memory_type is MemoryType.EPISODIC for r in records)
         return IngestResult(sid, eid, [r.record for r in results[: len(records)]],
                             results[len(records):], aged, errors)  # fmt: skip
