@@ -113,6 +113,17 @@ def test_ingest_from_the_cli(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["dry_run"] is True
+    turn = out["turns"][0]["id"]
+    run = subprocess.run([sys.executable, "-m", "kenning.cli", "reinforce", turn, "--json"],
+                         capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["reinforcement_count"] == 1
+    run = subprocess.run([sys.executable, "-m", "kenning.cli", "hint", "--query", "support group",
+                          "--max-chars", "400", "--json"],
+                         capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    block = json.loads(run.stdout)["hint"]
+    assert "<memories>" in block and "support group" in block and len(block) <= 400
 
 
 def test_an_injected_clock_dates_turns_without_times(make_memory: Callable[..., Memory]) -> None:

@@ -2,7 +2,8 @@
 
 Run with ``python -m kenning.demo [--db PATH]``. It writes a few memories in
 several scopes, recalls them with score breakdowns, shows that scopes isolate
-users, corrects a memory and forgets one. Until the server exists this is
+users, corrects a memory and forgets one, then ingests a short conversation
+(facts extracted, a changed value superseded) and prints the memory hint. Until the server exists this is
 what ``make run`` starts.
 """
 
@@ -58,6 +59,26 @@ def _show(console: Console, title: str, mem: Memory, query: str, who: Principal)
     console.print(f"  [dim]timings ms: {result.timings_ms}[/]")
 
 
+def _lifecycle(console: Console, mem: Memory, alice: Principal) -> None:
+    """A conversation in, facts out, a contradiction superseded, and the prompt hint."""
+    console.rule("conversation and lifecycle")
+    result = mem.ingest([
+        {"role": "user", "name": "Alice", "content": "I moved to Porto last month."},
+        {"role": "assistant", "name": "helper", "content": "Nice! How is it going?"},
+        {"role": "user", "name": "Alice", "content": "I love the riverside walks."},
+    ], "demo-chat", principal=alice)  # fmt: skip
+    for fact in result.facts:
+        console.print(f"  fact [bold]{fact.action.value}[/]: {fact.record.content}")
+    first = mem.remember("Alice's badge number is 4471", principal=alice)
+    (change,) = mem.write([{"content": "Alice's badge number is 5102"}], principal=alice)
+    console.print(f"  '{change.record.content}': {change.action.value} "
+                  f"({change.reason}); the old value stays in history")  # fmt: skip
+    assert change.target in (first.id, None)
+    console.print("memory hint for a system prompt:")
+    console.print(mem.build_hint(query="where does Alice live?", max_chars=600, principal=alice),
+                  markup=False, highlight=False)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the demo."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -96,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
             mem.forget(tea.id, principal=who["alice"])
             ops = [e.op for e in mem.history(tea.id, principal=who["alice"])]
             console.print(f"forgotten; history keeps: {ops}")
+            _lifecycle(console, mem, who["alice"])
             for layer in mem.stats(principal=who["admin"]):
                 console.print(f"  layer {layer.layer}: {layer.total_memories} memories, "
                               f"avg confidence {layer.avg_confidence}")  # fmt: skip

@@ -776,7 +776,13 @@ class Memory:
             records = [h.memory for h in result.hits]
         else:
             records = self._top_by_priority(who, 200)
-        items = [HintItem.from_record(r, who.user_id) for r in records]
+        items = []
+        for r in records:
+            item = HintItem.from_record(r, who.user_id)
+            speaker = r.metadata.get("speaker")
+            if isinstance(speaker, str) and speaker:  # a conversation turn: say whose words
+                item = replace(item, content=f"{speaker} said: {item.content}")
+            items.append(item)
         return format_hint(items, max_chars=max_chars)
 
     def _top_by_priority(self, who: Principal, limit: int) -> builtins.list[MemoryRecord]:

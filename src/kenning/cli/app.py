@@ -473,6 +473,34 @@ def consolidate(
         render.say(f"  {action.op:<11} {action.memory_id}  {action.reason}")
 
 
+@_command("hint")
+def hint(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Option(
+        "--query", "-q", help="Best memories for this; default: top by priority.")] = None,
+    max_chars: Annotated[int, typer.Option(help="Size cap of the block.")] = 6000,
+    persona: Annotated[str | None, typer.Option(help="Act as this persona.")] = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """The memory block for a system prompt (fenced as data)."""
+    text = _mem(ctx).build_hint(query=query, max_chars=max_chars, persona=persona)
+    if as_json:
+        render.emit({"hint": text})
+    else:
+        typer.echo(text)
+
+
+@_command("reinforce")
+def reinforce(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Strengthen a memory now (its decay restarts)."""
+    mem = _mem(ctx)
+    record = mem.reinforce(memory_id)
+    if as_json:
+        render.emit({**record.to_dict(), "current_strength": mem.strength(record.id)})
+    else:
+        render.say(f"reinforced {record.id}: strength {mem.strength(record.id):.3f}")
+
+
 @_command("ingest")
 def ingest(
     ctx: typer.Context,
