@@ -3,8 +3,8 @@
 Run with ``python -m kenning.demo [--db PATH]``. It writes a few memories in
 several scopes, recalls them with score breakdowns, shows that scopes isolate
 users, corrects a memory and forgets one, then ingests a short conversation
-(facts extracted, a changed value superseded) and prints the memory hint. Until the server exists this is
-what ``make run`` starts.
+(facts extracted, a changed value superseded) and prints the memory hint.
+Until the server exists this is what ``make run`` starts.
 """
 
 from __future__ import annotations
