@@ -32,7 +32,7 @@ from kenning import (
     TeamRole,
 )
 from kenning.access import AccessPolicy
-from kenning.config import GraphRead, Settings
+from kenning.config import GraphRead, Lifecycle, Settings
 from kenning.graph.extract import create_extractor
 from kenning.models import LAYER_OF
 
@@ -250,6 +250,30 @@ def _check_reads(mem: Memory, who: Principal, stored: dict[str, Stored], named: 
 _NAMES = [[m.norm for m in ms] for ms in create_extractor("spacy").extract_batch(TEXTS)]
 
 
+def _check_lifecycle(mem: Memory, who: Principal, stored: dict[str, Stored]) -> None:
+    """Hints, sectors and access logs show nothing outside the readable set; reconcile
+    (on for this test) only ever answered a write with a memory of the written scope,
+    which the write loop checks."""
+    readable = POLICY.readable(who)
+    texts = {s.text for s in stored.values()
+             if not s.deleted and s.status is Status.ACTIVE and readable.allows(s.org, s.scope)}
+    for hint in (mem.build_hint(principal=who), mem.build_hint(query="budget", principal=who)):
+        shown = {t for t in TEXTS if t in hint}
+        assert shown <= texts, (who, shown - texts)
+    for sector in mem.sectors(principal=who):
+        assert readable.allows(sector.org_id, sector.scope)
+    mem.flush()
+    for mid, s in stored.items():
+        if s.deleted:
+            continue
+        try:
+            mem.access_log(mid, principal=who)
+        except NotFound:
+            assert not readable.allows(s.org, s.scope)
+        else:
+            assert readable.allows(s.org, s.scope)
+
+
 def _check_graph(
     mem: Memory, who: Principal, stored: dict[str, Stored], active: set[str], stats: list[Any]
 ) -> None:
@@ -304,6 +328,7 @@ def test_reads_never_leave_the_readable_set(
         graph_on = Settings(
             graph_semantic_min=0.3,
             graph=GraphRead(relax_gamma=0.3, mention_support=0.2, seed_floor=0.0),
+            lifecycle=Lifecycle(reconcile="rules", reinforce_on_recall=True),
         )
         mem = open_memory(Path(tmp), settings=graph_on)
         try:
@@ -348,5 +373,6 @@ def test_reads_never_leave_the_readable_set(
             event(f"orgs with memories: {len({s.org for s in stored.values()})}")
             for who, named in zip(world.people, world.named, strict=True):
                 _check_reads(mem, who, stored, named)
+                _check_lifecycle(mem, who, stored)
         finally:
             mem.close()

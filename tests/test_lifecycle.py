@@ -452,3 +452,15 @@ def test_every_retirement_restores_the_exact_prior_state(mem: Memory, clock: Fix
     for mid in retired:
         assert mem.restore(mid).status is Status.ACTIVE
         assert _state(mem.get(mid)) == before[mid], mid
+
+
+def test_sectors_are_seen_only_through_readable_scopes(mem: Memory) -> None:
+    bob = Principal(org_id="default", user_id="bob", roles=frozenset({Role.MEMBER}))
+    mine = mem.create_sector("Private", scope="user:alice", principal=ALICE)
+    assert [s.id for s in mem.sectors(principal=ALICE)] == [mine.id]
+    assert mem.sectors(principal=bob) == []
+    assert [s.id for s in mem.sectors()] == [mine.id]  # the org admin
+    with pytest.raises(PermissionDenied):
+        mem.sectors(scopes="user:alice", principal=bob)
+    with pytest.raises(NotFound):  # bob cannot target it either
+        mem.recall("anything", sector=mine.id, principal=bob)
