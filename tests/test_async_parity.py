@@ -18,9 +18,11 @@ from kenning.aio import PUBLIC_METHODS
 
 
 def _public_methods(cls: type) -> set[str]:
+    """Public methods defined on ``cls`` or a base it mixes in (not ``object``'s)."""
     return {
         name
-        for name, value in vars(cls).items()
+        for klass in cls.__mro__[:-1]
+        for name, value in vars(klass).items()
         if not name.startswith("_") and callable(value) and not isinstance(value, staticmethod)
     }
 

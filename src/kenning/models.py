@@ -16,7 +16,9 @@ string             meaning                             layer
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,12 +52,18 @@ __all__ = [
     "ALL_SCOPES",
     "LAYER_OF",
     "as_utc",
+    "new_id",
 ]
 
 DEFAULT_ORG = "default"
 DEFAULT_USER = "default"
 #: Pass as ``scopes=`` to recall/list every scope the principal may read.
 ALL_SCOPES = "all"
+
+def new_id() -> str:
+    """A 32-hex-digit id that sorts by creation time (48-bit ms + 80 random bits)."""
+    return f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
+
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@\-]{0,127}$")
 
