@@ -14,7 +14,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ from .graph.api import Graph
 from .graph.project import Extractor, Projector
 from .lifecycle.api import LifecycleMethods
 from .lifecycle.ingest import Ingestor
-from .lifecycle.strength import StrengthModel
+from .lifecycle.strength import AccessWriter, StrengthModel
 from .lifecycle.writer import WritePlan, WritePlanner, WriteResult, reconciler_for
 from .llm import ChatModel, chat_model_from_settings
 from .models import (
@@ -134,9 +134,8 @@ class Memory(LifecycleMethods):
         self._planner = WritePlanner(
             self.store, self.settings, self._projector, reconciler_for(self.settings, self._chat)
         )
-        # reinforcement after a recall is written here, off the caller's path
-        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-access")
-        self._pending: list[Future[None]] = []
+        # reinforcement after a recall is written off the caller's path
+        self._access = AccessWriter(self.store)
         self._ingestor = Ingestor(self)
         self._graph = Graph(self)
 
@@ -153,7 +152,7 @@ class Memory(LifecycleMethods):
 
     def close(self) -> None:
         """Finish pending access writes; release the store and worker threads."""
-        self._background.shutdown(wait=True)
+        self._access.close()
         self._pool.shutdown(wait=True)
         self.store.close()
 
@@ -542,11 +541,7 @@ class Memory(LifecycleMethods):
             accesses = self._strength.accesses(
                 [h.memory for h in result.hits], now, "recall", query[:500]
             )
-            job = self._background.submit(self.store.record_access, who.org_id, accesses)
-            job.add_done_callback(_log_failure)
-            with self._lock:
-                self._pending = [f for f in self._pending if not f.done()]
-                self._pending.append(job)
+            self._access.submit(who.org_id, accesses)
         return result
 
     def list(
@@ -631,14 +626,6 @@ _REMEMBER_FIELDS = frozenset(
      "source", "source_channel_id", "agent_id", "session_id", "episode_id", "sector_id",
      "event_at", "valid_from", "valid_to", "status"}
 )  # fmt: skip
-
-
-def _log_failure(job: Future[None]) -> None:
-    """Reinforcement after a recall is best effort: a failed write is logged (and
-    raised again by :meth:`Memory.flush`), never lost silently."""
-    exc = job.exception()
-    if exc is not None:
-        log.warning("writing recall accesses failed: %s", exc)
 
 
 def _encode_cursor(record: MemoryRecord) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,7 +41,7 @@ from .ingest import Ingestor, IngestResult
 from .model import AccessEntry, Policy, Sector
 from .policy import check_target
 from .sectors import SectorInfo, assign_sector, descendants, update_centroid
-from .strength import StrengthModel
+from .strength import AccessWriter, StrengthModel
 
 if TYPE_CHECKING:
     from ..engine import Memory, ScopesArg
@@ -62,8 +61,7 @@ class LifecycleMethods:
     _recall: RecallPipeline
     _ingestor: Ingestor
     _chat: ChatModel | None
-    _pending: list[Future[None]]
-    _lock: Any
+    _access: AccessWriter
     _who: Callable[[Principal | None], Principal]
     _scope: Callable[[Scope | str | None, Principal], Scope]
     _visible: Callable[[str, Principal], MemoryRecord]
@@ -138,10 +136,7 @@ class LifecycleMethods:
 
     def flush(self) -> None:
         """Wait until the access writes of earlier recalls are stored (raises their error)."""
-        with self._lock:
-            pending, self._pending = self._pending, []
-        for job in pending:
-            job.result()
+        self._access.flush()
 
     def reinforce(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
         """Strengthen a memory now (seed 003): +reinforcement, its decay clock restarts."""

@@ -10,8 +10,10 @@ batched write.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 
 from ..access import ScopeFilter
@@ -21,7 +23,9 @@ from ..stores import Store
 from .model import Access
 from .sectors import SectorInfo, effective_multiplier
 
-__all__ = ["StrengthModel"]
+__all__ = ["AccessWriter", "StrengthModel"]
+
+log = logging.getLogger("kenning.access")
 
 
 class StrengthModel:
@@ -73,3 +77,65 @@ class StrengthModel:
             out.append(Access(r.id, access_type, round(before, 6),
                               reinforce(before, self.reinforcement), now, query))  # fmt: skip
         return out
+
+
+class AccessWriter:
+    """Writes recall accesses off the caller's path (DESIGN.md §2: "a small batched write").
+
+    Accesses are queued; one worker drains the queue, so recalls that come
+    faster than the store commits share a transaction instead of queueing one
+    each. A failed write is logged and raised again by :meth:`flush`.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._queued: dict[str, list[Access]] = {}
+        self._drain: Future[None] | None = None
+        self._errors: list[Exception] = []
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-access")
+
+    def submit(self, org_id: str, accesses: Sequence[Access]) -> None:
+        """Queue accesses of one organization for the next drain."""
+        if not accesses:
+            return
+        with self._lock:
+            self._queued.setdefault(org_id, []).extend(accesses)
+            if self._drain is None:
+                self._drain = self._pool.submit(self._run)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                batch, self._queued = self._queued, {}
+                if not batch:
+                    self._drain = None
+                    return
+            for org_id, accesses in batch.items():
+                try:
+                    self.store.record_access(org_id, accesses)
+                except Exception as exc:  # best effort; reported, never lost silently
+                    log.warning("writing %d recall accesses failed: %s", len(accesses), exc)
+                    with self._lock:
+                        self._errors.append(exc)
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is written; raise the first failure."""
+        while True:
+            with self._lock:
+                job = self._drain
+            if job is None:
+                break
+            job.result()
+        with self._lock:
+            errors, self._errors = self._errors, []
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        """Write what is queued (failures only logged), then stop the worker."""
+        try:
+            self.flush()
+        except Exception as exc:  # already logged; closing must not fail on it
+            log.debug("access writes failed before close: %s", exc)
+        self._pool.shutdown(wait=True)

@@ -41,24 +41,23 @@ class PostgresLifecycle:
         """Update strength state and append to the access log (one transaction)."""
         if not accesses:
             return
-        with self._org_write(org_id) as conn:
-            for a in accesses:
-                row = conn.execute(
-                    "UPDATE memories SET strength = %s, last_accessed = %s, "
-                    "access_count = access_count + 1, "
-                    "reinforcement_count = reinforcement_count + %s "
-                    "WHERE id = %s AND org_id = %s RETURNING scope_kind, scope_key",
-                    (a.strength_after, a.at, int(a.explicit), a.memory_id, org_id),
-                ).fetchone()
-                if row is None:
-                    continue
-                conn.execute(
-                    "INSERT INTO access_log (memory_id, org_id, scope_kind, scope_key, "
-                    "access_type, query_context, strength_before, strength_after, at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (a.memory_id, org_id, row[0], row[1], a.access_type, a.query,
-                     a.strength_before, a.strength_after, a.at),
-                )  # fmt: skip
+        with self._org_write(org_id) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE memories SET strength = %s, last_accessed = %s, "
+                "access_count = access_count + 1, "
+                "reinforcement_count = reinforcement_count + %s "
+                "WHERE id = %s AND org_id = %s",
+                [(a.strength_after, a.at, int(a.explicit), a.memory_id, org_id)
+                 for a in accesses],
+            )  # fmt: skip
+            cur.executemany(
+                "INSERT INTO access_log (memory_id, org_id, scope_kind, scope_key, "
+                "access_type, query_context, strength_before, strength_after, at) "
+                "SELECT id, org_id, scope_kind, scope_key, %s, %s, %s, %s, %s FROM memories "
+                "WHERE id = %s AND org_id = %s",
+                [(a.access_type, a.query, a.strength_before, a.strength_after, a.at,
+                  a.memory_id, org_id) for a in accesses],
+            )  # fmt: skip
 
     def access_log(
         self, memory_id: str, scopes: ScopeFilter, limit: int = 100

@@ -44,26 +44,21 @@ class SQLiteLifecycle:
         if not accesses:
             return
         with self.atomic() as conn:
-            for a in accesses:
-                row = conn.execute(
-                    "SELECT scope_pk FROM memories WHERE id = ? AND org_id = ?",
-                    (a.memory_id, org_id),
-                ).fetchone()
-                if row is None:
-                    continue
-                conn.execute(
-                    "UPDATE memories SET strength = ?, last_accessed = ?, "
-                    "access_count = access_count + 1, "
-                    "reinforcement_count = reinforcement_count + ? WHERE id = ?",
-                    (a.strength_after, ts(a.at), int(a.explicit), a.memory_id),
-                )
-                conn.execute(
-                    "INSERT INTO access_log (memory_id, org_id, scope_pk, access_type, "
-                    "query_context, strength_before, strength_after, at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (a.memory_id, org_id, row[0], a.access_type, a.query, a.strength_before,
-                     a.strength_after, ts(a.at)),
-                )  # fmt: skip
+            conn.executemany(
+                "UPDATE memories SET strength = ?, last_accessed = ?, "
+                "access_count = access_count + 1, "
+                "reinforcement_count = reinforcement_count + ? WHERE id = ? AND org_id = ?",
+                [(a.strength_after, ts(a.at), int(a.explicit), a.memory_id, org_id)
+                 for a in accesses],
+            )  # fmt: skip
+            conn.executemany(
+                "INSERT INTO access_log (memory_id, org_id, scope_pk, access_type, "
+                "query_context, strength_before, strength_after, at) "
+                "SELECT id, org_id, scope_pk, ?, ?, ?, ?, ? FROM memories "
+                "WHERE id = ? AND org_id = ?",
+                [(a.access_type, a.query, a.strength_before, a.strength_after, ts(a.at),
+                  a.memory_id, org_id) for a in accesses],
+            )  # fmt: skip
 
     def access_log(
         self, memory_id: str, scopes: ScopeFilter, limit: int = 100
