@@ -85,6 +85,14 @@ def _fill_org(mem: Memory, clock: FixedClock, org: str) -> dict[str, str]:
         "old": remember("An old fact, archived later", "user:alice"),
         "gone": remember(f"A secret of {org} that gets forgotten", "user:alice", key="secret"),
     }  # fmt: skip
+    work = mem.create_sector("Work", scope="team:eng", topics=["deploys"], decay_multiplier=1.5,
+                             principal=who)  # fmt: skip
+    mem.create_sector("Releases", scope="team:eng", parent_id=work.id, principal=who)
+    ids["sectored"] = remember(f"{org} deploys are announced in #releases", "team:eng",
+                               tags=["deploys"])  # fmt: skip
+    mem.set_policy("scope:team:eng", retention_days=365, principal=who)
+    mem.set_policy("layer:personal", memory_type="episodic", capacity=500, review=True,
+                   principal=who)  # fmt: skip
     clock.advance(seconds=61.5)
     mem.update(ids["deploy"], content=f"{org} never deploys on Fridays or before holidays",
                principal=who)  # fmt: skip
@@ -159,10 +167,11 @@ def test_sqlite_to_postgresql_to_sqlite_is_lossless(
     again = migrate(pg, back, batch_size=1000)
 
     assert [o.org_id for o in there.organizations] == sorted(ORGS)
-    assert all(o.memories == 6 and o.history > 6 for o in there.organizations)
+    assert all(o.memories == 7 and o.history > 7 for o in there.organizations)
+    assert all((o.sectors, o.policies) == (2, 2) for o in there.organizations)
     assert there.to_dict() == again.to_dict()  # same counts, same checksums on every hop
     assert len({o.checksum for o in there.organizations}) == len(ORGS)
-    assert sum(steps) == there.memories == 3 * 6 and set(steps) == {1}
+    assert sum(steps) == there.memories == 3 * 7 and set(steps) == {1}
 
     before = snapshot(src, embedder, ids)
     assert snapshot(back, embedder, ids) == before
@@ -230,13 +239,13 @@ def test_refuses_a_postgresql_destination_holding_a_copied_org(
     pg = pg_url()
     migrate(src, pg)
     with open_stores(pg, src) as (_, sqlite_side):
-        assert count_memories(sqlite_side) == 18
+        assert count_memories(sqlite_side) == 21
     again = f"sqlite:///{tmp_path / 'again.db'}"
     migrate(pg, again)
     with pytest.raises(Conflict, match="'acme', 'globex', 'initech'"):
         migrate(again, pg)
     with open_stores(src, pg) as (_, dest):
-        assert count_memories(dest) == 18
+        assert count_memories(dest) == 21
 
 
 def test_other_organizations_in_the_destination_are_kept(
@@ -250,7 +259,7 @@ def test_other_organizations_in_the_destination_are_kept(
     assert [o.org_id for o in report.organizations] == sorted(ORGS)
     with open_stores(src, dst) as (_, dest):
         assert dest.organizations() == sorted([*ORGS, "umbrella"])
-        assert count_memories(dest) == 19
+        assert count_memories(dest) == 22
 
 
 def test_refuses_the_same_database(
@@ -361,3 +370,19 @@ def test_verification_names_the_org_and_the_difference(
     assert err.value.org_id == "acme" and "organization 'acme'" in str(err.value)
     if damage is _flip_vector:
         assert any(f"memory {i!r} differs" in str(err.value) for i in ids["acme"].values())
+
+
+class _NoPolicies(_Lossy):
+    """A real store that drops every policy it is given."""
+
+    def put_policy(self, policy: Any) -> None:
+        return None
+
+
+def test_verification_catches_lost_policies(
+    source: tuple[str, dict[str, dict[str, str]]], tmp_path: Path
+) -> None:
+    src, _ = source
+    with open_stores(src, str(tmp_path / "lossy.db")) as (store, dest):
+        with pytest.raises(VerificationError, match="policies differ: 2 in the source, 0"):
+            copy_store(store, _NoPolicies(dest, lambda row: None), batch_size=100)  # type: ignore[arg-type]

@@ -15,7 +15,10 @@ that fails part-way leaves the organizations it reached in the destination;
 the refusal then names them, so a retry starts from a fresh database. Stop
 writers to the source first: a write during the copy fails the verification.
 
-Not copied: the PostgreSQL embedding cache (content-addressed, rebuilt on demand).
+Sectors and retention/capacity/review policies are copied and compared too.
+Not copied: the PostgreSQL embedding cache (content-addressed, rebuilt on
+demand), the access log (usage telemetry) and the graph (``kenning graph
+rebuild`` re-derives it on the destination).
 """
 
 from __future__ import annotations
@@ -65,11 +68,14 @@ class OrgReport:
     memories: int
     history: int
     checksum: str
+    sectors: int = 0
+    policies: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {"org_id": self.org_id, "memories": self.memories, "history": self.history,
-                "checksum": self.checksum}  # fmt: skip
+                "checksum": self.checksum, "sectors": self.sectors,
+                "policies": self.policies}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +205,24 @@ def _verify(source: Store, dest: Store, org_id: str) -> OrgReport:
         raise VerificationError(org_id, f"checksum {src.checksum} in the source, "
                                 f"{dst.checksum} in the destination; "
                                 f"{_first_difference(src, dst)}")  # fmt: skip
-    return OrgReport(org_id, src.memories, src.history, src.checksum)
+    src_settings, dst_settings = _org_settings(source, org_id), _org_settings(dest, org_id)
+    for what, a, b in zip(("sectors", "policies"), src_settings, dst_settings, strict=True):
+        if a != b:
+            raise VerificationError(org_id, f"{what} differ: {len(a)} in the source, "
+                                    f"{len(b)} in the destination")  # fmt: skip
+    return OrgReport(org_id, src.memories, src.history, src.checksum,
+                     len(src_settings[0]), len(src_settings[1]))  # fmt: skip
+
+
+def _org_settings(store: Store, org_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The organization's sectors (with their centroids) and policies, comparable."""
+    sectors = [
+        {**s.to_dict(), "centroid": None if s.centroid is None
+         else hashlib.sha256(s.centroid.astype("<f4").tobytes()).hexdigest()}
+        for s in store.sectors(whole_org(org_id))
+    ]  # fmt: skip
+    return (sorted(sectors, key=lambda d: d["id"]),
+            [p.to_dict() for p in store.policies(org_id)])  # fmt: skip
 
 
 # -- copying ------------------------------------------------------------------------------
@@ -246,6 +269,18 @@ def _copy_org(
     for batch in _batches(source.iter_export(whole_org(org_id)), batch_size):
         copied += dest.import_rows(batch, progress)
     dest.import_tombstones(list(source.iter_tombstones(whole_org(org_id))))
+    sectors = source.sectors(whole_org(org_id))
+    placed: set[str | None] = {None}
+    while sectors:  # parents before children (a parent outside the list counts as placed)
+        known = {s.id for s in sectors}
+        ready = [s for s in sectors if s.parent_id in placed or s.parent_id not in known]
+        ready = ready or sectors  # a cycle (never written by kenning): keep every row
+        for sector in ready:
+            dest.put_sector(sector)
+            placed.add(sector.id)
+        sectors = [s for s in sectors if s.id not in placed]
+    for policy in source.policies(org_id):
+        dest.put_policy(policy)
     return copied
 
 
