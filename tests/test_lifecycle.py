@@ -464,3 +464,22 @@ def test_sectors_are_seen_only_through_readable_scopes(mem: Memory) -> None:
         mem.sectors(scopes="user:alice", principal=bob)
     with pytest.raises(NotFound):  # bob cannot target it either
         mem.recall("anything", sector=mine.id, principal=bob)
+
+
+def test_a_keyed_write_never_loses_its_key(mem: Memory) -> None:
+    plain = mem.remember("The staging cluster runs in Frankfurt")
+    keyed = mem.upsert("staging region", "The staging cluster runs in Frankfurt.")
+    assert keyed.id == plain.id and mem.get(plain.id).key == "staging region"
+    again = mem.upsert("staging region", "The staging cluster runs in Dublin")
+    assert again.id == plain.id and mem.get(plain.id).content.endswith("Dublin")
+    both = mem.write([{"content": "Builds are cached for a week", "key": "cache ttl"},
+                      {"content": "Builds are cached for a week.", "key": "build cache"}])
+    assert [r.action.value for r in both] == ["add", "add"]  # one fact, two keys: both kept
+
+
+def test_batch_twins_of_a_stored_memory_both_confirm_it(mem: Memory) -> None:
+    stored = mem.remember("Payroll runs on the 25th")
+    twins = mem.write([{"content": "Payroll runs on the 25th."},
+                       {"content": "Payroll runs on the 25th!"}])  # fmt: skip
+    assert [(r.action.value, r.record.id) for r in twins] == [("noop", stored.id)] * 2
+    assert len(mem.list().items) == 1

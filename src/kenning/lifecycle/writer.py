@@ -132,7 +132,8 @@ class WritePlanner:
                 plan.neighbours = {records[i].id: hits for i, hits in zip(eligible, near,
                                                                         strict=True)}  # fmt: skip
         rows = [replace(r) for r in records]
-        holder: dict[int, MemoryRecord] = {}
+        holder: dict[int, MemoryRecord] = {}  # batch index -> its row, to be inserted
+        merged: dict[int, MemoryRecord] = {}  # batch index -> the stored memory it went into
         for i, record in enumerate(rows):
             d = decisions.get(i)
             if d is None or d.action is Action.ADD or d.target is None:
@@ -141,12 +142,21 @@ class WritePlanner:
                 plan.results.append(WriteResult(record, Action.ADD, None, d.reason if d else ""))
                 continue
             if d.target.startswith(_BATCH):
+                j = int(d.target.removeprefix(_BATCH))
+                if j in merged and d.action in (Action.NOOP, Action.UPDATE):
+                    merged[i] = merged[j]  # its twin already went into a stored memory
+                    plan.results.append(WriteResult(merged[j], Action.NOOP, merged[j].id,
+                                                    d.reason))  # fmt: skip
+                    continue
                 plan.results.append(self._within_batch(d, i, rows, vectors, holder, plan, now))
                 continue
             old = existing[d.target]
-            plan.results.append(self._against(d, record, vectors[i], old, plan, now))
+            result = self._against(d, record, vectors[i], old, plan, now)
+            plan.results.append(result)
             if d.action in (Action.SUPERSEDE, Action.SHADOW):
                 holder[i] = record
+            else:
+                merged[i] = result.record
         return plan
 
     # -- decisions ------------------------------------------------------------------------
@@ -212,10 +222,12 @@ class WritePlanner:
         note: dict[str, Any] = {"action": d.action.value, "reason": d.reason,
                                 "by": d.decided_by, "similarity": round(d.similarity, 4)}
         if d.action is Action.NOOP:
-            confirmed = replace(old, updated_at=now, confidence=adjust_confidence(
-                old.confidence, FeedbackKind.CONFIRM))  # fmt: skip
-            changes = {"confidence": [old.confidence, confirmed.confidence],
-                       "reconcile": {**note, "content": new.content}}  # fmt: skip
+            # a keyed write confirming a keyless memory gives it the key: the key must
+            # find this fact afterwards (the rules never match a different key)
+            confirmed = replace(old, updated_at=now, key=old.key or new.key,
+                                confidence=adjust_confidence(old.confidence, FeedbackKind.CONFIRM))
+            changes = old.changes_to(confirmed, ("confidence", "key"))
+            changes["reconcile"] = {**note, "content": new.content}
             plan.replacements.append(Replacement(confirmed, None, "confirm", changes))
             return WriteResult(confirmed, d.action, old.id, d.reason)
         if d.action is Action.UPDATE:
@@ -253,13 +265,19 @@ class WritePlanner:
         j = int(d.target.removeprefix(_BATCH)) if d.target else -1
         first = holder.get(j)
         new = rows[i]
-        if first is None or d.action in (Action.NOOP, Action.UPDATE):
+        if first is None:
+            d = Decision(Action.ADD, None, "its batch twin went into a stored memory")
+        elif first.key and new.key and first.key != new.key:
+            d = Decision(Action.ADD, None, "same fact under two keys: both kept")
+        if d.action is Action.ADD or first is None:
+            plan.inserts.append((new, vectors[i]))
+            holder[i] = new
+            return WriteResult(new, Action.ADD, None, d.reason)
+        if d.action in (Action.NOOP, Action.UPDATE):
             # the same fact twice in one batch: stored once
-            kept = first or new
-            if first is None:
-                plan.inserts.append((new, vectors[i]))
-                holder[i] = new
-            return WriteResult(kept, Action.NOOP, kept.id, d.reason)
+            if not first.key:
+                first.key = new.key  # not written yet: the key comes along
+            return WriteResult(first, Action.NOOP, first.id, d.reason)
         plan.inserts.append((new, vectors[i]))
         holder[i] = new
         new.supersedes = first.id
