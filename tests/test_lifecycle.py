@@ -483,3 +483,11 @@ def test_batch_twins_of_a_stored_memory_both_confirm_it(mem: Memory) -> None:
                        {"content": "Payroll runs on the 25th!"}])  # fmt: skip
     assert [(r.action.value, r.record.id) for r in twins] == [("noop", stored.id)] * 2
     assert len(mem.list().items) == 1
+
+
+def test_pending_memories_wait_for_review_instead_of_reconciling(mem: Memory) -> None:
+    trusted = mem.remember("The VPN gateway is vpn.example.com")
+    (pending,) = mem.write([{"content": "The VPN gateway is vpn.example.com",
+                             "status": "pending_review"}])  # fmt: skip
+    assert pending.action.value == "add" and pending.record.id != trusted.id
+    assert mem.get(trusted.id).confidence == trusted.confidence  # not confirmed unreviewed

@@ -224,7 +224,7 @@ class LifecycleMethods:
         who = self._who(principal)
         if persona is not None:
             persona = clean_text(persona, "persona", 128)
-            if persona not in who.personas:
+            if persona not in who.personas and not who.is_admin:  # as Principal allows
                 raise PermissionDenied(f"{who.user_id!r} may not use persona {persona!r}")
             who = replace(who, active_persona=persona)
         if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 200:

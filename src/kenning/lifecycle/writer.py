@@ -19,8 +19,10 @@ SHADOW     the new memory restates the old one with more: the old one retires
            (``superseded``, window left open), linked ``elaborates``
 =========  ===================================================================
 
-Only the memory types in ``lifecycle.reconcile_types`` are reconciled;
-episodic and working memories are events, and two alike events stay two.
+Only active memories of the types in ``lifecycle.reconcile_types`` are
+reconciled: episodic and working memories are events (two alike events stay
+two), and a memory written as ``pending_review`` waits for its reviewer
+instead of changing what is already trusted.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ class WritePlanner:
         eligible = [
             i for i, r in enumerate(records)
             if reconcile and self.reconciler is not None
-            and r.memory_type.value in lc.reconcile_types and r.status is not Status.SUPERSEDED
+            and r.memory_type.value in lc.reconcile_types and r.status is Status.ACTIVE
         ]  # fmt: skip
         decisions: dict[int, Decision] = {}
         existing: dict[str, MemoryRecord] = {}
