@@ -455,8 +455,8 @@ class Memory(LifecycleMethods):
 
         What retired it is undone from its history: the validity window a
         supersede closed, the pointer to its successor, the confidence the
-        contradiction took, the strength forgetting read (archive, forget,
-        retention, eviction, supersede and shadow are all reversible).
+        contradiction took (archive, forget, retention, eviction, supersede and
+        shadow are all reversible). Restoring counts as a use (a reinforcement).
         """
         who = self._who(principal)
         record = self._writable(memory_id, who)
@@ -618,8 +618,8 @@ class Memory(LifecycleMethods):
 RETIRING_OPS = frozenset(
     {"archive", "supersede", "shadow", "forget", "retention", "evict"}
 )
-#: The fields a retiring op may change, restored from its history row.
-_UNDONE = ("valid_to", "superseded_by", "confidence", "strength", "last_accessed")
+#: The fields a retiring op may change besides the status, restored from its history row.
+_UNDONE = ("valid_to", "superseded_by", "confidence")
 
 _REMEMBER_FIELDS = frozenset(
     {"content", "scope", "key", "memory_type", "importance", "confidence", "tags", "metadata",

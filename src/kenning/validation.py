@@ -169,6 +169,32 @@ def clean_k(value: object, max_k: int, field: str = "k") -> int:
     return value
 
 
+def clean_number(
+    value: object, field: str, *, above: float = 0.0, at_most: float = math.inf
+) -> float:
+    """A finite number in (``above``, ``at_most``]."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidInput(f"{field} must be a number, got {value!r}", field=field)
+    if not above < value <= at_most:
+        bound = "" if at_most == math.inf else f" and at most {at_most:g}"
+        raise InvalidInput(f"{field} must be above {above:g}{bound}, got {value!r}", field=field)
+    return float(value)
+
+
+def clean_count(value: object, field: str, minimum: int = 0) -> int:
+    """An integer of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidInput(f"{field} must be an integer >= {minimum}, got {value!r}", field=field)
+    return value
+
+
+def clean_flag(value: object, field: str) -> bool:
+    """True or false (not a truthy stand-in)."""
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{field} must be true or false, got {value!r}", field=field)
+    return value
+
+
 def _set_of(value: object, field: str, convert: Any) -> frozenset[Any]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, Iterable):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
@@ -25,6 +25,13 @@ StoreOpt = Annotated[
         "default: a temporary SQLite file.",
     ),
 ]  # fmt: skip
+
+
+def _split(name: str) -> Literal["dev", "holdout", "all"]:
+    """The ``--split`` value, checked."""
+    if name not in ("dev", "holdout", "all"):
+        raise typer.BadParameter("split must be dev, holdout or all")
+    return cast(Literal["dev", "holdout", "all"], name)
 
 
 def _settings(overrides: list[str]) -> Settings | None:
@@ -65,9 +72,7 @@ def locomo(
     """LoCoMo retrieval: recall@k, any/all-hit, per category, latency."""
     from .locomo import run_locomo
 
-    if split not in ("dev", "holdout", "all"):
-        raise typer.BadParameter("split must be dev, holdout or all")
-    result = run_locomo(data, split, settings=_settings(set_), store=store)  # type: ignore[arg-type]
+    result = run_locomo(data, _split(split), settings=_settings(set_), store=store)
     typer.echo(json.dumps(result, indent=None if as_json else 2, default=str))
 
 
@@ -82,9 +87,7 @@ def ingest(
     """LoCoMo through ``ingest``: fact coverage of the evidence turns, and recall@k."""
     from .ingest import run_ingest_locomo
 
-    if split not in ("dev", "holdout", "all"):
-        raise typer.BadParameter("split must be dev, holdout or all")
-    result = run_ingest_locomo(data, split, settings=_settings(set_), store=store)  # type: ignore[arg-type]
+    result = run_ingest_locomo(data, _split(split), settings=_settings(set_), store=store)
     typer.echo(json.dumps(result, indent=None if as_json else 2, default=str))
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from ..clock import FixedClock
 from ..config import Settings
 from ..embeddings import Embedder
-from ..models import Principal, Role
+from .locomo import conversation_user
 from .locomo_data import load_locomo, score, split
 from .stores import open_bench_memory
 
@@ -55,8 +55,7 @@ def run_ingest_locomo(
             turns = facts = 0
             started = time.perf_counter()
             for conv in convs:
-                who = Principal(org_id="locomo", user_id=conv.sample_id,
-                                roles=frozenset({Role.MEMBER}))  # fmt: skip
+                who = conversation_user(conv)
                 for session, group in groupby(conv.turns, key=lambda t: t.session):
                     said = list(group)
                     clock.set(said[0].session_date + timedelta(hours=1))
@@ -79,8 +78,7 @@ def run_ingest_locomo(
             ingest_s = time.perf_counter() - started
             rankings, questions = [], []
             for conv in convs:
-                who = Principal(org_id="locomo", user_id=conv.sample_id,
-                                roles=frozenset({Role.MEMBER}))  # fmt: skip
+                who = conversation_user(conv)
                 clock.set(conv.last_session_date + timedelta(days=1))
                 for q in conv.questions:
                     if not q.scorable:

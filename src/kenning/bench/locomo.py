@@ -25,7 +25,7 @@ from ..models import Principal, Role
 from .locomo_data import Conversation, Question, combined_report, load_locomo, score, split
 from .stores import open_bench_memory
 
-__all__ = ["run_locomo", "run_locomo_variants"]
+__all__ = ["conversation_user", "run_locomo", "run_locomo_variants"]
 
 
 def run_locomo(
@@ -98,7 +98,8 @@ def run_locomo_variants(
     return out
 
 
-def _who(conv: Conversation) -> Principal:
+def conversation_user(conv: Conversation) -> Principal:
+    """The principal a conversation's memories belong to (one user per conversation)."""
     return Principal(org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER}))
 
 
@@ -119,7 +120,7 @@ def _ingest(
             }
             for t in conv.turns
         ]
-        mem.remember_many(items, principal=_who(conv))
+        mem.remember_many(items, principal=conversation_user(conv))
         n_turns += len(items)
         if progress:
             progress("ingest", len(items))
@@ -138,7 +139,7 @@ def _ask(
     questions: list[Question] = []
     latencies: list[float] = []
     for conv in convs:
-        who = _who(conv)
+        who = conversation_user(conv)
         clock.set(conv.last_session_date + timedelta(days=1))
         for q in conv.questions:
             if not q.scorable:

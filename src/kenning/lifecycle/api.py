@@ -19,7 +19,7 @@ import numpy as np
 from ..access import AccessPolicy, ScopeFilter
 from ..clock import Clock
 from ..config import Settings
-from ..errors import InvalidInput, NotFound, PermissionDenied
+from ..errors import NotFound, PermissionDenied
 from ..llm import ChatModel
 from ..models import (
     ALL_SCOPES,
@@ -34,7 +34,15 @@ from ..retrieval.pipeline import RecallPipeline, RecallRequest
 from ..retrieval.ranker import rank
 from ..scoring import component_confidence
 from ..stores import Store
-from ..validation import clean_k, clean_memory_type, clean_tags, clean_text
+from ..validation import (
+    clean_count,
+    clean_flag,
+    clean_k,
+    clean_memory_type,
+    clean_number,
+    clean_tags,
+    clean_text,
+)
 from .consolidate import ConsolidationReport, Consolidator
 from .hint import HintItem, format_hint
 from .ingest import Ingestor, IngestResult
@@ -227,8 +235,7 @@ class LifecycleMethods:
             if persona not in who.personas and not who.is_admin:  # as Principal allows
                 raise PermissionDenied(f"{who.user_id!r} may not use persona {persona!r}")
             who = replace(who, active_persona=persona)
-        if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 200:
-            raise InvalidInput("max_chars must be an integer >= 200", field="max_chars")
+        max_chars = clean_count(max_chars, "max_chars", minimum=200)
         if query is not None and query.strip():
             # a hint is a passive injection, not a use: no reinforcement
             query = clean_text(query, "query", self.settings.max_content_chars)
@@ -271,19 +278,17 @@ class LifecycleMethods:
         target = self._scope(scope, who)
         self.policy.check_write(who, target)
         name = clean_text(name, "name", 128)
-        if isinstance(decay_multiplier, bool) or not isinstance(decay_multiplier, int | float) \
-                or not 0 < decay_multiplier <= 100:  # fmt: skip
-            raise InvalidInput("decay_multiplier must be a number in (0, 100]",
-                               field="decay_multiplier")  # fmt: skip
-        cap = self.settings.lifecycle.sector_max_size if max_size is None else max_size
-        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 4:
-            raise InvalidInput("max_size must be an integer >= 4", field="max_size")
+        multiplier = clean_number(decay_multiplier, "decay_multiplier", at_most=100)
+        cap = clean_count(
+            self.settings.lifecycle.sector_max_size if max_size is None else max_size,
+            "max_size", minimum=4,
+        )  # fmt: skip
         view = ScopeFilter(who.org_id, frozenset({target}))
         if parent_id is not None and parent_id not in {s.id for s in self.store.sectors(view)}:
             raise NotFound(f"sector {parent_id!r} not found in scope {target.key!r}")
         now = self.clock.now()
         sector = Sector(id=new_id(), org_id=who.org_id, scope=target, name=name,
-                        parent_id=parent_id, decay_multiplier=float(decay_multiplier),
+                        parent_id=parent_id, decay_multiplier=multiplier,
                         topics=tuple(clean_tags(list(topics), self.settings.max_tags)),
                         max_size=cap, created_at=now, updated_at=now)  # fmt: skip
         self.store.put_sector(sector)
@@ -309,8 +314,9 @@ class LifecycleMethods:
         policy = Policy(
             who.org_id, check_target(clean_text(target, "target", 300)),
             "*" if memory_type == "*" else clean_memory_type(memory_type).value,
-            _positive(retention_days, "retention_days"), _count(capacity, "capacity"),
-            _flag(review, "review"), self.clock.now(),
+            None if retention_days is None else clean_number(retention_days, "retention_days"),
+            None if capacity is None else clean_count(capacity, "capacity"),
+            clean_flag(review, "review"), self.clock.now(),
         )  # fmt: skip
         self.store.put_policy(policy)
         return policy
@@ -332,27 +338,3 @@ class LifecycleMethods:
     def _check_admin(who: Principal) -> None:
         if not who.is_admin:
             raise PermissionDenied(f"{who.user_id!r} is not an admin of {who.org_id!r}")
-
-
-
-
-def _positive(value: float | None, name: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise InvalidInput(f"{name} must be a positive number or null", field=name)
-    return float(value)
-
-
-def _count(value: int | None, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"{name} must be a non-negative integer or null", field=name)
-    return value
-
-
-def _flag(value: bool, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidInput(f"{name} must be true or false", field=name)
-    return value

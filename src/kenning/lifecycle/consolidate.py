@@ -127,7 +127,7 @@ class Consolidator:
             op, new, reason = step
             report.actions.append(Action(op, record.id, reason))
             changes.append(Replacement(new, None, op, record.changes_to(
-                new, ("status", "memory_type", "decay_rate", "strength"))
+                new, ("status", "memory_type", "decay_rate"))
                 | {"reason": reason}))  # fmt: skip
             if new.status is Status.ACTIVE:
                 kept.append(new)

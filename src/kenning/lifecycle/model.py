@@ -10,7 +10,7 @@ import numpy as np
 
 from ..models import Scope
 
-__all__ = ["Access", "AccessEntry", "Sector", "Policy", "POLICY_TARGETS"]
+__all__ = ["Access", "AccessEntry", "Sector", "Policy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +87,12 @@ class Sector:
         }  # fmt: skip
 
 
-#: What a policy applies to: ``"*"`` (the organization), ``"layer:<layer>"`` or
-#: ``"scope:<scope key>"``; the most specific matching policy wins.
-POLICY_TARGETS = ("*", "layer:", "scope:")
-
-
 @dataclass(frozen=True, slots=True)
 class Policy:
     """Retention, capacity and review rules for a target and memory type.
+
+    ``target``: ``"*"`` (the organization), ``"layer:<layer>"``,
+    ``"scope:<scope key>"`` or ``"sector:<id>"`` (see :mod:`kenning.lifecycle.policy`).
 
     * ``retention_days``: active memories older than this (by event time, else
       creation) are archived by consolidation;

@@ -474,9 +474,7 @@ def _family_slot(text: _Text) -> tuple[str, tuple[str, ...], frozenset[str], str
 
 
 #: (trigger stem, preposition) -> the first family of ``_FAMILIES`` it belongs to.
-_FAMILY_OF: dict[tuple[str, str], str] = {}
-for _family, _stem_, _prep in _FAMILIES:
-    _FAMILY_OF.setdefault((_stem_, _prep), _family)
+_FAMILY_OF = {(stem, prep): family for family, stem, prep in reversed(_FAMILIES)}
 
 
 def _slot_family(old: _Text, new: _Text) -> str | None:

@@ -7,8 +7,12 @@ import functools
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
+import numpy as np
+
+from ..lifecycle.model import Sector
 from ..models import (
     LAYER_OF,
     HistoryEntry,
@@ -25,6 +29,7 @@ __all__ = [
     "AGE_BUCKETS",
     "CONFIDENCE_LEVEL_SQL",
     "finish_record",
+    "finish_sector",
     "layer_stats",
     "tombstones",
 ]
@@ -58,6 +63,22 @@ def finish_record(values: dict[str, Any], kind: str, owner: str, user: str | Non
 
 #: Seed 000's age buckets: (name, days).
 AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
+
+
+def finish_sector(
+    row: Sequence[Any], topics: Iterable[str], created: datetime | None,
+    updated: datetime | None,
+) -> Sector:  # fmt: skip
+    """A sector from a row (id, org, scope kind, owner, user, name, parent, multiplier,
+    topics, centroid, max size, created, updated, active-memory count) whose topics and
+    times the store has converted already; the centroid is raw float32 bytes or None."""
+    sid, org, kind, owner, user, name, parent, mult, _, centroid, max_size, _, _, size = row
+    return Sector(
+        id=sid, org_id=org, scope=_scope(kind, owner, user), name=name, parent_id=parent,
+        decay_multiplier=mult, topics=tuple(topics),
+        centroid=None if centroid is None else np.frombuffer(bytes(centroid), np.float32).copy(),
+        max_size=max_size, created_at=created, updated_at=updated, size=size,
+    )  # fmt: skip
 
 
 def tombstones(

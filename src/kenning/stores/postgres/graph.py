@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Collection, Sequence
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +31,7 @@ from ...graph.model import (
 )
 from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
+from .parts import StoreParts
 from .sql import scope_clause
 
 __all__ = ["PostgresGraph"]
@@ -39,17 +39,8 @@ __all__ = ["PostgresGraph"]
 _MemoryRow = tuple[str, str, str, str, datetime]  # org, scope kind, scope key, status, created
 
 
-class PostgresGraph:
+class PostgresGraph(StoreParts):
     """Graph methods of the PostgreSQL store (see :mod:`kenning.stores.base`)."""
-
-    def _tx(self, context: tuple[str, str, str]) -> AbstractContextManager[psycopg.Connection]:
-        raise NotImplementedError  # provided by the store
-
-    def _read(self, scopes: ScopeFilter) -> Any:
-        raise NotImplementedError  # provided by the store
-
-    def _org_write(self, org_id: str) -> Any:
-        raise NotImplementedError  # provided by the store
 
     exact_search_max: int  # provided by the store
 

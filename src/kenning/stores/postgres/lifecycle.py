@@ -9,31 +9,20 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from typing import Any
 
 import numpy as np
-import psycopg
 
 from ...access import ScopeFilter
 from ...lifecycle.model import Access, AccessEntry, Policy, Sector
-from ...models import Scope, ScopeKind
+from ..rows import finish_sector
+from .parts import StoreParts
 from .sql import scope_clause, write_context
 
 __all__ = ["PostgresLifecycle"]
 
 
-class PostgresLifecycle:
+class PostgresLifecycle(StoreParts):
     """Lifecycle methods of the PostgreSQL store (see :mod:`kenning.stores.base`)."""
-
-    def _tx(self, context: tuple[str, str, str]) -> AbstractContextManager[psycopg.Connection]:
-        raise NotImplementedError  # provided by the store
-
-    def _read(self, scopes: ScopeFilter) -> Any:
-        raise NotImplementedError  # provided by the store
-
-    def _org_write(self, org_id: str) -> Any:
-        raise NotImplementedError  # provided by the store
 
     # -- access ------------------------------------------------------------------------
 
@@ -109,17 +98,7 @@ class PostgresLifecycle:
                 f"FROM sectors x WHERE {where} ORDER BY x.created_at, x.id",
                 params,
             ).fetchall()
-        out: builtins.list[Sector] = []
-        for (sid, org, kind, owner, user, name, parent, mult, topics, centroid, max_size,
-             created, updated, size) in rows:  # fmt: skip
-            out.append(Sector(
-                id=sid, org_id=org, scope=Scope(ScopeKind(kind), owner, user), name=name,
-                parent_id=parent, decay_multiplier=mult, topics=tuple(topics),
-                centroid=None if centroid is None
-                else np.frombuffer(bytes(centroid), np.float32).copy(),
-                max_size=max_size, created_at=created, updated_at=updated, size=size,
-            ))  # fmt: skip
-        return out
+        return [finish_sector(r, r[8], r[11], r[12]) for r in rows]
 
     # -- policies ----------------------------------------------------------------------
 

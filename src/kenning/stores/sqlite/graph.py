@@ -17,7 +17,6 @@ from __future__ import annotations
 import builtins
 import sqlite3
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +35,7 @@ from ...graph.model import (
 )
 from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
+from .parts import StoreParts
 from .sql import joined_scope_clause, scope_clause
 
 __all__ = ["SQLiteGraph"]
@@ -52,14 +52,8 @@ def _chunks(items: Sequence[Any]) -> Iterator[builtins.list[Any]]:
         yield list(items[start : start + _CHUNK])
 
 
-class SQLiteGraph:
+class SQLiteGraph(StoreParts):
     """Graph methods of the SQLite store (see :mod:`kenning.stores.base`)."""
-
-    def atomic(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by the store
-        raise NotImplementedError
-
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by the store
-        raise NotImplementedError
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int

@@ -10,32 +10,22 @@ from __future__ import annotations
 
 import builtins
 import json
-import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 
 import numpy as np
 
 from ...access import ScopeFilter
 from ...lifecycle.model import Access, AccessEntry, Policy, Sector
-from ...models import Scope, ScopeKind
+from ..rows import finish_sector
+from .parts import StoreParts
 from .sql import dt, joined_scope_clause, ts
 
 __all__ = ["SQLiteLifecycle"]
 
 
-class SQLiteLifecycle:
+class SQLiteLifecycle(StoreParts):
     """Lifecycle methods of the SQLite store (see :mod:`kenning.stores.base`)."""
-
-    def atomic(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by the store
-        raise NotImplementedError
-
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by the store
-        raise NotImplementedError
-
-    def _scope_pk(self, conn: sqlite3.Connection, org_id: str, scope: Scope) -> int:
-        raise NotImplementedError  # provided by the store
 
     # -- access ------------------------------------------------------------------------
 
@@ -112,16 +102,7 @@ class SQLiteLifecycle:
                 f"WHERE {where} ORDER BY x.created_at, x.id",
                 params,
             ).fetchall()
-        out: builtins.list[Sector] = []
-        for (sid, org, kind, owner, user, name, parent, mult, topics, centroid, max_size,
-             created, updated, size) in rows:  # fmt: skip
-            out.append(Sector(
-                id=sid, org_id=org, scope=Scope(ScopeKind(kind), owner, user), name=name,
-                parent_id=parent, decay_multiplier=mult, topics=tuple(json.loads(topics)),
-                centroid=None if centroid is None else np.frombuffer(centroid, np.float32).copy(),
-                max_size=max_size, created_at=dt(created), updated_at=dt(updated), size=size,
-            ))  # fmt: skip
-        return out
+        return [finish_sector(r, json.loads(r[8]), dt(r[11]), dt(r[12])) for r in rows]
 
     # -- policies ----------------------------------------------------------------------
 

@@ -1,0 +1,25 @@
+"""What :class:`~kenning.stores.sqlite.store.SQLiteStore` gives the mixins it is built
+from (graph, lifecycle): its transaction helpers, declared once."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AbstractContextManager
+
+from ...models import Scope
+
+__all__ = ["StoreParts"]
+
+
+class StoreParts:
+    """The store's own helpers, as its mixins call them (implemented by the store)."""
+
+    def atomic(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction (nested calls become savepoints)."""
+        raise NotImplementedError
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def _scope_pk(self, conn: sqlite3.Connection, org_id: str, scope: Scope) -> int:
+        raise NotImplementedError
