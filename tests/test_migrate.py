@@ -13,6 +13,7 @@ import itertools
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,12 @@ from kenning import (
     NotFound,
     Principal,
     Role,
+    Settings,
 )
+from kenning.directory.model import ApiKey, AuditEntry, DirectoryEntry
 from kenning.embeddings import Embedder
 from kenning.migrate import CopyReport, VerificationError, copy_store, count_memories, open_stores
-from kenning.stores import Store, database_url, inspect_database
+from kenning.stores import Store, database_url, inspect_database, open_store
 from kenning.stores.postgres.throwaway import ThrowawayPostgres
 from kenning.stores.sqlite.store import SQLiteStore
 
@@ -216,6 +219,102 @@ def test_forgotten_memories_keep_their_history(
     assert trails[1] == trails[0]
 
 
+# -- the directory --------------------------------------------------------------------------
+
+#: Lives only in the directory (no memory): copied all the same.
+DIRECTORY_ONLY = "umbrella"
+
+
+def _fill_directory(store: Store, org: str, audit_lines: int = 5) -> None:
+    """Entries of every kind, two keys (one revoked) and ``audit_lines`` audit lines in ``org``."""
+
+    def at(seconds: float) -> Any:
+        return T0 + timedelta(seconds=seconds)
+
+    docs = {("org", org): {"name": org.title(), "mode": "org", "memory_enabled": True},
+            ("user", "alice"): {"role": "admin", "teams": {"eng": "lead"}, "personas": ["helper"]},
+            ("user", "bob"): {"role": "member", "disabled": True},
+            ("team", "eng"): {"name": "Engineering", "memory_enabled": False},
+            ("persona", "helper"): {"name": "Helper"}}  # fmt: skip
+    for n, ((kind, entry_id), doc) in enumerate(docs.items()):
+        store.put_entry(DirectoryEntry(org, kind, entry_id, doc, at(n + 0.123456)))
+    store.put_api_key(ApiKey(f"{org}-k1", org, "alice", "laptop", f"hash-1-{org}", at(10.5),
+                             "root", persona="helper"))  # fmt: skip
+    store.put_api_key(ApiKey(f"{org}-k2", org, "bob", "ci", f"hash-2-{org}", at(11.5), "alice",
+                             revoked_at=at(99.25)))  # fmt: skip
+    store.append_audit([
+        AuditEntry(org, at(20 + i + 0.5), "alice" if i % 2 else "root", f"admin.step.{i}",
+                   target=f"t{i}", outcome="denied" if i == 3 else "ok",
+                   detail={"i": i, "nested": {"x": [1, 2.5, None]}}, request_id=f"r{i}")
+        for i in range(audit_lines)
+    ])  # fmt: skip
+
+
+def _directory_of(url: str, embedder: Embedder, orgs: Sequence[str]) -> dict[str, Any]:
+    """Every org's entries, keys and audit log (without ``seq``) as ``url``'s store holds them."""
+    store = open_store(Settings(database_url=url), embedder.model_id, embedder.dim)
+    try:
+        return {org: {"entries": [e for kind in ("org", "user", "team", "persona")
+                                  for e in store.entries(org, kind)],
+                      "keys": store.api_keys(org),
+                      "audit": _no_seq(store.audit(org, limit=1000))}
+                for org in orgs}  # fmt: skip
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def with_directory(
+    source: tuple[str, dict[str, dict[str, str]]], embedder: Embedder
+) -> tuple[str, list[str]]:
+    """The source store plus a directory in every org and one directory-only org."""
+    src, _ = source
+    store = open_store(Settings(database_url=src), embedder.model_id, embedder.dim)
+    try:
+        for org in ORGS:
+            _fill_directory(store, org)
+        _fill_directory(store, DIRECTORY_ONLY, audit_lines=4)
+    finally:
+        store.close()
+    return src, sorted([*ORGS, DIRECTORY_ONLY])
+
+
+def test_directory_keys_and_audit_are_copied(
+    with_directory: tuple[str, list[str]], pg_url: Callable[[], str], tmp_path: Path,
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    src, orgs = with_directory
+    monkeypatch.setattr("kenning.migrate._AUDIT_PAGE", 2)  # several pages, a partial and an empty
+    pg, back = pg_url(), f"sqlite:///{tmp_path / 'back.db'}"
+    there = migrate(src, pg)
+    again = migrate(pg, back)
+
+    assert [o.org_id for o in there.organizations] == orgs
+    assert there.to_dict() == again.to_dict()
+    counts = {o.org_id: (o.memories, o.entries, o.api_keys, o.audit) for o in there.organizations}
+    assert counts == {**{org: (7, 5, 2, 5) for org in ORGS}, DIRECTORY_ONLY: (0, 5, 2, 4)}
+    before = _directory_of(src, embedder, orgs)
+    assert before["acme"]["audit"][0]["action"] == "admin.step.4"  # newest first
+    assert before["acme"]["keys"][1].revoked_at is not None
+    assert _directory_of(pg, embedder, orgs) == before
+    assert _directory_of(back, embedder, orgs) == before
+
+
+def test_refuses_a_destination_holding_a_directory_only_org(
+    with_directory: tuple[str, list[str]], tmp_path: Path, embedder: Embedder
+) -> None:
+    src, _ = with_directory
+    dst = f"sqlite:///{tmp_path / 'taken.db'}"
+    store = open_store(Settings(database_url=dst), embedder.model_id, embedder.dim)
+    try:
+        store.put_entry(DirectoryEntry(DIRECTORY_ONLY, "org", DIRECTORY_ONLY, {}, T0))
+    finally:
+        store.close()
+    with pytest.raises(Conflict, match=rf"organization\(s\) '{DIRECTORY_ONLY}' \(0 memories\)"):
+        migrate(src, dst)
+    assert sqlite_counts(dst)["memories"] == 0
+
+
 # -- refusals -----------------------------------------------------------------------------
 
 
@@ -386,3 +485,20 @@ def test_verification_catches_lost_policies(
     with open_stores(src, str(tmp_path / "lossy.db")) as (store, dest):
         with pytest.raises(VerificationError, match="policies differ: 2 in the source, 0"):
             copy_store(store, _NoPolicies(dest, lambda row: None), batch_size=100)  # type: ignore[arg-type]
+
+
+class _NoAudit(_Lossy):
+    """A real store that drops every audit line it is given."""
+
+    def append_audit(self, entries: Any) -> None:
+        return None
+
+
+def test_verification_catches_a_lost_audit_log(
+    with_directory: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    src, _ = with_directory
+    with open_stores(src, str(tmp_path / "lossy.db")) as (store, dest):
+        with pytest.raises(VerificationError, match="audit lines differ: 5 in the source") as err:
+            copy_store(store, _NoAudit(dest, lambda row: None), batch_size=100)  # type: ignore[arg-type]
+    assert err.value.org_id == "acme" and "0 in the destination" in str(err.value)

@@ -5,6 +5,7 @@ Every error kenning raises on purpose derives from :class:`KenningError`::
     KenningError
     ├── InvalidInput          bad arguments: empty/oversized content, bad ranges,
     │                         malformed filters, unknown scope kinds, bad UTF-8
+    ├── Unauthenticated       no valid credentials (missing, unknown, revoked key)
     ├── PermissionDenied      the principal may not read/write that scope
     ├── NotFound              no such memory (or not visible to the caller)
     ├── Conflict              a concurrent change won (version mismatch)
@@ -22,6 +23,7 @@ from __future__ import annotations
 __all__ = [
     "KenningError",
     "InvalidInput",
+    "Unauthenticated",
     "PermissionDenied",
     "NotFound",
     "Conflict",
@@ -45,6 +47,10 @@ class InvalidInput(KenningError, ValueError):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+class Unauthenticated(KenningError):
+    """No valid credentials: a missing, malformed, unknown or revoked key or token."""
 
 
 class PermissionDenied(KenningError):

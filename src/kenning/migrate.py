@@ -15,10 +15,14 @@ that fails part-way leaves the organizations it reached in the destination;
 the refusal then names them, so a retry starts from a fresh database. Stop
 writers to the source first: a write during the copy fails the verification.
 
-Sectors and retention/capacity/review policies are copied and compared too.
-Not copied: the PostgreSQL embedding cache (content-addressed, rebuilt on
-demand), the access log (usage telemetry) and the graph (``kenning graph
-rebuild`` re-derives it on the destination).
+Sectors and retention/capacity/review policies are copied and compared too,
+and so is the directory: each organization's entries of every kind, its API
+keys (hashes included) and its audit log, in order (the destination numbers
+the lines anew; the comparison ignores ``seq``). An organization that lives
+only in the directory (no memory yet) is copied like any other. Not copied:
+the PostgreSQL embedding cache (content-addressed, rebuilt on demand), the
+access log (usage telemetry) and the graph (``kenning graph rebuild``
+re-derives it on the destination).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pydantic import ValidationError
 
 from .access import ScopeFilter
 from .config import Settings
+from .directory.model import ENTRY_KINDS, ApiKey, AuditEntry, DirectoryEntry
 from .errors import ConfigError, Conflict, InvalidInput, StoreError
 from .models import ScopeKind
 from .stores import Store, display_url, inspect_database, open_store
@@ -46,6 +51,9 @@ __all__ = [
 ]  # fmt: skip
 
 Progress = Callable[[int], None]
+
+#: Audit lines read (and written, one transaction each) per page.
+_AUDIT_PAGE = 1000
 
 
 class VerificationError(StoreError):
@@ -70,12 +78,16 @@ class OrgReport:
     checksum: str
     sectors: int = 0
     policies: int = 0
+    entries: int = 0
+    api_keys: int = 0
+    audit: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {"org_id": self.org_id, "memories": self.memories, "history": self.history,
                 "checksum": self.checksum, "sectors": self.sectors,
-                "policies": self.policies}  # fmt: skip
+                "policies": self.policies, "entries": self.entries,
+                "api_keys": self.api_keys, "audit": self.audit}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,8 +222,57 @@ def _verify(source: Store, dest: Store, org_id: str) -> OrgReport:
         if a != b:
             raise VerificationError(org_id, f"{what} differ: {len(a)} in the source, "
                                     f"{len(b)} in the destination")  # fmt: skip
+    entries, keys, audit = _verify_directory(source, dest, org_id)
     return OrgReport(org_id, src.memories, src.history, src.checksum,
-                     len(src_settings[0]), len(src_settings[1]))  # fmt: skip
+                     len(src_settings[0]), len(src_settings[1]), entries, keys, audit)  # fmt: skip
+
+
+def _verify_directory(source: Store, dest: Store, org_id: str) -> tuple[int, int, int]:
+    """Compare one organization's directory entries, API keys and audit log on both sides;
+    return how many of each the source holds."""
+    counts = []
+    for what, read in (("entries", _entries), ("API keys", _keys)):
+        a: list[Any] = read(source, org_id)
+        b: list[Any] = read(dest, org_id)
+        if a != b:
+            raise VerificationError(org_id, f"directory {what} differ: {len(a)} in the "
+                                    f"source, {len(b)} in the destination")  # fmt: skip
+        counts.append(len(a))
+    src_audit, dst_audit = _audit_digest(source, org_id), _audit_digest(dest, org_id)
+    if src_audit != dst_audit:
+        raise VerificationError(org_id, f"audit lines differ: {src_audit[0]} in the source, "
+                                f"{dst_audit[0]} in the destination")  # fmt: skip
+    return counts[0], counts[1], src_audit[0]
+
+
+def _entries(store: Store, org_id: str) -> list[DirectoryEntry]:
+    """Every directory entry of the organization, kind by kind."""
+    return [e for kind in ENTRY_KINDS for e in store.entries(org_id, kind)]
+
+
+def _keys(store: Store, org_id: str) -> list[ApiKey]:
+    """Every API key of the organization, oldest first."""
+    return store.api_keys(org_id)
+
+
+def _audit_lines(store: Store, org_id: str) -> Iterator[AuditEntry]:
+    """The organization's whole audit log, newest first, read page by page."""
+    before: int | None = None
+    while page := store.audit(org_id, before_seq=before, limit=_AUDIT_PAGE):
+        yield from page
+        if len(page) < _AUDIT_PAGE:
+            return
+        before = page[-1].seq
+
+
+def _audit_digest(store: Store, org_id: str) -> tuple[int, str]:
+    """``(lines, sha256)`` of the organization's audit log, in order, without ``seq``."""
+    total, count = hashlib.sha256(), 0
+    for line in _audit_lines(store, org_id):
+        data = {k: v for k, v in line.to_dict().items() if k != "seq"}
+        total.update(json.dumps(data, sort_keys=True, default=str).encode() + b"\n")
+        count += 1
+    return count, total.hexdigest()
 
 
 def _org_settings(store: Store, org_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -237,7 +298,7 @@ def count_memories(store: Store, org_ids: Iterable[str] | None = None) -> int:
 
 def _refuse_occupied(dest: Store, org_ids: Sequence[str]) -> None:
     """Conflict when the destination already holds any of ``org_ids`` (nothing written yet)."""
-    taken = sorted(set(dest.organizations()) & set(org_ids))
+    taken = sorted((set(dest.organizations()) | set(dest.directory_orgs())) & set(org_ids))
     if taken:
         held = count_memories(dest, taken)
         raise Conflict(
@@ -281,7 +342,31 @@ def _copy_org(
         sectors = [s for s in sectors if s.id not in placed]
     for policy in source.policies(org_id):
         dest.put_policy(policy)
+    _copy_directory(source, dest, org_id)
     return copied
+
+
+def _copy_directory(source: Store, dest: Store, org_id: str) -> None:
+    """Copy one organization's directory entries, API keys and audit log.
+
+    The audit log is read newest first, page by page; the pages are written
+    oldest first (one transaction each), so the destination's ``seq`` keeps
+    the source's order without holding the whole log in memory.
+    """
+    for entry in _entries(source, org_id):
+        dest.put_entry(entry)
+    for key in _keys(source, org_id):
+        dest.put_api_key(key)
+    for before in reversed(_audit_pages(source, org_id)):
+        dest.append_audit(source.audit(org_id, before_seq=before, limit=_AUDIT_PAGE)[::-1])
+
+
+def _audit_pages(store: Store, org_id: str) -> list[int | None]:
+    """The ``before_seq`` of each page of the organization's audit log, newest page first."""
+    bounds: list[int | None] = [None]
+    while len(page := store.audit(org_id, before_seq=bounds[-1], limit=_AUDIT_PAGE)) == _AUDIT_PAGE:
+        bounds.append(page[-1].seq)
+    return bounds
 
 
 def copy_store(
@@ -300,7 +385,7 @@ def copy_store(
         raise InvalidInput(f"batch size must be at least 1; got {batch_size}", field="batch_size")
     if source is dest:
         raise InvalidInput("source and destination are the same store", field="to")
-    org_ids = source.organizations()
+    org_ids = sorted(set(source.organizations()) | set(source.directory_orgs()))
     _refuse_occupied(dest, org_ids)
     for org_id in org_ids:
         _copy_org(source, dest, org_id, batch_size, progress)

@@ -41,6 +41,14 @@ every store):
   back); an entity only through a visible active mention, and its label, type
   and count come from those mentions only — a reader learns nothing about an
   entity from memories it cannot read. Entity ids derive from (org, kind, norm).
+* **Directory.** Organizations, users, teams and personas are
+  :class:`~kenning.directory.model.DirectoryEntry` rows keyed by
+  ``(org_id, kind, id)``; ``put_entry`` creates or replaces one. API keys are
+  found by their public id across organizations (authentication comes before
+  any org is known) and are never deleted, only revoked. The audit log is
+  append-only; ``audit`` reads one organization's, newest first. The directory
+  holds no memory content, so it sits outside the scope filter: the engine's
+  directory service checks who may read or change it.
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..access import ScopeFilter
+from ..directory.model import ApiKey, AuditEntry, DirectoryEntry
 from ..graph.model import Entity, GraphEdge, MemoryLink, Projection
 from ..lifecycle.model import Access, AccessEntry, Policy, Sector
 from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
@@ -283,3 +292,42 @@ class Store(Protocol):
 
     def policies(self, org_id: str) -> builtins.list[Policy]:
         """Every policy of the organization."""
+
+    # -- directory --------------------------------------------------------------------
+
+    def put_entry(self, entry: DirectoryEntry) -> None:
+        """Create or replace one directory row (by org, kind and id)."""
+
+    def get_entry(self, org_id: str, kind: str, entry_id: str) -> DirectoryEntry | None:
+        """One directory row, or None."""
+
+    def entries(self, org_id: str, kind: str) -> builtins.list[DirectoryEntry]:
+        """Every row of one kind in an organization, by id."""
+
+    def delete_entry(self, org_id: str, kind: str, entry_id: str) -> bool:
+        """Remove one directory row; False when there was none."""
+
+    def directory_orgs(self) -> builtins.list[str]:
+        """Every organization id with directory rows, API keys or audit lines, sorted
+        (an organization may live in the directory without ever holding a memory;
+        :meth:`organizations` lists only those that did)."""
+
+    def put_api_key(self, key: ApiKey) -> None:
+        """Store a new key, or record its revocation (the hash never changes; a
+        revoked key stays revoked)."""
+
+    def get_api_key(self, key_id: str) -> ApiKey | None:
+        """The key with this public id, in whatever organization, or None."""
+
+    def api_keys(self, org_id: str, user_id: str | None = None) -> builtins.list[ApiKey]:
+        """The keys of an organization (of one user when given), oldest first."""
+
+    def append_audit(self, entries: Sequence[AuditEntry]) -> None:
+        """Append audit lines (one transaction); the store assigns ``seq``."""
+
+    def audit(
+        self, org_id: str, *, actor: str | None = None, action: str | None = None,
+        since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
+    ) -> builtins.list[AuditEntry]:  # fmt: skip
+        """An organization's audit lines, newest first; ``action`` matches a prefix
+        (``"admin."``); ``before_seq`` pages backwards."""

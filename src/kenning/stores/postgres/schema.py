@@ -407,12 +407,57 @@ def m005_lifecycle(conn: psycopg.Connection, dim: int) -> None:
     )
 
 
+def m006_directory(conn: psycopg.Connection, dim: int) -> None:
+    """The directory: organizations, users, teams and personas as JSON documents,
+    API keys (only the secret's hash), and the append-only audit log. Outside
+    row-level security: a key is looked up before its organization is known, and
+    none of these rows hold memory content (the engine checks who may read them)."""
+    conn.execute(
+        """
+        -- No row-level security: auth finds a key before any org is known; no memory content.
+        CREATE TABLE directory (
+            org_id text NOT NULL,
+            kind text NOT NULL,
+            id text NOT NULL,
+            doc jsonb NOT NULL DEFAULT '{}',
+            updated_at timestamptz NOT NULL,
+            PRIMARY KEY (org_id, kind, id)
+        );
+        CREATE TABLE api_keys (
+            id text PRIMARY KEY,
+            org_id text NOT NULL,
+            user_id text NOT NULL,
+            name text NOT NULL,
+            secret_hash text NOT NULL,
+            persona text,
+            created_at timestamptz NOT NULL,
+            created_by text NOT NULL,
+            revoked_at timestamptz
+        );
+        CREATE INDEX api_keys_user ON api_keys (org_id, user_id);
+        CREATE TABLE audit_log (
+            seq bigserial PRIMARY KEY,
+            org_id text NOT NULL,
+            at timestamptz NOT NULL,
+            actor text NOT NULL,
+            action text NOT NULL,
+            target text,
+            outcome text NOT NULL,
+            detail jsonb NOT NULL DEFAULT '{}',
+            request_id text
+        );
+        CREATE INDEX audit_log_org ON audit_log (org_id, seq DESC);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_search_indexes", m002_search_indexes),
     ("003_graph", m003_graph),
     ("004_said_at", m004_said_at),
     ("005_lifecycle", m005_lifecycle),
+    ("006_directory", m006_directory),
 ]
 
 

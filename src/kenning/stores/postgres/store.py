@@ -34,6 +34,7 @@ from ...retrieval.text import query_terms
 from ..base import Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .bm25 import K1, B, TTLCache, doc_length, idf
+from .directory import PostgresDirectory
 from .graph import PostgresGraph
 from .lifecycle import PostgresLifecycle
 from .schema import BULK_INDEXES, apply_migrations, ensure_extension
@@ -99,7 +100,7 @@ def _history_row(
             json.dumps(dict(changes), default=str, sort_keys=True))  # fmt: skip
 
 
-class PostgresStore(PostgresGraph, PostgresLifecycle):
+class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
     """The server store. ``url`` is a ``postgresql://`` connection URL."""
 
     kind = "postgresql"

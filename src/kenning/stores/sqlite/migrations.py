@@ -218,12 +218,54 @@ def m005_lifecycle(conn: sqlite3.Connection) -> None:
     )
 
 
+def m006_directory(conn: sqlite3.Connection) -> None:
+    """The directory: organizations, users, teams and personas as JSON documents,
+    API keys (only the secret's hash), and the append-only audit log."""
+    conn.executescript(
+        """
+        CREATE TABLE directory (
+            org_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            id TEXT NOT NULL,
+            doc TEXT NOT NULL DEFAULT '{}',
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (org_id, kind, id)
+        );
+        CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            org_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            secret_hash TEXT NOT NULL,
+            persona TEXT,
+            created_at REAL NOT NULL,
+            created_by TEXT NOT NULL,
+            revoked_at REAL
+        );
+        CREATE INDEX api_keys_user ON api_keys (org_id, user_id);
+        CREATE TABLE audit_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            org_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT,
+            outcome TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '{}',
+            request_id TEXT
+        );
+        CREATE INDEX audit_log_org ON audit_log (org_id, seq DESC);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_term_stats", m002_term_stats),
     ("003_graph", m003_graph),
     ("004_said_at", m004_said_at),
     ("005_lifecycle", m005_lifecycle),
+    ("006_directory", m006_directory),
 ]
 
 

@@ -34,6 +34,7 @@ from ...models import (
 from ...retrieval.text import query_terms
 from ..base import Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
+from .directory import SQLiteDirectory
 from .graph import SQLiteGraph
 from .lifecycle import SQLiteLifecycle
 from .migrations import apply_migrations
@@ -65,7 +66,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stem
 """
 
 
-class SQLiteStore(SQLiteGraph, SQLiteLifecycle):
+class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
     kind = "sqlite"

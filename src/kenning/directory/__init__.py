@@ -1,0 +1,6 @@
+"""Tenancy: organizations, users, teams, personas, API keys, switches and the audit log."""
+
+from .model import ApiKey, AuditEntry, DirectoryEntry, Org, Persona, Team, User
+from .service import Directory
+
+__all__ = ["Directory", "ApiKey", "AuditEntry", "DirectoryEntry", "Org", "Persona", "Team", "User"]

@@ -1,0 +1,176 @@
+"""The directory on PostgreSQL: entries, API keys, the audit log (migration ``006``).
+
+Mixed into :class:`~kenning.stores.postgres.store.PostgresStore`; see
+:mod:`kenning.stores.base` for the contract. These tables have no row-level
+security (a key is looked up before its organization is known, and no row
+holds memory content): reads and writes by organization still run in that
+organization's context, the cross-organization ones (a key by id, the list of
+organizations, an audit batch) in an empty one. Ids sort bytewise (``COLLATE "C"``),
+as on SQLite, whatever the database's locale.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ...directory.model import ApiKey, AuditEntry, DirectoryEntry
+from .parts import StoreParts
+
+__all__ = ["PostgresDirectory"]
+
+#: The row-level-security context of a transaction bound to no organization.
+_NO_CONTEXT = ("", "", "")
+_KEY_COLUMNS = "id, org_id, user_id, name, secret_hash, created_at, created_by, persona, revoked_at"
+_AUDIT_COLUMNS = "seq, org_id, at, actor, action, target, outcome, detail, request_id"
+
+
+def _audit_entry(row: tuple[Any, ...]) -> AuditEntry:
+    seq, org_id, at, actor, action, target, outcome, detail, request_id = row
+    return AuditEntry(org_id, at, actor, action, target, outcome, detail, request_id, seq)
+
+
+def _audit_filter(
+    org_id: str, actor: str | None, action: str | None, since: datetime | None,
+    before_seq: int | None,
+) -> tuple[str, list[Any]]:  # fmt: skip
+    """The WHERE clause of :meth:`PostgresDirectory.audit`; ``action`` is a literal
+    prefix (``starts_with``, so ``%`` and ``_`` are no wildcards)."""
+    where: list[str] = ["org_id = %s"]
+    params: list[Any] = [org_id]
+    if actor is not None:
+        where.append("actor = %s")
+        params.append(actor)
+    if action is not None:
+        where.append("starts_with(action, %s)")
+        params.append(action)
+    if since is not None:
+        where.append("at >= %s")
+        params.append(since)
+    if before_seq is not None:
+        where.append("seq < %s")
+        params.append(before_seq)
+    return " AND ".join(where), params
+
+
+class PostgresDirectory(StoreParts):
+    """Directory methods of the PostgreSQL store (see :mod:`kenning.stores.base`)."""
+
+    # -- entries -----------------------------------------------------------------------
+
+    def put_entry(self, entry: DirectoryEntry) -> None:
+        """Create or replace one directory row (by org, kind and id)."""
+        with self._org_write(entry.org_id) as conn:
+            conn.execute(
+                "INSERT INTO directory (org_id, kind, id, doc, updated_at) "
+                "VALUES (%s, %s, %s, %s::jsonb, %s) ON CONFLICT (org_id, kind, id) "
+                "DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at",
+                (entry.org_id, entry.kind, entry.id, json.dumps(dict(entry.doc)),
+                 entry.updated_at),
+            )  # fmt: skip
+
+    def get_entry(self, org_id: str, kind: str, entry_id: str) -> DirectoryEntry | None:
+        """One directory row, or None."""
+        with self._org_write(org_id) as conn:
+            row = conn.execute(
+                "SELECT org_id, kind, id, doc, updated_at FROM directory "
+                "WHERE org_id = %s AND kind = %s AND id = %s",
+                (org_id, kind, entry_id),
+            ).fetchone()
+        return None if row is None else DirectoryEntry(*row)
+
+    def entries(self, org_id: str, kind: str) -> builtins.list[DirectoryEntry]:
+        """Every row of one kind in an organization, by id."""
+        with self._org_write(org_id) as conn:
+            rows = conn.execute(
+                "SELECT org_id, kind, id, doc, updated_at FROM directory "
+                'WHERE org_id = %s AND kind = %s ORDER BY id COLLATE "C"',
+                (org_id, kind),
+            ).fetchall()
+        return [DirectoryEntry(*r) for r in rows]
+
+    def delete_entry(self, org_id: str, kind: str, entry_id: str) -> bool:
+        """Remove one directory row; False when there was none."""
+        with self._org_write(org_id) as conn:
+            cur = conn.execute(
+                "DELETE FROM directory WHERE org_id = %s AND kind = %s AND id = %s",
+                (org_id, kind, entry_id),
+            )
+            return bool(cur.rowcount > 0)
+
+    def directory_orgs(self) -> builtins.list[str]:
+        """Every organization id with directory rows, API keys or audit lines, sorted."""
+        with self._tx(_NO_CONTEXT) as conn:
+            rows = conn.execute(
+                "SELECT org_id FROM (SELECT org_id FROM directory UNION SELECT org_id "
+                "FROM api_keys UNION SELECT org_id FROM audit_log) o "
+                'ORDER BY org_id COLLATE "C"'
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    # -- API keys ----------------------------------------------------------------------
+
+    def put_api_key(self, key: ApiKey) -> None:
+        """Store a new key; for a known id only a first revocation is recorded (never
+        the hash; a revoked key stays revoked)."""
+        with self._org_write(key.org_id) as conn:
+            conn.execute(
+                f"INSERT INTO api_keys ({_KEY_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET "
+                "revoked_at = COALESCE(api_keys.revoked_at, excluded.revoked_at)",
+                (key.id, key.org_id, key.user_id, key.name, key.secret_hash, key.created_at,
+                 key.created_by, key.persona, key.revoked_at),
+            )  # fmt: skip
+
+    def get_api_key(self, key_id: str) -> ApiKey | None:
+        """The key with this public id, in whatever organization, or None."""
+        with self._tx(_NO_CONTEXT) as conn:
+            row = conn.execute(
+                f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,)
+            ).fetchone()
+        return None if row is None else ApiKey(*row)
+
+    def api_keys(self, org_id: str, user_id: str | None = None) -> builtins.list[ApiKey]:
+        """The keys of an organization (of one user when given), oldest first."""
+        user_clause = "" if user_id is None else " AND user_id = %s"
+        params = [org_id] if user_id is None else [org_id, user_id]
+        with self._org_write(org_id) as conn:
+            rows = conn.execute(
+                f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE org_id = %s{user_clause} "
+                'ORDER BY created_at, id COLLATE "C"',
+                params,
+            ).fetchall()
+        return [ApiKey(*r) for r in rows]
+
+    # -- audit log ---------------------------------------------------------------------
+
+    def append_audit(self, entries: Sequence[AuditEntry]) -> None:
+        """Append audit lines in one transaction; ``seq`` comes from the table."""
+        if not entries:
+            return
+        with self._tx(_NO_CONTEXT) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO audit_log (org_id, at, actor, action, target, outcome, detail, "
+                "request_id) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
+                [(e.org_id, e.at, e.actor, e.action, e.target, e.outcome,
+                  json.dumps(dict(e.detail), sort_keys=True, default=str), e.request_id)
+                 for e in entries],
+            )  # fmt: skip
+
+    def audit(
+        self, org_id: str, *, actor: str | None = None, action: str | None = None,
+        since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
+    ) -> builtins.list[AuditEntry]:  # fmt: skip
+        """An organization's audit lines, newest first; ``action`` matches a prefix."""
+        where, params = _audit_filter(org_id, actor, action, since, before_seq)
+        with self._org_write(org_id) as conn:
+            rows = conn.execute(
+                f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {where} "
+                "ORDER BY seq DESC LIMIT %s",
+                [*params, max(limit, 0)],
+            ).fetchall()
+        return [_audit_entry(r) for r in rows]
