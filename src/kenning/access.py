@@ -93,10 +93,42 @@ class AccessPolicy:
             return scope.owner_id in principal.persona_leads
         return False
 
+    def can_review(self, principal: Principal, scope: Scope) -> bool:
+        """May ``principal`` approve, edit or reject pending memories in ``scope``?
+
+        Admins everywhere in their organization; team leads in their teams;
+        persona leads in their personas' shared scope; users in their own
+        personal scopes (facts extracted about them wait for their word).
+        """
+        if principal.is_admin:
+            return True
+        kind = scope.kind
+        if kind in (ScopeKind.USER, ScopeKind.PERSONA_USER):
+            return self.can_write(principal, scope)
+        if kind is ScopeKind.TEAM:
+            return principal.teams.get(scope.owner_id) is TeamRole.LEAD
+        if kind is ScopeKind.PERSONA:
+            return scope.owner_id in principal.persona_leads
+        return False
+
+    def reviewable(self, principal: Principal) -> ScopeFilter:
+        """Every scope whose pending memories ``principal`` may review."""
+        readable = self.readable(principal)
+        if principal.is_admin:
+            return readable
+        return ScopeFilter(
+            principal.org_id, frozenset(s for s in readable.scopes if self.can_review(principal, s))
+        )
+
     def check_read(self, principal: Principal, scope: Scope) -> None:
         """Raise :class:`PermissionDenied` unless ``principal`` may read ``scope``."""
         if not self.can_read(principal, scope):
             raise PermissionDenied(f"{principal.user_id!r} may not read scope {scope.key!r}")
+
+    def check_review(self, principal: Principal, scope: Scope) -> None:
+        """Raise :class:`PermissionDenied` unless ``principal`` may review ``scope``."""
+        if not self.can_review(principal, scope):
+            raise PermissionDenied(f"{principal.user_id!r} may not review scope {scope.key!r}")
 
     def check_write(self, principal: Principal, scope: Scope) -> None:
         """Raise :class:`PermissionDenied` unless ``principal`` may write ``scope``."""

@@ -26,7 +26,7 @@ PUBLIC_METHODS = (
     "feedback", "get", "recall", "list", "history", "stats", "export_jsonl", "import_jsonl",
     "flush", "reinforce", "strength", "access_log", "ingest", "context", "consolidate",
     "build_hint", "create_sector", "sectors", "set_policy", "delete_policy", "policies",
-    "confidence_components",
+    "confidence_components", "review_queue", "approve", "reject",
 )  # fmt: skip
 #: The ``mem.graph`` methods AsyncGraph mirrors.
 GRAPH_METHODS = ("neighbours", "entity", "paths", "link", "alias", "rebuild")
@@ -109,3 +109,6 @@ class AsyncMemory:
     delete_policy = _mirror("delete_policy")
     policies = _mirror("policies")
     confidence_components = _mirror("confidence_components")
+    review_queue = _mirror("review_queue")
+    approve = _mirror("approve")
+    reject = _mirror("reject")

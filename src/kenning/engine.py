@@ -27,6 +27,7 @@ from .access import AccessPolicy
 from .clock import Clock, SystemClock
 from .config import Settings
 from .decay import type_defaults
+from .directory import Directory
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
 from .errors import ConfigError, Conflict, InvalidInput, NotFound, PermissionDenied
 from .graph.api import Graph
@@ -52,6 +53,7 @@ from .models import (
     new_id,
 )
 from .retrieval.pipeline import RecallPipeline, RecallRequest
+from .review import ReviewMethods
 from .scoring import (
     SOURCE_RELIABILITY,
     adjust_confidence,
@@ -90,7 +92,7 @@ def _settings_from_env() -> Settings:
         raise ConfigError(f"invalid KENNING_* setting: {exc}") from None
 
 
-class Memory(LifecycleMethods):
+class Memory(LifecycleMethods, ReviewMethods):
     """Long-term memory for agents, on the embedded store by default.
 
     >>> mem = Memory("/tmp/kenning-demo.db")            # doctest: +SKIP
@@ -138,11 +140,17 @@ class Memory(LifecycleMethods):
         self._access = AccessWriter(self.store)
         self._ingestor = Ingestor(self)
         self._graph = Graph(self)
+        self._directory = Directory(self.store, self.clock)
 
     @property
     def graph(self) -> Graph:
         """The memory graph: neighbours, entities, paths, links (:mod:`kenning.graph.api`)."""
         return self._graph
+
+    @property
+    def directory(self) -> Directory:
+        """Tenancy, API keys, switches and the audit log (:mod:`kenning.directory`)."""
+        return self._directory
 
     def _embed_options(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.settings.embedder_options)
@@ -321,6 +329,7 @@ class Memory(LifecycleMethods):
                 if len(items) == 1:
                     raise
                 raise InvalidInput(f"items[{index}]: {exc}", field=exc.field) from None
+        self._hold_for_review(records, who)
         keys = [(r.scope, r.key) for r in records if r.key]
         if len(keys) != len(set(keys)):
             raise InvalidInput("two items of the batch share a scope and key", field="key")

@@ -1,0 +1,117 @@
+"""Review: pending memories wait for a reviewer (seed 001 phase 3), mixed into
+:class:`~kenning.engine.Memory`.
+
+A memory is pending when it was written as ``pending_review``, when a
+lifecycle policy holds extracted facts for review, or when the directory asks
+for approval of its scope (the organization's ``review`` switch for the
+organization layer, a team's or persona's for their shared scope; writes by
+the scope's own reviewers go straight in, except on the organization layer,
+where every write waits). Reviewers are chosen by
+:meth:`~kenning.access.AccessPolicy.can_review`: admins, team leads, persona
+leads, and users for their own personal scopes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .access import AccessPolicy
+from .clock import Clock
+from .errors import Conflict, InvalidInput, NotFound
+from .models import MemoryFilter, MemoryRecord, Page, Principal, ScopeKind, Status
+from .stores import Store
+from .validation import clean_text
+
+if TYPE_CHECKING:
+    from .directory import Directory
+    from .engine import ScopesArg
+
+__all__ = ["ReviewMethods"]
+
+
+class ReviewMethods:
+    """Review-queue methods of :class:`~kenning.engine.Memory` (see the module docstring)."""
+
+    # provided by Memory
+    store: Store
+    policy: AccessPolicy
+    clock: Clock
+    _directory: Directory
+    _who: Callable[[Principal | None], Principal]
+    _visible: Callable[[str, Principal], MemoryRecord]
+    list: Callable[..., Page]
+    update: Callable[..., MemoryRecord]
+
+    def _hold_for_review(self, records: Sequence[MemoryRecord], who: Principal) -> None:
+        """Mark new records pending where their scope's directory switch asks for it."""
+        asked: dict[Any, bool] = {}
+        for record in records:
+            if record.status is not Status.ACTIVE:
+                continue
+            scope = record.scope
+            if scope not in asked:
+                asked[scope] = self._directory.review_required(record.org_id, scope) and (
+                    scope.kind is ScopeKind.ORG or not self.policy.can_review(who, scope)
+                )
+            if asked[scope]:
+                record.status = Status.PENDING_REVIEW
+
+    def review_queue(
+        self, *, scopes: ScopesArg = None, limit: int = 50, cursor: str | None = None,
+        principal: Principal | None = None,
+    ) -> Page:  # fmt: skip
+        """Pending memories the caller may review, newest first, one page at a time.
+
+        ``scopes``: None for every scope the caller reviews, or named scopes
+        (each must be one the caller reviews).
+        """
+        who = self._who(principal)
+        if scopes is None or scopes == "all":
+            named: Any = sorted(self.policy.reviewable(who).scopes, key=lambda s: s.key)
+            if who.is_admin:
+                named = "all"
+            elif not named:
+                return Page([], None)
+        else:
+            named = scopes
+            view = self.policy.resolve(who, scopes)
+            for scope in view.scopes:
+                self.policy.check_review(who, scope)
+        return self.list(
+            scopes=named, filters=MemoryFilter(statuses=frozenset({Status.PENDING_REVIEW})),
+            limit=limit, cursor=cursor, principal=who,
+        )  # fmt: skip
+
+    def approve(
+        self, memory_id: str, *, changes: Mapping[str, Any] | None = None,
+        principal: Principal | None = None,
+    ) -> MemoryRecord:  # fmt: skip
+        """Make a pending memory active, optionally editing it on the way (``changes``
+        as :meth:`update` takes them); the history records ``approve``."""
+        who = self._who(principal)
+        record = self._pending(memory_id, who)
+        if changes is not None and not isinstance(changes, Mapping):
+            raise InvalidInput("changes must be an object", field="changes")
+        return self.update(record.id, principal=who, _op="approve", _status=Status.ACTIVE,
+                           **dict(changes or {}))  # fmt: skip
+
+    def reject(
+        self, memory_id: str, *, reason: str | None = None, principal: Principal | None = None
+    ) -> None:
+        """Delete a pending memory; its history keeps who rejected it and when (and the
+        audit log the reason)."""
+        who = self._who(principal)
+        record = self._pending(memory_id, who)
+        if reason is not None:
+            clean_text(reason, "reason", 1000)
+        if not self.store.delete(record.org_id, record.id, who.user_id, self.clock.now()):
+            raise NotFound(f"memory {memory_id!r} not found")
+
+    def _pending(self, memory_id: str, who: Principal) -> MemoryRecord:
+        record = self._visible(memory_id, who)
+        self.policy.check_review(who, record.scope)
+        if record.status is not Status.PENDING_REVIEW:
+            raise Conflict(f"memory {record.id!r} is {record.status.value}, not pending_review")
+        return replace(record)
