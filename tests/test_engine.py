@@ -462,7 +462,8 @@ def test_recall_explain_fields(mem: Memory) -> None:
     assert set(result.timings_ms) >= {"keyword", "embed", "dense", "fetch", "rank", "total"}
     assert result.candidates == {"dense": 2, "keyword": 2, "fused": 2}
     plain = mem.recall("sailing lessons on the lake")
-    assert all(h.explain is None for h in plain) and plain.timings_ms == {}
+    assert all(h.explain is None for h in plain) and plain.candidates == {}
+    assert plain.timings_ms["total"] > 0  # stage timings always (the server's metrics)
     assert _ids(plain) == _ids(result) and [h.score for h in plain] == [h.score for h in result]
     json.dumps(result.to_dict())
 

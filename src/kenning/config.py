@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .graph.model import RELATION_PRIORS
 
-__all__ = ["Settings", "ScoringWeights", "GraphRead", "Lifecycle", "default_home"]
+__all__ = ["Settings", "ScoringWeights", "GraphRead", "Lifecycle", "Server", "default_home"]
 
 
 def default_home() -> Path:
@@ -156,6 +156,34 @@ class Lifecycle(BaseSettings):
     sector_auto_split: bool = True
 
 
+class Server(BaseSettings):
+    """The REST/MCP server (``kenning serve``). Environment: ``KENNING_SERVER_*``."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_SERVER_", extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    #: uvicorn worker processes (more than one needs PostgreSQL).
+    workers: int = Field(1, ge=1, le=64)
+    #: Requests with a larger body are refused with 413 before they are read.
+    max_body_bytes: int = Field(4_000_000, gt=0)
+    #: The largest ``k`` / ``limit`` a request may ask for.
+    max_k: int = Field(200, gt=0)
+    #: Optional bearer JWT verification: the key (an HMAC secret, or a PEM public
+    #: key for RS*/ES*/EdDSA), the accepted algorithms, and the claims naming the
+    #: organization and the user (who must exist in the directory).
+    jwt_key: SecretStr | None = None
+    jwt_algorithms: tuple[str, ...] = ("HS256",)
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    jwt_org_claim: str = "org"
+    jwt_user_claim: str = "sub"
+    #: Write an audit line for reads by admins too (DESIGN.md §1: admin access is audited).
+    audit_admin_reads: bool = True
+    #: Seconds uvicorn waits for open requests at shutdown.
+    graceful_timeout_s: int = Field(20, ge=0)
+
+
 class Settings(BaseSettings):
     """kenning's configuration. Environment variables use the ``KENNING_`` prefix."""
 
@@ -272,6 +300,7 @@ class Settings(BaseSettings):
     scoring: ScoringWeights = Field(default_factory=ScoringWeights)
     graph: GraphRead = Field(default_factory=GraphRead)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
+    server: Server = Field(default_factory=Server)
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -512,7 +512,8 @@ class Hit:
 
 @dataclass(slots=True)
 class RecallResult:
-    """The hits of one recall plus, when explained, per-stage timings in ms."""
+    """The hits of one recall, per-stage timings in ms and, when explained, what
+    the candidates, graph and time handling did."""
 
     hits: list[Hit]
     timings_ms: dict[str, float] = field(default_factory=dict)

@@ -613,6 +613,15 @@ from .graph import graph_app  # noqa: E402
 
 app.add_typer(graph_app, name="graph")
 
+from .admin import admin_app, serve_command  # noqa: E402
+
+app.add_typer(admin_app, name="admin")
+app.command("serve", cls=_Command)(serve_command)
+
+from .mcp import mcp_command  # noqa: E402
+
+_command("mcp")(mcp_command)
+
 
 def main() -> None:
     """Console entry point (``kenning``)."""

@@ -144,7 +144,7 @@ class RecallPipeline:
         pool.timings["graph"] += _ms(t)
         pool.timings["total"] = _ms(started)
         if not req.explain:
-            return RecallResult(hits)
+            return RecallResult(hits, pool.timings)
         return RecallResult(
             hits,
             pool.timings,

@@ -1,0 +1,199 @@
+"""``kenning serve`` and ``kenning admin``: the server, and the directory from the
+command line (organizations, users, teams, personas, API keys, audit).
+
+``admin`` acts as the CLI's principal (``--user``; the default user is an
+org admin), through the same directory service the REST API uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from ..config import Settings
+from ..directory import ApiKey
+from ..models import DEFAULT_USER, Role, TeamRole
+from ..stores import database_url
+from . import render
+from .app import _Command, _mem, _state
+from .args import JsonOpt
+
+__all__ = ["admin_app", "serve_command"]
+
+admin_app: typer.Typer = typer.Typer(help="Organizations, users, teams, personas, API keys, audit.",
+                        no_args_is_help=True)  # fmt: skip
+key_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
+admin_app.add_typer(key_app, name="key")
+
+F = TypeVar("F", bound=Callable[..., Any])
+OnOff = Annotated[bool | None, typer.Option(help="on or off")]
+
+
+def _show(data: Any, as_json: bool) -> None:
+    if as_json:
+        render.emit(data)
+        return
+    items = data if isinstance(data, list) else [data]
+    for item in items:
+        render.say("  ".join(f"{k}={v}" for k, v in item.items()))
+
+
+def serve_command(
+    ctx: typer.Context,
+    host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (PostgreSQL).")] = None,
+    new_key: Annotated[bool, typer.Option(
+        "--new-key", help="Mint a fresh admin API key for --user and print it.")] = False,
+) -> None:  # fmt: skip
+    """Run the REST API, MCP endpoint and web UI (uvicorn)."""
+    from ..server.run import bootstrap, serve
+
+    state = _state(ctx)
+    mem = _mem(ctx)
+    settings = mem.settings
+    if new_key:
+        secret = bootstrap(mem, state.org, state.user or DEFAULT_USER)
+        render.say(f"API key for {state.user or DEFAULT_USER} (shown once): {secret}", err=True)
+    state.close()
+    updates = {k: v for k, v in {"host": host, "port": port, "workers": workers}.items()
+               if v is not None}  # fmt: skip
+    server = settings.server.model_copy(update=updates)
+    url = database_url(state.db, field="db") if state.db is not None else settings.database_url
+    serve(Settings(**{**settings.model_dump(exclude={"server", "database_url"}),
+                      "server": server, "database_url": url}))  # fmt: skip
+
+
+def _cmd(app: typer.Typer, name: str) -> Callable[[F], F]:
+    return app.command(name, cls=_Command)
+
+
+@_cmd(admin_app, "org")
+def org(
+    ctx: typer.Context, name: Annotated[str | None, typer.Option()] = None,
+    mode: Annotated[str | None, typer.Option(help="personal | org | org_no_global")] = None,
+    memory: OnOff = None, review: OnOff = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Show or change the organization (mode, memory switch, org-layer review)."""
+    mem = _mem(ctx)
+    who = mem.principal
+    if name is None and mode is None and memory is None and review is None:
+        _show(mem.directory.org(who.org_id).to_dict(), as_json)
+        return
+    _show(mem.directory.set_org(who, name=name, mode=mode, memory_enabled=memory,
+                                review=review).to_dict(), as_json)  # fmt: skip
+
+
+@_cmd(admin_app, "user")
+def user(
+    ctx: typer.Context, user_id: str, name: Annotated[str | None, typer.Option()] = None,
+    role: Annotated[Role | None, typer.Option()] = None,
+    disabled: Annotated[bool | None, typer.Option("--disabled/--enabled")] = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Create a user or change their name, role or disabled flag."""
+    mem = _mem(ctx)
+    found = mem.directory.put_user(mem.principal, user_id, name=name, role=role, disabled=disabled)
+    _show(found.to_dict(), as_json)
+
+
+@_cmd(admin_app, "users")
+def users(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List the organization's users."""
+    mem = _mem(ctx)
+    _show([u.to_dict() for u in mem.directory.users(mem.principal)], as_json)
+
+
+@_cmd(admin_app, "team")
+def team(
+    ctx: typer.Context, team_id: str, name: Annotated[str | None, typer.Option()] = None,
+    memory: OnOff = None, review: OnOff = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Create a team or change its name or switches."""
+    mem = _mem(ctx)
+    found = mem.directory.put_team(mem.principal, team_id, name=name, memory_enabled=memory,
+                                   review=review)  # fmt: skip
+    _show(found.to_dict(), as_json)
+
+
+@_cmd(admin_app, "member")
+def member(
+    ctx: typer.Context, team_id: str, user_id: str,
+    role: Annotated[TeamRole, typer.Option()] = TeamRole.MEMBER,
+    remove: Annotated[bool, typer.Option("--remove")] = False, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Put a user in a team (or --remove them)."""
+    mem = _mem(ctx)
+    found = mem.directory.set_member(mem.principal, team_id, user_id, None if remove else role)
+    _show(found.to_dict(), as_json)
+
+
+@_cmd(admin_app, "persona")
+def persona(
+    ctx: typer.Context, persona_id: str, name: Annotated[str | None, typer.Option()] = None,
+    memory: OnOff = None, review: OnOff = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Create a persona or change its name or switches."""
+    mem = _mem(ctx)
+    found = mem.directory.put_persona(mem.principal, persona_id, name=name,
+                                      memory_enabled=memory, review=review)  # fmt: skip
+    _show(found.to_dict(), as_json)
+
+
+@_cmd(admin_app, "grant")
+def grant(
+    ctx: typer.Context, persona_id: str, user_id: str,
+    lead: Annotated[bool, typer.Option("--lead", help="May curate its shared memory.")] = False,
+    revoke: Annotated[bool, typer.Option("--revoke")] = False, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Let a user use a persona (or --revoke it)."""
+    mem = _mem(ctx)
+    found = mem.directory.grant_persona(mem.principal, persona_id, user_id, use=not revoke,
+                                        lead=lead)  # fmt: skip
+    _show(found.to_dict(), as_json)
+
+
+def _key_row(key: ApiKey) -> dict[str, Any]:
+    return key.to_dict()
+
+
+@_cmd(key_app, "create")
+def key_create(
+    ctx: typer.Context, user_id: str, name: Annotated[str, typer.Option()] = "cli",
+    persona: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Mint an API key for a user; the secret is printed this once."""
+    mem = _mem(ctx)
+    key, secret = mem.directory.create_key(mem.principal, user_id, name, persona=persona)
+    _show({**_key_row(key), "secret": secret}, as_json)
+
+
+@_cmd(key_app, "list")
+def key_list(
+    ctx: typer.Context, user_id: Annotated[str | None, typer.Option("--user-id")] = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """List API keys (never their secrets)."""
+    mem = _mem(ctx)
+    _show([_key_row(k) for k in mem.directory.keys(mem.principal, user_id)], as_json)
+
+
+@_cmd(key_app, "revoke")
+def key_revoke(ctx: typer.Context, key_id: str, as_json: JsonOpt = False) -> None:
+    """Revoke an API key."""
+    mem = _mem(ctx)
+    _show(_key_row(mem.directory.revoke_key(mem.principal, key_id)), as_json)
+
+
+@_cmd(admin_app, "audit")
+def audit(
+    ctx: typer.Context, user_id: Annotated[str | None, typer.Option("--user-id")] = None,
+    action: Annotated[str | None, typer.Option(help="prefix, e.g. admin.")] = None,
+    limit: Annotated[int, typer.Option()] = 50, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """The audit log, newest first."""
+    mem = _mem(ctx)
+    lines = mem.directory.audit(mem.principal, user=user_id, action=action, limit=limit)
+    _show([a.to_dict() for a in lines], as_json)

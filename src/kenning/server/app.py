@@ -1,0 +1,99 @@
+"""The FastAPI app factory: ``create_app()`` for uvicorn (``kenning serve``),
+``create_app(memory=mem)`` for tests and embedding.
+
+The engine is opened once, in the lifespan, and closed there (pending
+reinforcement writes are flushed on shutdown). The MCP endpoint
+(streamable HTTP) is mounted at ``/mcp`` with the same authentication.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from .. import __version__
+from ..config import Settings
+from ..engine import Memory
+from ..models import Principal
+from . import errors
+from .auth import principal_from_headers
+from .metrics import Metrics
+from .middleware import RequestMiddleware
+from .routes import admin, lifecycle, memories, ops, review
+
+__all__ = ["create_app"]
+
+
+def _mcp_app(app: FastAPI, mem: Memory) -> Any:
+    from ..mcp.server import build_mcp
+
+    def resolve(headers: Mapping[str, str] | None) -> Principal:
+        return principal_from_headers(mem, mem.settings.server, headers or {})[0]
+
+    server = build_mcp(mem, resolve)
+    app.state.mcp = server
+    return server
+
+
+def create_app(memory: Memory | None = None, settings: Settings | None = None) -> FastAPI:
+    """The kenning server. Without ``memory`` the engine is opened from ``settings``
+    (default: the environment) when the app starts, and closed when it stops."""
+    holder: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        mem = memory if memory is not None else Memory(settings=settings)
+        app.state.memory = mem
+        mcp = _mcp_app(app, mem)
+        holder["mcp_http"].set(mcp, mem.settings.server.host)
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            mem.flush()
+            if memory is None:
+                mem.close()
+
+    app = FastAPI(
+        title="kenning", version=__version__, lifespan=lifespan,
+        description="Long-term memory for AI agents: scoped memories, hybrid recall, review, "
+        "audit. Authenticate with `Authorization: Bearer kn_…` (or `X-API-Key`); "
+        "`X-Kenning-Persona` selects the active persona.",
+    )  # fmt: skip
+    app.state.metrics = Metrics()
+    errors.install(app)
+    for module in (memories, lifecycle, review, admin, ops):
+        app.include_router(module.router)
+    holder["mcp_http"] = _LateMount()
+    app.mount("/mcp", holder["mcp_http"])
+    cfg = (memory.settings if memory is not None else settings or Settings()).server
+
+    def audit(who: Principal, action: str, target: str | None, detail: dict[str, Any],
+              outcome: str, request_id: str) -> None:  # fmt: skip
+        app.state.memory.directory.record(who, action, target, detail, outcome=outcome,
+                                          request_id=request_id)  # fmt: skip
+
+    app.add_middleware(
+        RequestMiddleware, max_body=cfg.max_body_bytes, audit=audit,
+        observe=app.state.metrics.observe_request, audit_admin_reads=cfg.audit_admin_reads,
+    )  # fmt: skip
+    return app
+
+
+class _LateMount:
+    """The MCP streamable-HTTP app, built in the lifespan (it needs the engine)."""
+
+    def __init__(self) -> None:
+        self._app: Any = None
+
+    def set(self, mcp: Any, host: str) -> None:
+        self._app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True,
+                                            json_response=True, host=host)  # fmt: skip
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self._app is None:
+            raise RuntimeError("the MCP endpoint starts with the app's lifespan")
+        await self._app(scope, receive, send)

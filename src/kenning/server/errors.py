@@ -1,0 +1,129 @@
+"""One error schema for every response of the server, and the one place that
+translates kenning's exception tree into HTTP.
+
+Every error body is ``{"error": {"code", "message", "field", "request_id"}}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+from ..errors import (
+    Conflict,
+    EmbeddingError,
+    InvalidInput,
+    KenningError,
+    LLMError,
+    NotFound,
+    PermissionDenied,
+    StoreError,
+    Unauthenticated,
+)
+
+__all__ = ["ErrorBody", "ErrorResponse", "install", "ERROR_RESPONSES", "error_response"]
+
+log = logging.getLogger("kenning.server")
+
+#: kenning error class → (HTTP status, code); the first match wins.
+_STATUS: tuple[tuple[type[KenningError], int, str], ...] = (
+    (InvalidInput, 400, "invalid_input"),
+    (Unauthenticated, 401, "unauthenticated"),
+    (PermissionDenied, 403, "permission_denied"),
+    (NotFound, 404, "not_found"),
+    (Conflict, 409, "conflict"),
+    (EmbeddingError, 503, "embedding_unavailable"),
+    (LLMError, 503, "llm_unavailable"),
+    (StoreError, 503, "store_unavailable"),
+)
+_HTTP_CODES = {401: "unauthenticated", 403: "permission_denied", 404: "not_found",
+               405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type"}
+
+
+class ErrorBody(BaseModel):
+    """What went wrong."""
+
+    code: str
+    message: str
+    field: str | None = None
+    request_id: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    """The body of every error response."""
+
+    error: ErrorBody
+
+
+#: Declared on every route so the OpenAPI document lists the error shapes.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse, "description": desc}
+    for status, desc in (
+        (400, "Invalid input; nothing was changed"),
+        (401, "Missing, malformed, unknown or revoked credentials"),
+        (403, "The caller may not do this"),
+        (404, "Not found, or not visible to the caller"),
+        (409, "A concurrent change won, or the memory is not in the needed state"),
+        (413, "The request body is too large"),
+        (422, "The request does not match the schema"),
+        (503, "A backend (store, embedding model, LLM) is unavailable"),
+    )
+}
+
+
+def error_response(
+    request_id: str | None, status: int, code: str, message: str, field: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:  # fmt: skip
+    """A JSON error response in the one schema."""
+    body = ErrorResponse(error=ErrorBody(code=code, message=message, field=field,
+                                         request_id=request_id))  # fmt: skip
+    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+def _rid(request: Request) -> str | None:
+    return getattr(request.state, "request_id", None)
+
+
+async def _kenning_error(request: Request, exc: Exception) -> JSONResponse:
+    for kind, status, code in _STATUS:
+        if isinstance(exc, kind):
+            headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+            return error_response(_rid(request), status, code, str(exc),
+                                  getattr(exc, "field", None), headers)  # fmt: skip
+    log.error("unexpected kenning error", exc_info=exc)
+    return error_response(_rid(request), 500, "internal", "internal error")
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path"))
+    message = f"{where or 'request'}: {first.get('msg', 'invalid')}"
+    return error_response(_rid(request), 422, "invalid_request", message, where or None)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    return error_response(_rid(request), exc.status_code, code, str(exc.detail),
+                          headers=dict(exc.headers or {}))  # fmt: skip
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(_rid(request), 500, "internal", "internal error")
+
+
+def install(app: FastAPI) -> None:
+    """Register the translations on ``app``."""
+    app.add_exception_handler(KenningError, _kenning_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,65 @@
+"""Prometheus metrics of one server process: request rates and latencies per
+route, recall latency per stage, and the store's size (read at scrape time).
+
+Each app has its own registry. With several workers each process counts its
+own requests; scrape each worker, or aggregate with prometheus_client's
+multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from ..models import LayerStats
+
+__all__ = ["Metrics"]
+
+_LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+class Metrics:
+    """The server's instruments, registered on a private registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "kenning_http_requests", "HTTP requests by route and status",
+            ["method", "route", "status"], registry=self.registry,
+        )  # fmt: skip
+        self.latency = Histogram(
+            "kenning_http_request_seconds", "HTTP request latency by route",
+            ["method", "route"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.recall_stage = Histogram(
+            "kenning_recall_stage_seconds", "Recall latency per pipeline stage",
+            ["stage"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.memories = Gauge(
+            "kenning_memories", "Memories of the scraping admin's organization",
+            ["layer", "status"], registry=self.registry,
+        )  # fmt: skip
+        self.store_bytes = Gauge(
+            "kenning_store_bytes", "Size of the embedded database file(s); 0 on PostgreSQL",
+            registry=self.registry,
+        )  # fmt: skip
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one request and its latency."""
+        self.requests.labels(method, route, str(status)).inc()
+        self.latency.labels(method, route).observe(seconds)
+
+    def observe_recall(self, timings_ms: Mapping[str, float]) -> None:
+        """Record a recall's per-stage timings."""
+        for stage, ms in timings_ms.items():
+            self.recall_stage.labels(stage).observe(ms / 1000.0)
+
+    def render(self, layers: list[LayerStats], store_bytes: int) -> bytes:
+        """The exposition text, with the size gauges set from ``layers``."""
+        self.memories.clear()
+        for st in layers:
+            for status, n in st.by_status.items():
+                self.memories.labels(st.layer, status).set(n)
+        self.store_bytes.set(store_bytes)
+        return generate_latest(self.registry)

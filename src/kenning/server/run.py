@@ -1,0 +1,81 @@
+"""Running the server: structured logs, the first key, uvicorn with graceful shutdown."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any
+
+from ..config import Settings
+from ..engine import Memory
+from ..errors import ConfigError
+
+__all__ = ["JsonFormatter", "configure_logging", "bootstrap", "serve"]
+
+#: The name of the key ``kenning serve --new-key`` mints (and rotates).
+LOCAL_KEY = "kenning serve"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per log line (time, level, logger, message, exception)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"), "level": record.levelname,
+            "logger": record.name,
+        }  # fmt: skip
+        message = record.getMessage()
+        try:
+            parsed = json.loads(message) if message.startswith("{") else None
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            out.update(parsed)
+        else:
+            out["msg"] = message
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False)
+
+
+def configure_logging(level: str = "INFO") -> dict[str, Any]:
+    """A logging config (for uvicorn too) writing JSON lines to stderr."""
+    return {
+        "version": 1, "disable_existing_loggers": False,
+        "formatters": {"json": {"()": JsonFormatter}},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json",
+                                "stream": "ext://sys.stderr"}},
+        "loggers": {
+            "kenning": {"handlers": ["stderr"], "level": level, "propagate": False},
+            "uvicorn": {"handlers": ["stderr"], "level": level, "propagate": False},
+            "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+        },
+    }  # fmt: skip
+
+
+def bootstrap(mem: Memory, org_id: str, user_id: str) -> str:
+    """Make sure the organization and its admin exist and mint a fresh local key
+    (the previous one of that name is revoked). Returns the key, shown once."""
+    _, secret = mem.directory.bootstrap(org_id, user_id, LOCAL_KEY)
+    return secret
+
+
+def serve(settings: Settings) -> None:
+    """Run uvicorn: one worker in-process, several as a factory import (PostgreSQL)."""
+    import uvicorn
+
+    cfg = settings.server
+    if cfg.workers > 1:
+        if not (settings.database_url or "").startswith("postgresql://"):
+            raise ConfigError("several workers need PostgreSQL; the embedded store serves one")
+        os.environ["KENNING_DATABASE_URL"] = settings.database_url or ""
+        uvicorn.run("kenning.server.app:create_app", factory=True, host=cfg.host,
+                    port=cfg.port, workers=cfg.workers, log_config=configure_logging(),
+                    timeout_graceful_shutdown=cfg.graceful_timeout_s)  # fmt: skip
+        return
+    from .app import create_app
+
+    uvicorn.run(create_app(settings=settings), host=cfg.host, port=cfg.port,
+                log_config=configure_logging(),
+                timeout_graceful_shutdown=cfg.graceful_timeout_s)  # fmt: skip
