@@ -1,11 +1,11 @@
-# kenning: `make run` starts the live demo, `make test` runs the test suite.
+# kenning: `make run` starts the server (first API key printed), `make test` runs the tests.
 # Each target creates its own virtual environment and installs what it needs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-locomo bench-scale clean
+.PHONY: run demo test lint bench bench-locomo bench-scale clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
+	$(BIN)/kenning serve --new-key
+
+demo: $(STAMP)
 	$(BIN)/python -m kenning.demo
 
 test: $(STAMP)

@@ -27,6 +27,7 @@ EXPECTED = [
     "NotFound",
     "Page",
     "PermissionDenied",
+    "Unauthenticated",
     "Principal",
     "RecallMode",
     "RecallResult",
@@ -60,6 +61,7 @@ def test_errors_share_one_root() -> None:
     for name in (
         "InvalidInput",
         "PermissionDenied",
+        "Unauthenticated",
         "NotFound",
         "Conflict",
         "ConfigError",

@@ -20,6 +20,7 @@ from .errors import (
     NotFound,
     PermissionDenied,
     StoreError,
+    Unauthenticated,
 )
 from .models import (
     ALL_SCOPES,
@@ -68,6 +69,7 @@ __all__ = [
     "NotFound",
     "Page",
     "PermissionDenied",
+    "Unauthenticated",
     "Principal",
     "RecallMode",
     "RecallResult",

@@ -12,10 +12,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from ..config import Settings
 from ..directory import ApiKey
 from ..models import DEFAULT_USER, Role, TeamRole
-from ..stores import database_url
+from ..stores import database_url, location
 from . import render
 from .app import _Command, _mem, _state
 from .args import JsonOpt
@@ -54,16 +53,20 @@ def serve_command(
     state = _state(ctx)
     mem = _mem(ctx)
     settings = mem.settings
-    if new_key:
-        secret = bootstrap(mem, state.org, state.user or DEFAULT_USER)
-        render.say(f"API key for {state.user or DEFAULT_USER} (shown once): {secret}", err=True)
-    state.close()
     updates = {k: v for k, v in {"host": host, "port": port, "workers": workers}.items()
                if v is not None}  # fmt: skip
     server = settings.server.model_copy(update=updates)
+    base = f"http://{server.host}:{server.port}"
+    render.say(f"kenning server on {base}  (store: {location(settings)})", err=True)
+    render.say(f"  API docs  {base}/docs      MCP  {base}/mcp/", err=True)
+    if new_key:
+        user = state.user or DEFAULT_USER
+        secret = bootstrap(mem, state.org, user)
+        render.say(f"  API key for {user} (org admin; shown once): {secret}", err=True)
+        render.say(f'  try:  curl -H "Authorization: Bearer {secret}" {base}/v1/me', err=True)
+    state.close()
     url = database_url(state.db, field="db") if state.db is not None else settings.database_url
-    serve(Settings(**{**settings.model_dump(exclude={"server", "database_url"}),
-                      "server": server, "database_url": url}))  # fmt: skip
+    serve(settings.model_copy(update={"server": server, "database_url": url}))
 
 
 def _cmd(app: typer.Typer, name: str) -> Callable[[F], F]:

@@ -17,7 +17,14 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from ..engine import Memory
-from ..errors import Conflict, InvalidInput, KenningError, NotFound, PermissionDenied
+from ..errors import (
+    Conflict,
+    InvalidInput,
+    KenningError,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
 from ..migrate import copy_store, count_memories, open_stores
 from ..models import ALL_SCOPES, DEFAULT_ORG, DEFAULT_USER, Principal, Role, TeamRole
 from ..stores import database_url, display_url, location
@@ -59,7 +66,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit code of each error kind; any other KenningError exits with 1.
 EXIT_CODES: tuple[tuple[type[KenningError], int], ...] = (
-    (InvalidInput, 2), (PermissionDenied, 3), (NotFound, 4), (Conflict, 5),
+    (InvalidInput, 2), (PermissionDenied, 3), (Unauthenticated, 3), (NotFound, 4), (Conflict, 5),
 )  # fmt: skip
 _JSON_FLAG = "kenning.json"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import RedirectResponse
 
 from ...errors import KenningError, PermissionDenied
 from ...models import Principal
@@ -14,6 +15,12 @@ from ..errors import ERROR_RESPONSES, error_response
 __all__ = ["router"]
 
 router = APIRouter(tags=["operations"])
+
+
+@router.get("/", name="root", include_in_schema=False)
+def root() -> RedirectResponse:
+    """The API documentation (the web UI takes this page when it is installed)."""
+    return RedirectResponse("/docs")
 
 
 @router.get("/v1/health", name="health")
