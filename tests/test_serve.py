@@ -98,3 +98,7 @@ def test_admin_commands_manage_the_directory(tmp_path: Path) -> None:
     assert [u["id"] for u in json.loads(denied.stdout)] == ["alice"]
     refused = runner.invoke(app, ["--db", db, "--user", "alice", "admin", "team", "x", "--json"])
     assert refused.exit_code == 3
+    other = ok("init-org", "globex", "--admin", "eve", "--mode", "personal")
+    assert other["org"] == {"id": "globex", "name": "globex", "mode": "personal",  # type: ignore[index]
+                            "memory_enabled": True, "review": False}  # fmt: skip
+    assert other["user_id"] == "eve" and str(other["secret"]).startswith("kn_")  # type: ignore[index]

@@ -73,6 +73,23 @@ def _cmd(app: typer.Typer, name: str) -> Callable[[F], F]:
     return app.command(name, cls=_Command)
 
 
+@_cmd(admin_app, "init-org")
+def init_org(
+    ctx: typer.Context, org_id: str,
+    admin: Annotated[str, typer.Option("--admin", help="The first admin's user id.")] = "admin",
+    name: Annotated[str | None, typer.Option()] = None,
+    mode: Annotated[str, typer.Option(help="personal | org | org_no_global")] = "org",
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Create an organization with its first admin and print that admin's API key
+    (once). Whoever can run this has the database: it is the operator's command."""
+    mem = _mem(ctx)
+    mem.directory.ensure_org(org_id, name, mode)
+    key, secret = mem.directory.bootstrap(org_id, admin, "init-org")
+    _show({"org": mem.directory.org(org_id).to_dict(), **_key_row(key), "secret": secret},
+          as_json)  # fmt: skip
+
+
 @_cmd(admin_app, "org")
 def org(
     ctx: typer.Context, name: Annotated[str | None, typer.Option()] = None,
