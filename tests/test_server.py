@@ -502,6 +502,32 @@ def test_mcp_over_http_on_the_server_uses_the_api_key(env: dict[str, Any]) -> No
     assert bad.is_error and "unknown API key" in text(bad)
 
 
+def test_insight_traffic_curves_entities_and_access_log(env: dict[str, Any]) -> None:
+    api, key = env["api"], env["keys"]["bob"]
+    made = _write(env, "bob", "Bob met Priya Raman in Lisbon about the Falcon project").json()
+    mid = made["memory"]["id"]
+    assert api.call("POST", f"/v1/memories/{mid}/feedback", key=key,
+                    json={"kind": "upvote"}).status_code == 200  # fmt: skip
+    env["mem"].reinforce(mid, principal=env["mem"].directory.principal(ACME, "bob"))
+    env["mem"].flush()
+    days = api.call("GET", "/v1/insight/traffic", key=key, params={"days": 7}).json()
+    assert len(days) == 7 and sum(d.get("reinforce", 0) for d in days) == 1
+    other = api.call("GET", "/v1/insight/traffic", key=env["keys"]["alice"]).json()
+    assert sum(d.get("reinforce", 0) for d in other) == 0  # bob's memory is not alice's
+    log = api.call("GET", f"/v1/memories/{mid}/access-log", key=key).json()
+    assert [a["access_type"] for a in log] == ["reinforce"]
+    assert api.call("GET", f"/v1/memories/{mid}/access-log",
+                    key=env["keys"]["alice"]).status_code == 404  # fmt: skip
+    names = {e["label"] for e in api.call("GET", f"/v1/memories/{mid}/entities", key=key).json()}
+    assert {"Priya Raman", "Lisbon"} <= names
+    curves = api.call("GET", "/v1/insight/strength-curves", key=key,
+                      params={"days": 100, "points": 5}).json()
+    semantic = [s for _, s in curves["semantic"]]
+    assert semantic == sorted(semantic, reverse=True) and semantic[0] > semantic[-1]
+    assert curves["semantic, important"][-1][1] > curves["semantic, trivial"][-1][1]
+    assert api.call("GET", "/v1/sectors", key=key).status_code == 200
+
+
 def test_settings_of_the_server_come_from_the_environment(monkeypatch: Any) -> None:
     monkeypatch.setenv("KENNING_SERVER_PORT", "9911")
     monkeypatch.setenv("KENNING_SERVER_MAX_K", "50")

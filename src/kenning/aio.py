@@ -26,10 +26,10 @@ PUBLIC_METHODS = (
     "feedback", "get", "recall", "list", "history", "stats", "export_jsonl", "import_jsonl",
     "flush", "reinforce", "strength", "access_log", "ingest", "context", "consolidate",
     "build_hint", "create_sector", "sectors", "set_policy", "delete_policy", "policies",
-    "confidence_components", "review_queue", "approve", "reject",
+    "confidence_components", "review_queue", "approve", "reject", "traffic", "strength_curves",
 )  # fmt: skip
 #: The ``mem.graph`` methods AsyncGraph mirrors.
-GRAPH_METHODS = ("neighbours", "entity", "paths", "link", "alias", "rebuild")
+GRAPH_METHODS = ("neighbours", "entity", "entities", "paths", "link", "alias", "rebuild")
 
 
 def _mirror(name: str, cls: type = Memory) -> Callable[..., Coroutine[Any, Any, Any]]:
@@ -51,6 +51,7 @@ class AsyncGraph:
 
     neighbours = _mirror("neighbours", Graph)
     entity = _mirror("entity", Graph)
+    entities = _mirror("entities", Graph)
     paths = _mirror("paths", Graph)
     link = _mirror("link", Graph)
     alias = _mirror("alias", Graph)
@@ -112,3 +113,5 @@ class AsyncMemory:
     review_queue = _mirror("review_queue")
     approve = _mirror("approve")
     reject = _mirror("reject")
+    traffic = _mirror("traffic")
+    strength_curves = _mirror("strength_curves")

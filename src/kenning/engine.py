@@ -32,6 +32,7 @@ from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_ha
 from .errors import ConfigError, Conflict, InvalidInput, NotFound, PermissionDenied
 from .graph.api import Graph
 from .graph.project import Extractor, Projector
+from .insight import InsightMethods
 from .lifecycle.api import LifecycleMethods
 from .lifecycle.ingest import Ingestor
 from .lifecycle.strength import AccessWriter, StrengthModel
@@ -92,7 +93,7 @@ def _settings_from_env() -> Settings:
         raise ConfigError(f"invalid KENNING_* setting: {exc}") from None
 
 
-class Memory(LifecycleMethods, ReviewMethods):
+class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
     """Long-term memory for agents, on the embedded store by default.
 
     >>> mem = Memory("/tmp/kenning-demo.db")            # doctest: +SKIP

@@ -186,6 +186,12 @@ class Graph:
                          key=lambda x: (-x[1], -x[0].mentions, x[0].id))[:20]  # fmt: skip
         return EntityView(main, records, tuple(related), tuple(ents[1:]))
 
+    def entities(self, memory_id: str, *, principal: Principal | None = None) -> list[Entity]:
+        """The entities and topics one memory mentions (a memory the caller may read)."""
+        who, view = self._view(principal)
+        record = self._mem._visible(memory_id, who)
+        return list(self._mem.store.entities_of([record.id], view).get(record.id, []))
+
     def paths(
         self, a: str, b: str, max_hops: int = 3, limit: int = 5, *,
         principal: Principal | None = None,

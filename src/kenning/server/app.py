@@ -22,7 +22,7 @@ from . import errors
 from .auth import principal_from_headers
 from .metrics import Metrics
 from .middleware import RequestMiddleware
-from .routes import admin, lifecycle, memories, ops, review
+from .routes import admin, insight, lifecycle, memories, ops, review
 
 __all__ = ["create_app"]
 
@@ -65,7 +65,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
     )  # fmt: skip
     app.state.metrics = Metrics()
     errors.install(app)
-    for module in (memories, lifecycle, review, admin, ops):
+    for module in (memories, lifecycle, insight, review, admin, ops):
         app.include_router(module.router)
     holder["mcp_http"] = _LateMount()
     app.mount("/mcp", holder["mcp_http"])

@@ -278,6 +278,12 @@ class Store(Protocol):
     ) -> builtins.list[AccessEntry]:
         """The latest ``limit`` accesses of one visible memory, oldest first."""
 
+    def access_counts(
+        self, scopes: ScopeFilter, since: datetime
+    ) -> builtins.list[tuple[str, str, int]]:
+        """``(UTC day "YYYY-MM-DD", access type, count)`` of the accesses to visible
+        memories at or after ``since``, by day."""
+
     def put_sector(self, sector: Sector) -> None:
         """Create or update a sector (by id) in its scope."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 
@@ -61,6 +62,20 @@ class PostgresLifecycle(StoreParts):
                 [memory_id, *params, limit],
             ).fetchall()
         return [AccessEntry(*row) for row in reversed(rows)]
+
+    def access_counts(
+        self, scopes: ScopeFilter, since: datetime
+    ) -> builtins.list[tuple[str, str, int]]:
+        """(UTC day, access type, count) of the visible memories' accesses since ``since``."""
+        where, params = scope_clause(scopes, "a")
+        with self._read(scopes) as conn:
+            rows = conn.execute(
+                "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, access_type, "
+                f"COUNT(*) FROM access_log a WHERE at >= %s AND {where} "
+                "GROUP BY day, access_type ORDER BY day",
+                [since, *params],
+            ).fetchall()
+        return [(str(day), str(kind), int(n)) for day, kind, n in rows]
 
     # -- sectors -----------------------------------------------------------------------
 

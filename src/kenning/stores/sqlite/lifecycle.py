@@ -67,6 +67,20 @@ class SQLiteLifecycle(StoreParts):
             for seq, mid, kind, query, before, after, at in reversed(rows)
         ]
 
+    def access_counts(
+        self, scopes: ScopeFilter, since: datetime
+    ) -> builtins.list[tuple[str, str, int]]:
+        """(UTC day, access type, count) of the visible memories' accesses since ``since``."""
+        where, params = joined_scope_clause(scopes)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT date(a.at, 'unixepoch') AS day, a.access_type, COUNT(*) "
+                "FROM access_log a JOIN scopes s ON s.pk = a.scope_pk "
+                f"WHERE a.at >= ? AND {where} GROUP BY day, a.access_type ORDER BY day",
+                [since.timestamp(), *params],
+            ).fetchall()
+        return [(str(day), str(kind), int(n)) for day, kind, n in rows]
+
     # -- sectors -----------------------------------------------------------------------
 
     def put_sector(self, sector: Sector) -> None:
