@@ -22,6 +22,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy src/kenning
+	@test -x /usr/bin/chromium || (apt-get install -y -q chromium || (apt-get update -q && apt-get install -y -q chromium))
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

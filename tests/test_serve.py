@@ -56,7 +56,8 @@ def test_serve_prints_a_first_key_serves_and_stops_gracefully(tmp_path: Path) ->
                           json={"content": "The server remembers this"})  # fmt: skip
         assert made.status_code == 201 and made.headers["x-request-id"]
         assert httpx.get(f"{base}/v1/memories", timeout=10).status_code == 401
-        assert httpx.get(f"{base}/", timeout=10, follow_redirects=False).status_code == 307
+        ui = httpx.get(f"{base}/", timeout=10, follow_redirects=False)
+        assert ui.status_code == 200 and "text/html" in ui.headers["content-type"]
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

@@ -58,7 +58,7 @@ def serve_command(
     server = settings.server.model_copy(update=updates)
     base = f"http://{server.host}:{server.port}"
     render.say(f"kenning server on {base}  (store: {location(settings)})", err=True)
-    render.say(f"  API docs  {base}/docs      MCP  {base}/mcp/", err=True)
+    render.say(f"  web UI    {base}/      API docs  {base}/docs      MCP  {base}/mcp/", err=True)
     if new_key:
         user = state.user or DEFAULT_USER
         secret = bootstrap(mem, state.org, user)

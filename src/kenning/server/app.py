@@ -3,7 +3,8 @@
 
 The engine is opened once, in the lifespan, and closed there (pending
 reinforcement writes are flushed on shutdown). The MCP endpoint
-(streamable HTTP) is mounted at ``/mcp`` with the same authentication.
+(streamable HTTP) is mounted at ``/mcp`` with the same authentication, the web
+UI at ``/`` (assets under ``/ui``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from .. import __version__
+from .. import __version__, web
 from ..config import Settings
 from ..engine import Memory
 from ..models import Principal
@@ -69,6 +70,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         app.include_router(module.router)
     holder["mcp_http"] = _LateMount()
     app.mount("/mcp", holder["mcp_http"])
+    web.mount(app)
     cfg = (memory.settings if memory is not None else settings or Settings()).server
 
     def audit(who: Principal, action: str, target: str | None, detail: dict[str, Any],

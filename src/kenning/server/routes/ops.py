@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import RedirectResponse
 
 from ...errors import KenningError, PermissionDenied
 from ...models import Principal
@@ -15,12 +14,6 @@ from ..errors import ERROR_RESPONSES, error_response
 __all__ = ["router"]
 
 router = APIRouter(tags=["operations"])
-
-
-@router.get("/", name="root", include_in_schema=False)
-def root() -> RedirectResponse:
-    """The API documentation (the web UI takes this page when it is installed)."""
-    return RedirectResponse("/docs")
 
 
 @router.get("/v1/health", name="health")
@@ -47,7 +40,14 @@ def _store_bytes(mem: Any) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
 
 
-@router.get("/metrics", name="metrics", responses=ERROR_RESPONSES,
+#: The exposition text, declared so the OpenAPI document names its media type.
+_METRICS_TEXT: dict[int | str, dict[str, Any]] = {200: {
+    "description": "Prometheus exposition text",
+    "content": {"text/plain": {"schema": {"type": "string"}}},
+}}  # fmt: skip
+
+
+@router.get("/metrics", name="metrics", responses={**ERROR_RESPONSES, **_METRICS_TEXT},
             response_class=Response)  # fmt: skip
 def metrics(caller: CallerDep, mem: MemoryDep, request: Request) -> Response:
     """Prometheus metrics (an admin key: the size gauges cover the organization)."""
