@@ -145,7 +145,8 @@ def clean_status(value: object) -> Status:
 
 
 def clean_time(value: object, field: str) -> datetime | None:
-    """A datetime or ISO-8601 string (naive = UTC), or None."""
+    """A datetime or ISO-8601 string (naive = UTC), or None; one whose UTC time falls
+    outside years 1-9999 (``9999-12-31T23:00-05:00``) is invalid, not an overflow."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -157,7 +158,13 @@ def clean_time(value: object, field: str) -> datetime | None:
             ) from None
     if not isinstance(value, datetime):
         raise InvalidInput(f"{field} must be a datetime, got {type(value).__name__}", field=field)
-    return as_utc(value)
+    try:
+        return as_utc(value)
+    except OverflowError:
+        raise InvalidInput(
+            f"{field} is out of range in UTC (years 1 to 9999), got {value.isoformat()}",
+            field=field,
+        ) from None
 
 
 def clean_k(value: object, max_k: int, field: str = "k") -> int:
@@ -181,10 +188,19 @@ def clean_number(
     return float(value)
 
 
-def clean_count(value: object, field: str, minimum: int = 0) -> int:
-    """An integer of at least ``minimum``."""
+#: The largest integer both stores hold (SQLite INTEGER, PostgreSQL bigint).
+MAX_INT64 = 2**63 - 1
+#: The largest PostgreSQL ``integer`` (policy capacity and sector size columns).
+MAX_INT32 = 2**31 - 1
+
+
+def clean_count(value: object, field: str, minimum: int = 0, maximum: int = MAX_INT64) -> int:
+    """An integer from ``minimum`` to ``maximum`` (by default: what a 64-bit column holds,
+    so a huge number is a precise error rather than a store overflow)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidInput(f"{field} must be an integer >= {minimum}, got {value!r}", field=field)
+    if value > maximum:
+        raise InvalidInput(f"{field} must be at most {maximum}, got {value!r}", field=field)
     return value
 
 
@@ -243,6 +259,12 @@ def build_filter(filters: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilt
                 if isinstance(v, dict | list):
                     raise InvalidInput(
                         f"metadata filter {k!r} must be a string, number, boolean or null",
+                        field="filters",
+                    )
+                if isinstance(v, int) and not -MAX_INT64 - 1 <= v <= MAX_INT64:
+                    # SQLite binds it as a 64-bit integer; both stores refuse it alike
+                    raise InvalidInput(
+                        f"metadata filter {k!r} is outside the 64-bit integer range",
                         field="filters",
                     )
             out[name] = meta

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..clock import Clock
 from ..errors import InvalidInput, NotFound, PermissionDenied, Unauthenticated
 from ..models import Principal, RecallMode, Role, Scope, ScopeKind, TeamRole, check_id
-from ..validation import clean_count, clean_flag, clean_text
+from ..validation import clean_count, clean_flag, clean_text, clean_time
 from . import keys
 from .model import ApiKey, AuditEntry, DirectoryEntry, Org, Persona, Team, User
 
@@ -364,7 +364,8 @@ class Directory:
         self._admin(actor)
         return self.store.audit(
             actor.org_id, actor=None if user is None else check_id(user, "user"),
-            action=None if action is None else clean_text(action, "action", 100), since=since,
+            action=None if action is None else clean_text(action, "action", 100),
+            since=clean_time(since, "since"),
             before_seq=None if before_seq is None else clean_count(before_seq, "before_seq"),
             limit=min(clean_count(limit, "limit", 1), 1000),
         )  # fmt: skip

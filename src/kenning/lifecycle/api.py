@@ -35,6 +35,7 @@ from ..retrieval.ranker import rank
 from ..scoring import component_confidence
 from ..stores import Store
 from ..validation import (
+    MAX_INT32,
     clean_count,
     clean_flag,
     clean_k,
@@ -281,7 +282,7 @@ class LifecycleMethods:
         multiplier = clean_number(decay_multiplier, "decay_multiplier", at_most=100)
         cap = clean_count(
             self.settings.lifecycle.sector_max_size if max_size is None else max_size,
-            "max_size", minimum=4,
+            "max_size", minimum=4, maximum=MAX_INT32,
         )  # fmt: skip
         view = ScopeFilter(who.org_id, frozenset({target}))
         if parent_id is not None and parent_id not in {s.id for s in self.store.sectors(view)}:
@@ -315,7 +316,7 @@ class LifecycleMethods:
             who.org_id, check_target(clean_text(target, "target", 300)),
             "*" if memory_type == "*" else clean_memory_type(memory_type).value,
             None if retention_days is None else clean_number(retention_days, "retention_days"),
-            None if capacity is None else clean_count(capacity, "capacity"),
+            None if capacity is None else clean_count(capacity, "capacity", maximum=MAX_INT32),
             clean_flag(review, "review"), self.clock.now(),
         )  # fmt: skip
         self.store.put_policy(policy)

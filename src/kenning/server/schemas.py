@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..validation import MAX_INT32
+
 __all__ = [
     "MemoryIn", "BatchIn", "UpsertIn", "UpdateIn", "RecallIn", "FeedbackIn", "IngestIn",
     "ConsolidateIn", "HintIn", "LinkIn", "ApproveIn", "RejectIn", "BulkReviewIn",
@@ -203,7 +205,7 @@ class PolicyIn(_In):
     target: str = Field("*", min_length=1, max_length=300)
     memory_type: str = Field("*", min_length=1, max_length=32)
     retention_days: float | None = Field(None, gt=0)
-    capacity: int | None = Field(None, ge=0)
+    capacity: int | None = Field(None, ge=0, le=MAX_INT32)
     review: bool = False
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from ...directory import ApiKey
+from ...validation import MAX_INT64
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import (
@@ -162,7 +163,7 @@ def audit(
     user: Annotated[str | None, Query(max_length=128)] = None,
     action: Annotated[str | None, Query(max_length=100)] = None,
     since: datetime | None = None,
-    before_seq: Annotated[int | None, Query(ge=1)] = None,
+    before_seq: Annotated[int | None, Query(ge=1, le=MAX_INT64)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Any:  # fmt: skip
     """The audit log, newest first (admins)."""
