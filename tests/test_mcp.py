@@ -396,10 +396,7 @@ async def test_python_m_kenning_mcp_serves_over_stdio(tmp_path: Path) -> None:
     assert (tmp_path / "kenning.db").exists()
 
 
-_CLI = (
-    "from kenning.cli.app import app; from kenning.cli.mcp import mcp_command; "
-    "app.command('mcp')(mcp_command); app(prog_name='kenning')"
-)
+_CLI = "from kenning.cli import main; main()"  # the installed `kenning` entry point
 
 
 async def test_the_mcp_command_serves_the_root_options_user_over_stdio(
@@ -423,6 +420,6 @@ def test_the_mcp_command_rejects_a_bad_key_before_serving(tmp_path: Path) -> Non
         [sys.executable, "-c", _CLI, "mcp"], env=env, input="", capture_output=True, text=True,
         timeout=60,
     )  # fmt: skip
-    assert done.returncode == 1
+    assert done.returncode == 3  # bad credentials exit like a refused permission
     assert "error: malformed API key" in done.stderr
     assert done.stdout == ""

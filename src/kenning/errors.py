@@ -31,6 +31,7 @@ __all__ = [
     "EmbeddingError",
     "LLMError",
     "StoreError",
+    "error_code",
 ]
 
 
@@ -79,3 +80,23 @@ class LLMError(KenningError):
 
 class StoreError(KenningError):
     """The storage backend failed in a way the caller cannot correct."""
+
+
+#: The stable, door-independent code of each error kind; the first match wins.
+_CODES: tuple[tuple[type[KenningError], str], ...] = (
+    (InvalidInput, "invalid_input"),
+    (Unauthenticated, "unauthenticated"),
+    (PermissionDenied, "permission_denied"),
+    (NotFound, "not_found"),
+    (Conflict, "conflict"),
+    (ConfigError, "config_error"),
+    (EmbeddingError, "embedding_unavailable"),
+    (LLMError, "llm_unavailable"),
+    (StoreError, "store_unavailable"),
+)
+
+
+def error_code(exc: KenningError) -> str:
+    """The stable code of a kenning error (``invalid_input``, ``not_found``, ...) that
+    every door reports, whatever its own status numbers."""
+    return next((code for kind, code in _CODES if isinstance(exc, kind)), "error")

@@ -35,18 +35,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ToolAnnot
 from pydantic import Field
 
 from ..engine import Memory
-from ..errors import (
-    ConfigError,
-    Conflict,
-    EmbeddingError,
-    InvalidInput,
-    KenningError,
-    LLMError,
-    NotFound,
-    PermissionDenied,
-    StoreError,
-    Unauthenticated,
-)
+from ..errors import KenningError, error_code
 from ..models import MemoryRecord, Principal
 from ..validation import clean_k
 
@@ -71,18 +60,12 @@ MAX_RESULTS = 100
 #: The tools this door registers.
 TOOL_NAMES = ("memory_save", "memory_recall", "memory_forget", "memory_list")
 
-#: kenning error class → (error code, JSON-RPC code for prompts/resources); first match wins.
-_CODES: tuple[tuple[type[KenningError], str, int], ...] = (
-    (InvalidInput, "invalid_input", INVALID_PARAMS),
-    (Unauthenticated, "unauthenticated", INVALID_REQUEST),
-    (PermissionDenied, "permission_denied", INVALID_REQUEST),
-    (NotFound, "not_found", INVALID_PARAMS),
-    (Conflict, "conflict", INVALID_REQUEST),
-    (ConfigError, "config_error", INTERNAL_ERROR),
-    (EmbeddingError, "embedding_unavailable", INTERNAL_ERROR),
-    (LLMError, "llm_unavailable", INTERNAL_ERROR),
-    (StoreError, "store_unavailable", INTERNAL_ERROR),
-)
+#: JSON-RPC code of each kenning error code, for prompts and resources.
+_RPC = {
+    "invalid_input": INVALID_PARAMS, "not_found": INVALID_PARAMS,
+    "unauthenticated": INVALID_REQUEST, "permission_denied": INVALID_REQUEST,
+    "conflict": INVALID_REQUEST,
+}  # fmt: skip
 
 _INSTRUCTIONS = (
     "Long-term memory that persists across conversations. Save durable facts about the "
@@ -92,17 +75,12 @@ _INSTRUCTIONS = (
 )
 
 
-def error_code(exc: KenningError) -> str:
-    """The stable code of a kenning error (``invalid_input``, ``not_found``, ...)."""
-    return next((code for kind, code, _ in _CODES if isinstance(exc, kind)), "error")
-
-
 def _message(exc: KenningError) -> str:
     return f"{error_code(exc)}: {exc}"
 
 
 def _rpc_error(exc: KenningError) -> MCPError:
-    rpc = next((rpc for kind, _, rpc in _CODES if isinstance(exc, kind)), INTERNAL_ERROR)
+    rpc = _RPC.get(error_code(exc), INTERNAL_ERROR)
     data = {"code": error_code(exc), "field": getattr(exc, "field", None)}
     return MCPError(code=rpc, message=_message(exc), data=data)
 

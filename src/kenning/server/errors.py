@@ -15,33 +15,18 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from ..errors import (
-    Conflict,
-    EmbeddingError,
-    InvalidInput,
-    KenningError,
-    LLMError,
-    NotFound,
-    PermissionDenied,
-    StoreError,
-    Unauthenticated,
-)
+from ..errors import KenningError, error_code
 
 __all__ = ["ErrorBody", "ErrorResponse", "install", "ERROR_RESPONSES", "error_response"]
 
 log = logging.getLogger("kenning.server")
 
-#: kenning error class → (HTTP status, code); the first match wins.
-_STATUS: tuple[tuple[type[KenningError], int, str], ...] = (
-    (InvalidInput, 400, "invalid_input"),
-    (Unauthenticated, 401, "unauthenticated"),
-    (PermissionDenied, 403, "permission_denied"),
-    (NotFound, 404, "not_found"),
-    (Conflict, 409, "conflict"),
-    (EmbeddingError, 503, "embedding_unavailable"),
-    (LLMError, 503, "llm_unavailable"),
-    (StoreError, 503, "store_unavailable"),
-)
+#: HTTP status of each kenning error code (``kenning.errors.error_code``).
+_STATUS = {
+    "invalid_input": 400, "unauthenticated": 401, "permission_denied": 403, "not_found": 404,
+    "conflict": 409, "embedding_unavailable": 503, "llm_unavailable": 503,
+    "store_unavailable": 503,
+}  # fmt: skip
 _HTTP_CODES = {401: "unauthenticated", 403: "permission_denied", 404: "not_found",
                405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type"}
 
@@ -92,13 +77,15 @@ def _rid(request: Request) -> str | None:
 
 
 async def _kenning_error(request: Request, exc: Exception) -> JSONResponse:
-    for kind, status, code in _STATUS:
-        if isinstance(exc, kind):
-            headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-            return error_response(_rid(request), status, code, str(exc),
-                                  getattr(exc, "field", None), headers)  # fmt: skip
-    log.error("unexpected kenning error", exc_info=exc)
-    return error_response(_rid(request), 500, "internal", "internal error")
+    assert isinstance(exc, KenningError)
+    code = error_code(exc)
+    status = _STATUS.get(code)
+    if status is None:
+        log.error("unexpected kenning error", exc_info=exc)
+        return error_response(_rid(request), 500, "internal", "internal error")
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return error_response(_rid(request), status, code, str(exc), getattr(exc, "field", None),
+                          headers)  # fmt: skip
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
