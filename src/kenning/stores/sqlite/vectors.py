@@ -116,7 +116,8 @@ class _Partition:
             add = new_pos + changed
             if add:
                 keys = np.asarray(add, dtype=np.uint64)
-                self.ann.add(keys, self.vecs[keys.astype(np.int64)])
+                threads = 1 if len(add) < _SERIAL_BUILD_MAX else 0
+                self.ann.add(keys, self.vecs[keys.astype(np.int64)], threads=threads)
 
     def remove(self, mid: str) -> None:
         """Drop one memory (leaves a dead slot)."""
@@ -140,11 +141,16 @@ class _Partition:
         )
         live = np.flatnonzero(self.status[: self.n] != _DEAD)
         if len(live):
-            index.add(live.astype(np.uint64), self.vecs[live])
+            # parallel inserts build a different graph on every run; small graphs are
+            # built on one thread so the same data always gives the same answers
+            threads = 1 if len(live) < _SERIAL_BUILD_MAX else 0
+            index.add(live.astype(np.uint64), self.vecs[live], threads=threads)
         self.ann = index
 
 
 _MAX_RUNS = 256
+#: HNSW graphs smaller than this are built single-threaded (deterministic).
+_SERIAL_BUILD_MAX = 20_000
 
 
 def _dot_rows(vecs: np.ndarray, idx: np.ndarray, q: np.ndarray) -> np.ndarray:
