@@ -145,3 +145,29 @@ def reconcile(
 
     result = run_reconcile_bench(cases)
     typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@bench_app.command("load")
+def load(
+    store: StoreOpt = None,
+    workers: Annotated[int, typer.Option(help="Server worker processes (>1: PostgreSQL).")] = 1,
+    clients: Annotated[int, typer.Option(help="Concurrent clients.")] = 16,
+    duration: Annotated[float, typer.Option(help="Seconds of load.")] = 20.0,
+    requests: Annotated[
+        int | None, typer.Option(help="Total requests instead of --duration.")
+    ] = None,
+    write_ratio: Annotated[float, typer.Option(help="Share of remembers (rest: recalls).")] = 0.2,
+    seed_memories: Annotated[int, typer.Option(help="Memories preloaded before the run.")] = 2000,
+    port: Annotated[int | None, typer.Option(help="Server port; default: a free one.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on one line.")] = False,
+) -> None:
+    """Concurrent clients (recall/remember mix) against `kenning serve` on loopback:
+    throughput, latency quantiles, errors, lost writes."""
+    from .load import run_load
+
+    result = run_load(
+        store=store, workers=workers, clients=clients, duration=duration, requests=requests,
+        write_ratio=write_ratio, seed_memories=seed_memories, port=port,
+        progress=lambda msg: typer.echo(msg, err=True),
+    )  # fmt: skip
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
