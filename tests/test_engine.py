@@ -677,3 +677,18 @@ def test_import_is_all_or_nothing(
     with pytest.raises(Conflict):
         copy.import_jsonl(out.getvalue().splitlines())  # same ids again
     assert db_counts(copy) == before
+
+
+
+def test_warm_up_loads_the_models_and_writes_nothing(tmp_path: Any, embedder: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from kenning.graph import spacy_ner
+
+    monkeypatch.setattr(spacy_ner, "_pipelines", {})  # as in a fresh server process
+    mem = Memory(tmp_path / "k.db", embedder=embedder, settings=Settings(graph_extractor="spacy"))
+    try:
+        mem.warm_up()
+        assert len(spacy_ner._pipelines) == 1
+        assert mem.list(scopes="all").items == []
+    finally:
+        mem.close()

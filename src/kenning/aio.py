@@ -27,6 +27,7 @@ PUBLIC_METHODS = (
     "flush", "reinforce", "strength", "access_log", "ingest", "context", "consolidate",
     "build_hint", "create_sector", "sectors", "set_policy", "delete_policy", "policies",
     "confidence_components", "review_queue", "approve", "reject", "traffic", "strength_curves",
+    "warm_up",
 )  # fmt: skip
 #: The ``mem.graph`` methods AsyncGraph mirrors.
 GRAPH_METHODS = ("neighbours", "entity", "entities", "paths", "link", "alias", "rebuild")
@@ -115,3 +116,4 @@ class AsyncMemory:
     reject = _mirror("reject")
     traffic = _mirror("traffic")
     strength_curves = _mirror("strength_curves")
+    warm_up = _mirror("warm_up")

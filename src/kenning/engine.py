@@ -159,6 +159,12 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
             options.setdefault("threads", self.settings.embed_threads)
         return options
 
+    def warm_up(self) -> None:
+        """Load the embedding model and the entity extractor now rather than on the
+        first request (a server does this before it reports ready). Writes nothing."""
+        self._query_embedder.embed("kenning warm-up")
+        self._projector.extractor.warm_up()
+
     def close(self) -> None:
         """Finish pending access writes; release the store and worker threads."""
         self._access.close()

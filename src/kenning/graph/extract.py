@@ -139,6 +139,11 @@ class Extractor(ABC):
         """The entity mentions of one text."""
         return self.extract_batch([text])[0]
 
+    def warm_up(self) -> None:
+        """Load what the backend needs (a model) now, not on the first call; no I/O
+        beyond that (never a network call). Nothing to do by default."""
+        return None
+
     def relations_batch(self, texts: Sequence[str]) -> list[RelationTuple]:
         """Typed relations between texts of the batch, as index pairs; none by default."""
         check_texts(texts)

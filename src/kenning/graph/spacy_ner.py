@@ -100,6 +100,10 @@ class SpacyExtractor(Extractor):
         """The loaded pipeline (loads it on first access)."""
         return load_pipeline(self.model, tagger=self.key_phrases)
 
+    def warm_up(self) -> None:
+        """Load the spaCy pipeline now."""
+        load_pipeline(self.model, tagger=self.key_phrases)
+
     def extract_batch(self, texts: Sequence[str]) -> list[list[EntityMention]]:
         """See the class docstring; one list per text, unique by norm."""
         items = check_texts(texts)

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI
 
 from .. import __version__, web
@@ -47,6 +48,8 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         mem = memory if memory is not None else Memory(settings=settings)
+        # models load before the server accepts requests: the first ones do not wait
+        await anyio.to_thread.run_sync(mem.warm_up)
         app.state.memory = mem
         mcp = _mcp_app(app, mem)
         holder["mcp_http"].set(mcp, mem.settings.server.host)
