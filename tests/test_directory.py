@@ -163,6 +163,11 @@ def test_review_switches_hold_new_memories(mem: Memory) -> None:
         mem.approve(held.id, principal=alice)
     approved = mem.approve(held.id, changes={"tags": ["release"]}, principal=lena)
     assert approved.status.value == "active" and approved.tags == ("release",)
+    a = mem.remember("Eng uses squash merges", scope="team:eng", principal=alice)
+    done, failed = mem.review_many([a.id, a.id, "nope"], "approve", principal=lena)
+    assert done == {a.id: "approved"} and set(failed) == {"nope"}
+    with pytest.raises(InvalidInput, match="approve or reject"):
+        mem.review_many([a.id], "ignore", principal=lena)
     d.set_org(admin, review=True)
     org_fact = mem.remember("Holidays follow the Berlin calendar", scope=f"org:{ORG}",
                             principal=d.principal(ORG, "root"))  # fmt: skip

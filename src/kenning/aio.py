@@ -26,8 +26,8 @@ PUBLIC_METHODS = (
     "feedback", "get", "recall", "list", "history", "stats", "export_jsonl", "import_jsonl",
     "flush", "reinforce", "strength", "access_log", "ingest", "context", "consolidate",
     "build_hint", "create_sector", "sectors", "set_policy", "delete_policy", "policies",
-    "confidence_components", "review_queue", "approve", "reject", "traffic", "strength_curves",
-    "warm_up",
+    "confidence_components", "review_queue", "approve", "reject", "review_many", "traffic",
+    "strength_curves", "warm_up",
 )  # fmt: skip
 #: The ``mem.graph`` methods AsyncGraph mirrors.
 GRAPH_METHODS = ("neighbours", "entity", "entities", "paths", "link", "alias", "rebuild")
@@ -114,6 +114,7 @@ class AsyncMemory:
     review_queue = _mirror("review_queue")
     approve = _mirror("approve")
     reject = _mirror("reject")
+    review_many = _mirror("review_many")
     traffic = _mirror("traffic")
     strength_curves = _mirror("strength_curves")
     warm_up = _mirror("warm_up")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +75,7 @@ class InsightMethods:
                                 strength=strength, decay_rate=rate, created_at=now)  # fmt: skip
             steps = [days * i / (points - 1) if points > 1 else 0.0 for i in range(points)]
             curves[name] = [
-                (round(d, 2), round(current_strength(replace(base), now + timedelta(days=d)), 4))
+                (round(d, 2), round(current_strength(base, now + timedelta(days=d)), 4))
                 for d in steps
             ]
         return curves

@@ -14,12 +14,11 @@ leads, and users for their own personal scopes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .access import AccessPolicy
 from .clock import Clock
-from .errors import Conflict, InvalidInput, NotFound
+from .errors import Conflict, InvalidInput, KenningError, NotFound
 from .models import MemoryFilter, MemoryRecord, Page, Principal, ScopeKind, Status
 from .stores import Store
 from .validation import clean_text
@@ -109,9 +108,30 @@ class ReviewMethods:
         if not self.store.delete(record.org_id, record.id, who.user_id, self.clock.now()):
             raise NotFound(f"memory {memory_id!r} not found")
 
+    def review_many(
+        self, ids: Sequence[str], action: str, *, reason: str | None = None,
+        principal: Principal | None = None,
+    ) -> tuple[dict[str, str], dict[str, str]]:  # fmt: skip
+        """Approve or reject several pending memories, each on its own: returns
+        ``(done, failed)``, id → ``approved``/``rejected`` and id → the error."""
+        if action not in ("approve", "reject"):
+            raise InvalidInput(f"action must be approve or reject, got {action!r}", field="action")
+        done: dict[str, str] = {}
+        failed: dict[str, str] = {}
+        for memory_id in dict.fromkeys(ids):
+            try:
+                if action == "approve":
+                    self.approve(memory_id, principal=principal)
+                else:
+                    self.reject(memory_id, reason=reason, principal=principal)
+                done[memory_id] = action + "d"  # approved, rejected
+            except KenningError as exc:
+                failed[memory_id] = str(exc)
+        return done, failed
+
     def _pending(self, memory_id: str, who: Principal) -> MemoryRecord:
         record = self._visible(memory_id, who)
         self.policy.check_review(who, record.scope)
         if record.status is not Status.PENDING_REVIEW:
             raise Conflict(f"memory {record.id!r} is {record.status.value}, not pending_review")
-        return replace(record)
+        return record

@@ -12,7 +12,6 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from ..directory import ApiKey
 from ..models import DEFAULT_USER, Role, TeamRole
 from ..stores import database_url, location
 from . import render
@@ -86,7 +85,7 @@ def init_org(
     mem = _mem(ctx)
     mem.directory.ensure_org(org_id, name, mode)
     key, secret = mem.directory.bootstrap(org_id, admin, "init-org")
-    _show({"org": mem.directory.org(org_id).to_dict(), **_key_row(key), "secret": secret},
+    _show({"org": mem.directory.org(org_id).to_dict(), **key.to_dict(), "secret": secret},
           as_json)  # fmt: skip
 
 
@@ -175,10 +174,6 @@ def grant(
     _show(found.to_dict(), as_json)
 
 
-def _key_row(key: ApiKey) -> dict[str, Any]:
-    return key.to_dict()
-
-
 @_cmd(key_app, "create")
 def key_create(
     ctx: typer.Context, user_id: str, name: Annotated[str, typer.Option()] = "cli",
@@ -187,7 +182,7 @@ def key_create(
     """Mint an API key for a user; the secret is printed this once."""
     mem = _mem(ctx)
     key, secret = mem.directory.create_key(mem.principal, user_id, name, persona=persona)
-    _show({**_key_row(key), "secret": secret}, as_json)
+    _show({**key.to_dict(), "secret": secret}, as_json)
 
 
 @_cmd(key_app, "list")
@@ -197,14 +192,14 @@ def key_list(
 ) -> None:  # fmt: skip
     """List API keys (never their secrets)."""
     mem = _mem(ctx)
-    _show([_key_row(k) for k in mem.directory.keys(mem.principal, user_id)], as_json)
+    _show([k.to_dict() for k in mem.directory.keys(mem.principal, user_id)], as_json)
 
 
 @_cmd(key_app, "revoke")
 def key_revoke(ctx: typer.Context, key_id: str, as_json: JsonOpt = False) -> None:
     """Revoke an API key."""
     mem = _mem(ctx)
-    _show(_key_row(mem.directory.revoke_key(mem.principal, key_id)), as_json)
+    _show(mem.directory.revoke_key(mem.principal, key_id).to_dict(), as_json)
 
 
 @_cmd(admin_app, "audit")

@@ -41,7 +41,7 @@ class Metrics:
             ["layer", "status"], registry=self.registry,
         )  # fmt: skip
         self.store_bytes = Gauge(
-            "kenning_store_bytes", "Size of the embedded database file(s); 0 on PostgreSQL",
+            "kenning_store_bytes", "Size of the database (files, or the PostgreSQL database)",
             registry=self.registry,
         )  # fmt: skip
 

@@ -91,6 +91,9 @@ class Store(Protocol):
     def close(self) -> None:
         """Release connections and caches."""
 
+    def size_bytes(self) -> int:
+        """How much space the database takes (files, or the PostgreSQL database)."""
+
     def insert(
         self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
         graph: Projection | None = None, replacements: Sequence[Replacement] = (),

@@ -30,6 +30,7 @@ __all__ = [
     "CONFIDENCE_LEVEL_SQL",
     "finish_record",
     "finish_sector",
+    "audit_where",
     "layer_stats",
     "tombstones",
 ]
@@ -120,3 +121,23 @@ def layer_stats(
     for layer, st in out.items():
         st.avg_confidence = round(conf_sum[layer] / st.total_memories, 4)
     return [out[k] for k in sorted(out)]
+
+
+def audit_where(
+    ph: str, org_id: str, actor: str | None, action: str | None, since: object | None,
+    before_seq: int | None,
+) -> tuple[str, list[Any]]:  # fmt: skip
+    """The WHERE clause of ``Store.audit`` in either SQL dialect (``ph`` is its
+    placeholder; ``since`` already in the store's time form). ``action`` is a literal
+    prefix compared with ``substr``, so ``%`` and ``_`` are no wildcards."""
+    conditions: list[tuple[str, list[Any]]] = [("org_id = {ph}", [org_id])]
+    if actor is not None:
+        conditions.append(("actor = {ph}", [actor]))
+    if action is not None:
+        conditions.append(("substr(action, 1, {ph}) = {ph}", [len(action), action]))
+    if since is not None:
+        conditions.append(("at >= {ph}", [since]))
+    if before_seq is not None:
+        conditions.append(("seq < {ph}", [before_seq]))
+    where = " AND ".join(sql.format(ph=ph) for sql, _ in conditions)
+    return where, [v for _, values in conditions for v in values]

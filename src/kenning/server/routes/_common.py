@@ -9,7 +9,7 @@ from fastapi import Request
 from ...validation import clean_k
 from ..auth import MemoryDep
 
-__all__ = ["bounded", "audit_target", "no_none"]
+__all__ = ["bounded", "audit_target", "no_none", "scopes_param"]
 
 
 def bounded(mem: MemoryDep, value: int, field: str = "k") -> int:
@@ -25,3 +25,11 @@ def audit_target(request: Request, target: str | None) -> None:
 def no_none(values: dict[str, Any]) -> dict[str, Any]:
     """Drop unset fields (the engine applies its own defaults)."""
     return {k: v for k, v in values.items() if v is not None}
+
+
+def scopes_param(scope: list[str] | None, default: Any = "all") -> Any:
+    """A repeated ``scope`` query parameter as the engine's ``scopes`` argument:
+    ``["all"]`` means every readable scope; none given means ``default``."""
+    if scope is None:
+        return default
+    return "all" if scope == ["all"] else scope

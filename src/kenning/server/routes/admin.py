@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from ...directory import ApiKey
 from ...validation import MAX_INT64
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
@@ -129,17 +128,13 @@ def grant(persona_id: str, user_id: str, body: GrantIn, caller: CallerDep,
                                        lead=body.lead).to_dict()  # fmt: skip
 
 
-def _key(key: ApiKey) -> dict[str, Any]:
-    return key.to_dict()
-
-
 @router.get("/keys", response_model=list[KeyOut], name="key.list")
 def list_keys(
     caller: CallerDep, mem: MemoryDep,
     user_id: Annotated[str | None, Query(max_length=128)] = None,
 ) -> Any:  # fmt: skip
     """API keys (admins: the organization's or one user's; others their own)."""
-    return [_key(k) for k in mem.directory.keys(caller.principal, user_id)]
+    return [k.to_dict() for k in mem.directory.keys(caller.principal, user_id)]
 
 
 @router.post("/keys", status_code=201, response_model=NewKeyOut, name="key.create")
@@ -148,13 +143,13 @@ def create_key(body: KeyIn, caller: CallerDep, mem: MemoryDep, request: Request)
     key, secret = mem.directory.create_key(caller.principal, body.user_id or caller.principal
                                            .user_id, body.name, persona=body.persona)  # fmt: skip
     audit_target(request, key.id)
-    return {**_key(key), "secret": secret}
+    return {**key.to_dict(), "secret": secret}
 
 
 @router.delete("/keys/{key_id}", response_model=KeyOut, name="key.revoke")
 def revoke_key(key_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
     """Revoke an API key (admins; users their own)."""
-    return _key(mem.directory.revoke_key(caller.principal, key_id))
+    return mem.directory.revoke_key(caller.principal, key_id).to_dict()
 
 
 @router.get("/admin/audit", response_model=list[AuditOut], name="admin.audit")

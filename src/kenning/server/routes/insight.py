@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import Loose
+from ._common import scopes_param
 
 __all__ = ["router"]
 
@@ -23,7 +24,7 @@ def traffic(
     scope: Annotated[list[str] | None, Query()] = None,
 ) -> Any:  # fmt: skip
     """Accesses per day (recall hits, reinforcements, ...) to readable memories."""
-    scopes: Any = "all" if scope in (None, ["all"]) else scope
+    scopes = scopes_param(scope)
     return mem.traffic(days, scopes=scopes, principal=caller.principal)
 
 
@@ -44,7 +45,7 @@ def sectors(
     scope: Annotated[list[str] | None, Query()] = None,
 ) -> Any:  # fmt: skip
     """The sectors of the scopes the caller may read, with their sizes."""
-    scopes: Any = "all" if scope in (None, ["all"]) else scope
+    scopes = scopes_param(scope)
     return [s.to_dict() for s in mem.sectors(scopes=scopes, principal=caller.principal)]
 
 

@@ -24,7 +24,7 @@ from ..schemas import (
     UpsertIn,
     WriteOut,
 )
-from ._common import audit_target, bounded, no_none
+from ._common import audit_target, bounded, no_none, scopes_param
 
 __all__ = ["router"]
 
@@ -85,7 +85,7 @@ def list_memories(
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Any:  # fmt: skip
     """Memories newest first, one page at a time, with filters."""
-    scopes: Any = "all" if scope == ["all"] else scope
+    scopes = scopes_param(scope, None)
     filters = no_none({
         "types": type, "statuses": status, "tags_all": tag, "key": key, "sector_id": sector_id,
         "session_id": session_id, "created_after": created_after,
@@ -143,5 +143,5 @@ def stats(
     scope: Annotated[list[str] | None, Query(description="scopes; default all readable")] = None,
 ) -> Any:  # fmt: skip
     """Seed 000's per-layer statistics over what the caller may read."""
-    scopes: Any = "all" if scope in (None, ["all"]) else scope
+    scopes = scopes_param(scope)
     return [s.to_dict() for s in mem.stats(scopes=scopes, principal=caller.principal)]

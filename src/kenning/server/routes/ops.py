@@ -33,13 +33,6 @@ def ready(mem: MemoryDep, request: Request) -> Any:
     return {"status": "ready", "store": mem.store.kind}
 
 
-def _store_bytes(mem: Any) -> int:
-    path = mem.settings.db_path() if mem.store.kind == "sqlite" else None
-    if path is None:
-        return 0
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-
-
 #: The exposition text, declared so the OpenAPI document names its media type.
 _METRICS_TEXT: dict[int | str, dict[str, Any]] = {200: {
     "description": "Prometheus exposition text",
@@ -54,5 +47,5 @@ def metrics(caller: CallerDep, mem: MemoryDep, request: Request) -> Response:
     who: Principal = caller.principal
     if not who.is_admin:
         raise PermissionDenied(f"{who.user_id!r} is not an admin; metrics need an admin key")
-    body = request.app.state.metrics.render(mem.stats(principal=who), _store_bytes(mem))
+    body = request.app.state.metrics.render(mem.stats(principal=who), mem.store.size_bytes())
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from ...errors import KenningError
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import ApproveIn, BulkReviewIn, BulkReviewOut, MemoryOut, PageOut, RejectIn
@@ -51,17 +50,7 @@ def reject(memory_id: str, body: RejectIn, caller: CallerDep, mem: MemoryDep,
 @router.post("/bulk", response_model=BulkReviewOut, name="review.bulk")
 def bulk(body: BulkReviewIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """Approve or reject many; each id succeeds or fails on its own."""
-    done: dict[str, str] = {}
-    failed: dict[str, str] = {}
-    for memory_id in dict.fromkeys(body.ids):
-        try:
-            if body.action == "approve":
-                mem.approve(memory_id, principal=caller.principal)
-                done[memory_id] = "approved"
-            else:
-                mem.reject(memory_id, reason=body.reason, principal=caller.principal)
-                done[memory_id] = "rejected"
-        except KenningError as exc:
-            failed[memory_id] = str(exc)
+    done, failed = mem.review_many(body.ids, body.action, reason=body.reason,
+                                   principal=caller.principal)  # fmt: skip
     audit_target(request, ",".join(done) or None)
     return {"done": done, "failed": failed}

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from ...directory.model import ApiKey, AuditEntry, DirectoryEntry
+from ..rows import audit_where
 from .parts import StoreParts
 
 __all__ = ["PostgresDirectory"]
@@ -31,29 +32,6 @@ _AUDIT_COLUMNS = "seq, org_id, at, actor, action, target, outcome, detail, reque
 def _audit_entry(row: tuple[Any, ...]) -> AuditEntry:
     seq, org_id, at, actor, action, target, outcome, detail, request_id = row
     return AuditEntry(org_id, at, actor, action, target, outcome, detail, request_id, seq)
-
-
-def _audit_filter(
-    org_id: str, actor: str | None, action: str | None, since: datetime | None,
-    before_seq: int | None,
-) -> tuple[str, list[Any]]:  # fmt: skip
-    """The WHERE clause of :meth:`PostgresDirectory.audit`; ``action`` is a literal
-    prefix (``starts_with``, so ``%`` and ``_`` are no wildcards)."""
-    where: list[str] = ["org_id = %s"]
-    params: list[Any] = [org_id]
-    if actor is not None:
-        where.append("actor = %s")
-        params.append(actor)
-    if action is not None:
-        where.append("starts_with(action, %s)")
-        params.append(action)
-    if since is not None:
-        where.append("at >= %s")
-        params.append(since)
-    if before_seq is not None:
-        where.append("seq < %s")
-        params.append(before_seq)
-    return " AND ".join(where), params
 
 
 class PostgresDirectory(StoreParts):
@@ -166,7 +144,7 @@ class PostgresDirectory(StoreParts):
         since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
     ) -> builtins.list[AuditEntry]:  # fmt: skip
         """An organization's audit lines, newest first; ``action`` matches a prefix."""
-        where, params = _audit_filter(org_id, actor, action, since, before_seq)
+        where, params = audit_where("%s", org_id, actor, action, since, before_seq)
         with self._org_write(org_id) as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {where} "

@@ -201,6 +201,12 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
                     "UPDATE kenning_meta SET value = %s WHERE key = 'embedding'", (wanted,)
                 )
 
+    def size_bytes(self) -> int:
+        """``pg_database_size`` of the connected database."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        return int(row[0]) if row else 0
+
     def close(self) -> None:
         """Close every pooled connection."""
         self._pool.close()

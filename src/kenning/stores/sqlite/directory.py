@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...directory.model import ApiKey, AuditEntry, DirectoryEntry
+from ..rows import audit_where
 from .parts import StoreParts
 from .sql import dt, ts
 
@@ -44,29 +45,6 @@ def _audit_entry(row: tuple[Any, ...]) -> AuditEntry:
     seq, org_id, at, actor, action, target, outcome, detail, request_id = row
     return AuditEntry(org_id, _at(at), actor, action, target, outcome, json.loads(detail),
                       request_id, seq)  # fmt: skip
-
-
-def _audit_filter(
-    org_id: str, actor: str | None, action: str | None, since: datetime | None,
-    before_seq: int | None,
-) -> tuple[str, list[Any]]:  # fmt: skip
-    """The WHERE clause of :meth:`SQLiteDirectory.audit`; ``action`` is a literal prefix
-    (compared with ``substr``, so ``%`` and ``_`` are no wildcards)."""
-    where: list[str] = ["org_id = ?"]
-    params: list[Any] = [org_id]
-    if actor is not None:
-        where.append("actor = ?")
-        params.append(actor)
-    if action is not None:
-        where.append("substr(action, 1, ?) = ?")
-        params.extend([len(action), action])
-    if since is not None:
-        where.append("at >= ?")
-        params.append(ts(since))
-    if before_seq is not None:
-        where.append("seq < ?")
-        params.append(before_seq)
-    return " AND ".join(where), params
 
 
 class SQLiteDirectory(StoreParts):
@@ -177,7 +155,8 @@ class SQLiteDirectory(StoreParts):
         since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
     ) -> builtins.list[AuditEntry]:  # fmt: skip
         """An organization's audit lines, newest first; ``action`` matches a prefix."""
-        where, params = _audit_filter(org_id, actor, action, since, before_seq)
+        where, params = audit_where("?", org_id, actor, action,
+                                    None if since is None else ts(since), before_seq)
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {where} ORDER BY seq DESC LIMIT ?",

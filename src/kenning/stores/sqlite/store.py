@@ -139,6 +139,13 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         conn.executescript(_TEMP_STEMMER)
         return conn
 
+    def size_bytes(self) -> int:
+        """The database file with its WAL and shared-memory files (0 in memory)."""
+        if self.path == ":memory:":
+            return 0
+        main = Path(self.path)
+        return sum(p.stat().st_size for p in main.parent.glob(main.name + "*") if p.is_file())
+
     def close(self) -> None:
         """Close the connections."""
         if self._readers is not None:
