@@ -52,7 +52,7 @@ def test_minilm_shape_dtype_and_unit_norm(minilm: MiniLMEmbedder) -> None:
     vectors = minilm.embed_batch(["hello world", "", "A much longer sentence about memory."])
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert minilm.model_id == "all-MiniLM-L6-v2-int8" and minilm.dim == 384
+    assert minilm.model_id == "all-MiniLM-L6-v2-dq8" and minilm.dim == 384
     single = minilm.embed("hello world")
     assert single.shape == (384,) and single.dtype == np.float32
 
@@ -141,6 +141,75 @@ def test_minilm_sha_mismatch_is_config_error(tmp_path: Path) -> None:
         embedder.embed("x")
     with pytest.raises(ConfigError, match="not found"):
         MiniLMEmbedder(model_path=tmp_path / "missing.onnx").load()
+
+
+def test_int8_and_float32_compute_agree_and_are_told_apart(minilm: MiniLMEmbedder) -> None:
+    """The derived int8 graph stays close to the shipped float32 one, under its own id."""
+    exact = MiniLMEmbedder(compute="float32")
+    assert exact.model_id == "all-MiniLM-L6-v2-int8" != minilm.model_id
+    texts = _sentences(40, seed=8)
+    cosines = np.sum(minilm.embed_batch(texts) * exact.embed_batch(texts), axis=1)
+    assert float(cosines.mean()) > 0.98 and float(cosines.min()) > 0.9
+    # and the nearest neighbour among the others is mostly the same text's
+    a, b = minilm.embed_batch(texts), exact.embed_batch(texts)
+    same = np.mean(np.argmax(a @ b.T, axis=1) == np.arange(len(texts)))
+    assert same >= 0.95
+    with pytest.raises(ConfigError, match="compute"):
+        MiniLMEmbedder(compute="fp16")
+
+
+def test_int8_vector_of_a_text_does_not_depend_on_its_batch() -> None:
+    """Dynamic quantization scales a whole input tensor, so each text runs alone:
+    the same text gives the same bytes alone, in any batch, on any runner thread."""
+    embedder = MiniLMEmbedder(threads=2)
+    texts = _sentences(30, seed=5)
+    alone = np.stack([embedder.embed(t) for t in texts])
+    batch = embedder.embed_batch(texts)
+    shuffled = list(reversed(texts))
+    assert np.array_equal(batch, alone)
+    assert np.array_equal(embedder.embed_batch(shuffled), alone[::-1])
+    for bad in (0, -1, True, "1"):
+        with pytest.raises(ConfigError, match="threads"):
+            MiniLMEmbedder(threads=bad)  # type: ignore[arg-type]
+
+
+def test_derived_model_is_cached_verified_and_rebuilt_when_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kenning.embeddings import quantize
+    from kenning.embeddings.onnx_minilm import _default_model_path
+
+    source = _default_model_path()
+    built = quantize.dynamic_int8_model(source, tmp_path)
+    assert built.parent == tmp_path and quantize._sha256(built) == quantize.DERIVED_SHA256
+    stamp = built.stat().st_mtime_ns
+    assert quantize.dynamic_int8_model(source, tmp_path) == built
+    assert built.stat().st_mtime_ns == stamp  # reused, not rebuilt
+    built.write_bytes(b"half a model")  # e.g. a copy cut short
+    assert quantize._sha256(quantize.dynamic_int8_model(source, tmp_path)) == (
+        quantize.DERIVED_SHA256
+    )
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
+    # a build that does not give the pinned bytes is refused, not loaded
+    monkeypatch.setattr(quantize, "DERIVED_SHA256", "0" * 64)
+    with pytest.raises(ConfigError, match="pinned versions"):
+        quantize.dynamic_int8_model(source, tmp_path / "other")
+    # the cache directory follows KENNING_MODEL_CACHE, then XDG_CACHE_HOME
+    monkeypatch.setenv("KENNING_MODEL_CACHE", str(tmp_path / "models"))
+    assert quantize.cache_dir() == tmp_path / "models"
+    monkeypatch.delenv("KENNING_MODEL_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert quantize.cache_dir() == tmp_path / "xdg" / "kenning"
+
+
+def test_unwritable_model_cache_is_a_config_error(tmp_path: Path) -> None:
+    from kenning.embeddings import quantize
+    from kenning.embeddings.onnx_minilm import _default_model_path
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ConfigError, match="cannot write the derived"):
+        quantize.dynamic_int8_model(_default_model_path(), blocker / "cache")
 
 
 def test_import_loads_nothing() -> None:

