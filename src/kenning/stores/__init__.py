@@ -44,6 +44,7 @@ def open_store(settings: Settings, model_id: str, dim: int) -> Store:
             ann_connectivity=settings.ann_connectivity,
             ann_expansion=settings.ann_expansion,
             keyword_max_df_ratio=settings.keyword_max_df_ratio,
+            keyword_in_process=settings.keyword_in_process,
         )
     if url.startswith(_PG):
         from .postgres.store import PostgresStore

@@ -38,6 +38,7 @@ from .directory import SQLiteDirectory
 from .graph import SQLiteGraph
 from .lifecycle import SQLiteLifecycle
 from .migrations import apply_migrations
+from .postings import TEMP_TOKENIZER, PostingsIndex
 from .readers import ReadPool
 from .sql import (
     MEMORY_COLUMNS,
@@ -82,6 +83,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         ann_connectivity: int = 16,
         ann_expansion: int = 64,
         keyword_max_df_ratio: float = 0.25,
+        keyword_in_process: bool = True,
         read_connections: int = 4,
     ) -> None:
         self.path = str(path)
@@ -101,6 +103,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             self._readers = ReadPool(self.path, read_connections, self._connect)
         self.keyword_max_df_ratio = keyword_max_df_ratio
         self._terms = TermStats()
+        self.postings = PostingsIndex() if keyword_in_process else None
         self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
         self.model_id = model_id
         self.vectors = VectorIndex(
@@ -136,7 +139,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             "cache_size=-65536",
         ):
             conn.execute(f"PRAGMA {pragma}")
-        conn.executescript(_TEMP_STEMMER)
+        conn.executescript(_TEMP_STEMMER + TEMP_TOKENIZER)
         return conn
 
     def size_bytes(self) -> int:
@@ -475,10 +478,41 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
             found = None
             if filters.is_plain:
+                found = self._keyword_in_process(conn, kept, scopes, filters, limit)
+            if found is None and filters.is_plain:
                 found = self._keyword_mirrored(conn, match, scopes, filters, limit)
             if found is None:
                 found = self._keyword_joined(conn, match, scopes, filters, limit)
         return found
+
+    def _keyword_in_process(
+        self, conn: sqlite3.Connection, terms: builtins.list[str], scopes: ScopeFilter,
+        filters: MemoryFilter, limit: int,
+    ) -> builtins.list[tuple[str, float]] | None:  # fmt: skip
+        """FTS5's BM25 top computed from the in-process postings and checked in the
+        row mirror: no per-match auxiliary-function call. None when either mirror
+        cannot answer (the caller asks FTS5 then)."""
+        if self.postings is None:
+            return None
+        self.postings.refresh(conn)
+        scored = self.postings.scores(self._terms.stems(conn, terms))
+        if scored is None:
+            return None
+        pks, scores = scored
+        self.vectors.refresh(conn)
+        statuses = [st.value for st in filters.statuses]
+        ok = self.vectors.visible_mask(scopes.org_id, pks, self._scope_pks(conn, scopes),
+                                       statuses)  # fmt: skip
+        if ok is None:
+            return None
+        pks, scores = pks[ok], scores[ok]
+        if len(pks) > limit:
+            top = np.argpartition(-scores, limit - 1)[:limit]
+            pks, scores = pks[top], scores[top]
+        order = np.lexsort((pks, -scores))  # best first, ties by row as FTS5 scans them
+        pks, scores = pks[order], scores[order]
+        ids = self.vectors.ids_of(scopes.org_id, pks)
+        return [(i, float(s)) for i, s in zip(ids, scores, strict=True)]
 
     def _keyword_mirrored(
         self, conn: sqlite3.Connection, match: str, scopes: ScopeFilter,

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .rwlock import RWLock
+
 if TYPE_CHECKING:
     from usearch.index import Index
 
@@ -149,6 +151,8 @@ class _Partition:
 
 
 _MAX_RUNS = 256
+#: Search masks kept per (partition, scopes, statuses) until the mirror changes.
+_MAX_MASKS = 16
 #: HNSW graphs smaller than this are built single-threaded (deterministic).
 _SERIAL_BUILD_MAX = 20_000
 
@@ -207,8 +211,10 @@ class VectorIndex:
         self._pk_pos = np.full(0, -1, dtype=np.int32)
         self._version = 0  # moves on every change of the mirror
         self._shares: dict[tuple[str, tuple[int, ...], tuple[str, ...]], tuple[int, float]] = {}
+        self._masks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}
         self._seq = -1
-        self._lock = threading.RLock()
+        self._lock = RWLock()
+        self._ann_lock = threading.Lock()
         self.last_plan = SearchPlan()
 
     # -- keeping current ------------------------------------------------------
@@ -219,8 +225,10 @@ class VectorIndex:
         Must be called inside a read transaction so the history watermark and
         the rows read agree.
         """
-        with self._lock:
-            top = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()[0]
+        top = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()[0]
+        if 0 <= top <= self._seq:
+            return  # nothing new (the common case): no need to keep searches out
+        with self._lock.write():
             if self._seq < 0:
                 self._load_all(conn)
             elif top > self._seq:
@@ -231,7 +239,7 @@ class VectorIndex:
                     self._load_all(conn)  # cheaper than thousands of point reads
                 else:
                     self._reload([r[0] for r in rows], conn)
-            self._seq = top
+            self._seq = max(self._seq, int(top))
 
     def _load_all(self, conn: sqlite3.Connection) -> None:
         """Load every vector, grouped by scope: a reader's scopes then lie in a
@@ -306,20 +314,38 @@ class VectorIndex:
         None as a whole when some pk is not mirrored (no vector of this
         model, or written after the last refresh): the caller asks SQL then.
         """
-        with self._lock:
-            part = self._parts.get(org_id)
+        with self._lock.read():
             keys = np.asarray(pks, dtype=np.int64)
+            ok = self.visible_mask(org_id, keys, scope_pks, statuses)
+            if ok is None:
+                return None
+            ids = self.ids_of(org_id, keys)
+            return [i if good else None for i, good in zip(ids, ok, strict=True)]
+
+    def visible_mask(
+        self, org_id: str, keys: np.ndarray, scope_pks: Sequence[int], statuses: Iterable[str]
+    ) -> np.ndarray | None:
+        """Per memory pk of ``keys``: is it in ``org_id``, one of ``scope_pks`` and one
+        of ``statuses``? None when some pk is not mirrored (as :meth:`visible_ids`)."""
+        with self._lock.read():
+            part = self._parts.get(org_id)
             if len(keys) == 0:
-                return []
+                return np.zeros(0, dtype=bool)
             if part is None or int(keys.max()) >= len(self._pk_pos):
                 return None
             pos = self._pk_pos[keys]
             if (pos < 0).any():
                 return None
-            ok = self._mask_at(part, pos, scope_pks, statuses) & (
+            ok: np.ndarray = self._mask_at(part, pos, scope_pks, statuses) & (
                 self._pk_part[keys] == part.number
             )
-            return [part.ids[int(p)] if good else None for p, good in zip(pos, ok, strict=True)]
+            return ok
+
+    def ids_of(self, org_id: str, keys: np.ndarray) -> list[str]:
+        """The memory ids of mirrored pks of ``org_id`` (see :meth:`visible_mask`)."""
+        with self._lock.read():
+            part = self._parts[org_id]
+            return [part.ids[int(p)] for p in self._pk_pos[keys]]
 
     @staticmethod
     def _mask_at(
@@ -340,7 +366,7 @@ class VectorIndex:
         statuses; cached until the mirror changes."""
         wanted = tuple(sorted(statuses))
         key = (org_id, tuple(scope_pks), wanted)
-        with self._lock:
+        with self._lock.read():
             hit = self._shares.get(key)
             if hit is not None and hit[0] == self._version:
                 return hit[1]
@@ -361,7 +387,7 @@ class VectorIndex:
         self, org_id: str, query: np.ndarray, ids: Sequence[str], scope_pks: set[int]
     ) -> dict[str, float]:
         """Cosine of ``query`` with each id whose scope is in ``scope_pks``."""
-        with self._lock:
+        with self._lock.read():
             part = self._parts.get(org_id)
             if part is None:
                 return {}
@@ -391,7 +417,7 @@ class VectorIndex:
         ``scope_pks=None`` means every scope of the organization.
         ``restrict_pks`` further limits the search to those memory rows.
         """
-        with self._lock:
+        with self._lock.read():
             part = self._parts.get(org_id)
             self.last_plan = SearchPlan()
             if part is None or part.live == 0 or limit <= 0:
@@ -404,11 +430,17 @@ class VectorIndex:
             q = np.asarray(query, dtype=np.float32).reshape(-1)
             if allowed > self.exact_max and part.live >= self.ann_min_rows:
                 if part.ann is None:
-                    part.build_ann(self.connectivity, self.expansion)
+                    self._build_ann(part)
                 found = self._ann_search(part, q, mask, allowed, limit)
                 if found is not None:
                     return found
             return self._exact(part, q, mask, allowed, limit)
+
+    def _build_ann(self, part: _Partition) -> None:
+        """Build ``part``'s HNSW graph (once) while the caller holds the read side."""
+        with self._ann_lock:  # one builder; searches go on meanwhile, exact ones too
+            if part.ann is None:
+                part.build_ann(self.connectivity, self.expansion)
 
     def _mask(
         self,
@@ -416,6 +448,31 @@ class VectorIndex:
         scope_pks: Sequence[int] | None,
         statuses: Iterable[str],
         restrict_pks: Sequence[int] | None,
+    ) -> np.ndarray:
+        """Which slots of ``part`` the search may return (read-only when cached).
+
+        Without ``restrict_pks`` the mask depends only on the scopes, the
+        statuses and the mirror's contents, so it is kept until the mirror
+        changes: a reader's next recall skips two passes over every row.
+        """
+        if restrict_pks is not None:
+            mask = self._build_mask(part, scope_pks, statuses)
+            mask &= np.isin(part.pks[: part.n], np.asarray(list(restrict_pks), dtype=np.int64))
+            return mask
+        key = (part.number, None if scope_pks is None else tuple(scope_pks), tuple(statuses))
+        hit = self._masks.get(key)
+        if hit is not None and hit[0] == self._version:
+            return hit[1]
+        mask = self._build_mask(part, scope_pks, statuses)
+        mask.flags.writeable = False
+        if len(self._masks) >= _MAX_MASKS:
+            self._masks.clear()
+        self._masks[key] = (self._version, mask)
+        return mask
+
+    @staticmethod
+    def _build_mask(
+        part: _Partition, scope_pks: Sequence[int] | None, statuses: Iterable[str]
     ) -> np.ndarray:
         n = part.n
         status_lut = np.zeros(_N_CODES, dtype=bool)
@@ -428,8 +485,6 @@ class VectorIndex:
             lut = np.zeros(top, dtype=bool)
             lut[np.asarray(list(scope_pks), dtype=np.int64)] = True
             mask &= lut[scopes]
-        if restrict_pks is not None:
-            mask &= np.isin(part.pks[:n], np.asarray(list(restrict_pks), dtype=np.int64))
         return mask
 
     def _exact(
