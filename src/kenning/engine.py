@@ -31,7 +31,7 @@ from .directory import Directory
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, content_hash, create_embedder
 from .errors import ConfigError, Conflict, InvalidInput, NotFound, PermissionDenied
 from .graph.api import Graph
-from .graph.project import Extractor, Projector
+from .graph.project import Extracted, Extractor, Projector
 from .insight import InsightMethods
 from .lifecycle.api import LifecycleMethods
 from .lifecycle.ingest import Ingestor
@@ -169,6 +169,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         """Finish pending access writes; release the store and worker threads."""
         self._access.close()
         self._pool.shutdown(wait=True)
+        self._projector.close()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -340,22 +341,32 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         keys = [(r.scope, r.key) for r in records if r.key]
         if len(keys) != len(set(keys)):
             raise InvalidInput("two items of the batch share a scope and key", field="key")
-        vectors = self.embedder.embed_many(
-            [r.content for r in records], batch_size=256, progress=progress
-        )
+        # entity extraction runs beside the embedding (each mostly native code)
+        ahead = self._projector.extract_ahead(records)
+        try:
+            vectors = self.embedder.embed_many(
+                [r.content for r in records], batch_size=256, progress=progress
+            )
+        except BaseException:
+            if ahead is not None:
+                ahead.cancel()  # (one already running finishes; its result is dropped)
+            raise
+        extracted = ahead.result() if ahead is not None else None
         touched = self._assign_sectors(records, vectors)
         plan = self._planner.plan(records, vectors, now, reconcile=reconcile)
-        results = self._commit(plan, who)
+        results = self._commit(plan, who, extracted)
         self._save_centroids(touched, who)
         return results
 
-    def _commit(self, plan: WritePlan, who: Principal) -> list[WriteResult]:
+    def _commit(
+        self, plan: WritePlan, who: Principal, extracted: Extracted | None = None
+    ) -> list[WriteResult]:
         """Write a plan in one transaction (records, graph, changes to old memories)."""
         graph = None
         if plan.inserts:
             graph = self._projector.for_insert(
                 [r for r, _ in plan.inserts], np.stack([v for _, v in plan.inserts]), plan.links,
-                plan.neighbours,
+                plan.neighbours, extracted,
             )
         self.store.insert(plan.inserts, who.user_id, graph=graph, replacements=plan.replacements)
         return plan.results

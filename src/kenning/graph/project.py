@@ -33,9 +33,11 @@ original write batches and relation decisions are not recorded.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -51,6 +53,9 @@ from .resolve import normalise_name, resolve
 if TYPE_CHECKING:
     from ..config import Settings
     from ..stores.base import Store
+
+#: The extractor's entities per memory id, before resolution.
+Extracted = dict[str, list[EntityMention]]
 
 __all__ = [
     "Extractor",
@@ -122,12 +127,45 @@ class Projector:
         self.store = store
         self.settings = settings
         self.extractor: Extractor = extractor or extractor_from_settings(settings)
+        self._lock = threading.Lock()
+        self._worker: ThreadPoolExecutor | None = None
+
+    def extract_ahead(self, records: Sequence[MemoryRecord]) -> Future[Extracted] | None:
+        """Start the extractor on ``records`` on a worker thread (None when the graph is
+        off): a write embeds its batch meanwhile, and most of each is native code that
+        leaves the other core free. Pass the future's result to :meth:`for_insert`."""
+        if not self.settings.graph_enabled or not records:
+            return None
+        with self._lock:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="kenning-extract")
+            worker = self._worker
+        texts = [r.content for r in records]
+        ids = [r.id for r in records]
+        return worker.submit(lambda: dict(zip(ids, self.extractor.extract_batch(texts),
+                                              strict=True)))  # fmt: skip
+
+    def close(self) -> None:
+        """Stop the extraction worker (after the extraction in progress)."""
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True)
 
     # -- parts -------------------------------------------------------------------------
 
-    def mentions(self, records: Sequence[MemoryRecord]) -> dict[str, list[EntityMention]]:
-        """Extractor entities (resolved within the batch) plus tag topics, per memory id."""
-        found = self.extractor.extract_batch([r.content for r in records]) if records else []
+    def mentions(
+        self, records: Sequence[MemoryRecord], extracted: Extracted | None = None
+    ) -> dict[str, list[EntityMention]]:
+        """Extractor entities (resolved within the batch) plus tag topics, per memory id.
+
+        ``extracted``: the extractor's output per memory id when it already ran
+        (see :meth:`extract_ahead`); records missing from it are extracted now.
+        """
+        missing = [r for r in records if extracted is None or r.id not in extracted]
+        more = self.extractor.extract_batch([r.content for r in missing]) if missing else []
+        have = {**(extracted or {}), **dict(zip([r.id for r in missing], more, strict=True))}
+        found = [have[r.id] for r in records]
         flat = resolve([m for ents in found for m in ents], {}, {})
         out: dict[str, list[EntityMention]] = {}
         at = 0
@@ -237,14 +275,16 @@ class Projector:
         self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray,
         relations: Sequence[MemoryLink] = (),
         neighbours: Mapping[str, Sequence[tuple[str, float]]] | None = None,
+        extracted: Extracted | None = None,
     ) -> Projection | None:  # fmt: skip
         """The projection of a batch of new records (None when the graph is off);
-        ``neighbours``: scope searches already made (see :meth:`semantic`)."""
+        ``neighbours``: scope searches already made (see :meth:`semantic`);
+        ``extracted``: the extractor's output from :meth:`extract_ahead`."""
         if not self.settings.graph_enabled or not records:
             return None
         links = [*self.co_occurs(records), *self.semantic(records, vectors, neighbours),
                  *self.temporal(records, tails=True), *self.typed(records), *relations]  # fmt: skip
-        return Projection(self.mentions(records), links)
+        return Projection(self.mentions(records, extracted), links)
 
     def for_update(self, record: MemoryRecord, vector: np.ndarray | None) -> Projection:
         """New mentions and semantic neighbours of an updated record (``vector``: its new
