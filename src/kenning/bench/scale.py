@@ -254,7 +254,7 @@ def _time_recalls(
     graph: list[float] = []
     for text in texts:
         t = time.perf_counter()
-        result = mem.recall(text, 10, scopes=scopes, principal=who, explain=True)
+        result = mem.recall(text, 10, scopes=scopes, principal=who)
         times.append((time.perf_counter() - t) * 1000)
         graph.append(result.timings_ms.get("graph", 0.0))
         if progress:
