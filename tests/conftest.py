@@ -186,11 +186,12 @@ def _counts(mem: Memory) -> dict[str, int]:
 
 @pytest.fixture(scope="session")
 def open_memory(store_kind: str, embedder: Embedder) -> Callable[..., Memory]:
-    """``open_memory(directory, **Memory kwargs)``: usable from hypothesis tests too."""
+    """``open_memory(directory, **Memory kwargs)``: usable from hypothesis tests too
+    (``embedder=`` replaces the session's model for this Memory)."""
 
     def opener(where: Path, **kw: Any) -> Memory:
         kw.setdefault("clock", FixedClock(T0))
-        return _open_memory(store_kind, Path(where), embedder, **kw)
+        return _open_memory(store_kind, Path(where), kw.pop("embedder", embedder), **kw)
 
     return opener
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import threading
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -533,3 +534,31 @@ def test_recall_is_fail_open_when_the_graph_breaks(
         mem.settings = full
     assert [h.memory.id for h in result] == plain  # the pre-graph order
     assert sorted(before) == sorted(plain)
+
+
+class Breaks(Names):
+    """Extracts on a worker thread beside the embedding, then fails."""
+
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+
+    def extract_batch(self, texts: Sequence[str]) -> list[list[EntityMention]]:
+        self.threads.append(threading.current_thread().name)
+        if any("boom" in t for t in texts):
+            raise RuntimeError("extractor down")
+        return super().extract_batch(texts)
+
+
+def test_extraction_beside_the_embedding_feeds_the_graph_and_its_failure_writes_nothing(
+    make_memory: Callable[..., Memory], db_counts: Callable[[Memory], dict[str, int]]
+) -> None:
+    extractor = Breaks()
+    mem = make_memory(extractor=extractor, settings=quiet())
+    first = mem.remember_many([{"content": "Caroline met Melanie"}, {"content": "Melanie paints"}])
+    assert extractor.threads and all(n.startswith("kenning-extract") for n in extractor.threads)
+    names = {e.label for e in mem.graph.entities(first[0].id)}
+    assert names == {"Caroline", "Melanie"}
+    before = db_counts(mem)
+    with pytest.raises(RuntimeError, match="extractor down"):
+        mem.remember_many([{"content": "Fine text"}, {"content": "boom goes the extractor"}])
+    assert db_counts(mem) == before  # all or nothing

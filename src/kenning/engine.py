@@ -49,6 +49,7 @@ from .models import (
     Page,
     Principal,
     RecallResult,
+    Role,
     Scope,
     Status,
     new_id,
@@ -639,6 +640,31 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         rows = list(_parse_export(lines, who, self.policy, self.embedder.dim))
         self.store.import_rows(rows, progress=progress)
         return len(rows)
+
+    def reembed(
+        self, *, batch_size: int = 256, principal: Principal | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:  # fmt: skip
+        """Give every memory of the caller's organization a vector of the configured
+        model (those made by another model, e.g. after the default changed); admins
+        only. Each batch is one transaction, so an interrupted run resumes where it
+        stopped. Returns how many vectors were replaced. Run it with no other writer."""
+        who = self._who(principal)
+        if Role.ADMIN not in who.roles:
+            raise PermissionDenied("re-embedding an organization's memories needs the admin role")
+        batch_size = clean_k(batch_size, 10_000, "batch_size")
+        model_id = self.embedder.model_id
+        done = 0
+        while stale := self.store.stale_vectors(who.org_id, model_id, batch_size):
+            vectors = self.embedder.embed_many([text for _, text in stale], batch_size=batch_size)
+            pairs = [(mid, vec) for (mid, _), vec in zip(stale, vectors, strict=True)]
+            changed = self.store.replace_vectors(who.org_id, model_id, pairs)
+            if changed == 0:  # deleted meanwhile, or the store refuses: do not loop
+                break
+            done += changed
+            if progress:
+                progress(len(stale))
+        return done
 
 
 #: History ops that take a memory out of recall; ``restore`` undoes the latest.

@@ -611,6 +611,31 @@ def migrate(
     render.say(f"copied and verified {report.memories} memories, {report.history} history entries")
 
 
+@_command("reembed")
+def reembed(
+    ctx: typer.Context,
+    batch_size: Annotated[int, typer.Option(
+        "--batch-size", metavar="N", min=1, max=10_000, help="Memories per transaction.")] = 256,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Re-embed the memories whose vectors another model made (every organization).
+
+    Needed once after changing the embedding model (or after kenning's default
+    changed); stop other writers first. Safe to interrupt and run again.
+    """
+    mem = _mem(ctx)
+    done: dict[str, int] = {}
+    with render.progress("re-embedding", None) as step:
+        for org in mem.store.organizations():
+            operator = Principal(org_id=org, user_id=mem.principal.user_id,
+                                 roles=frozenset({Role.ADMIN}))  # fmt: skip
+            done[org] = mem.reembed(batch_size=batch_size, principal=operator, progress=step)
+    if as_json:
+        render.emit({"model_id": mem.embedder.model_id, "reembedded": done})
+        return
+    render.say(f"re-embedded {sum(done.values())} memories with {mem.embedder.model_id}")
+
+
 # -- bench: reserved for the lead -------------------------------------------------------
 from ..bench.cli import bench_app  # noqa: E402
 

@@ -7,7 +7,7 @@ two cores, 13 ms on one). onnxruntime's dynamic quantization turns those
 products into int8 x int8 ones (activations quantized per call, weights per
 output channel): about twice as fast per query and per batch on one core,
 and it leaves the other core to the rest of a recall. Cosine with the float
-graph's vectors is 0.99 on average (see ``docs/embeddings.md``).
+graph's vectors is 0.99 on average (BENCHMARKS.md has the figures).
 
 The derived file is a pure function of the shipped file and the pinned onnx
 and onnxruntime versions. It is built once per machine (a few seconds), into

@@ -269,6 +269,19 @@ class Store(Protocol):
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """The stored vectors of the visible memories among ``ids``."""
 
+    def stale_vectors(
+        self, org_id: str, model_id: str, limit: int
+    ) -> builtins.list[tuple[str, str]]:
+        """(memory id, content) of up to ``limit`` memories of ``org_id`` whose vector
+        was made by another model than ``model_id`` (maintenance: every scope)."""
+
+    def replace_vectors(
+        self, org_id: str, model_id: str, vectors: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        """Store ``model_id``'s vector for each (memory id, vector) of ``org_id`` in one
+        transaction; the store's own search indexes follow. Returns how many changed
+        (memories deleted meanwhile are skipped). Run it with no other writer."""
+
     # -- lifecycle ------------------------------------------------------------------
 
     def record_access(self, org_id: str, accesses: Sequence[Access]) -> None:

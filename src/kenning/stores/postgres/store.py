@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import builtins
 import json
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ from .sql import (
     scope_clause,
     write_context,
 )
+
+log = logging.getLogger("kenning.store")
 
 __all__ = ["PostgresStore", "VectorPlan"]
 
@@ -199,6 +202,11 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
             elif json.loads(row[0])["model_id"] != self.model_id:
                 conn.execute(
                     "UPDATE kenning_meta SET value = %s WHERE key = 'embedding'", (wanted,)
+                )
+                log.warning(
+                    "this database was last used with %s vectors, now %s: recall compares "
+                    "the two until `kenning reembed` gives every memory a %s vector",
+                    json.loads(row[0])["model_id"], self.model_id, self.model_id,
                 )
 
     def size_bytes(self) -> int:
@@ -835,6 +843,35 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
             raise Conflict(f"a memory (or its key) already exists: {exc}") from exc
         self._counts.clear()
         return len(rows)
+
+    def stale_vectors(
+        self, org_id: str, model_id: str, limit: int
+    ) -> builtins.list[tuple[str, str]]:
+        """(memory id, content) of memories of ``org_id`` with another model's vector."""
+        with self._org_write(org_id) as conn:
+            rows = conn.execute(
+                "SELECT id, content FROM memories WHERE org_id = %s AND model_id <> %s "
+                "ORDER BY pk LIMIT %s",
+                (org_id, model_id, limit),
+            ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def replace_vectors(
+        self, org_id: str, model_id: str, vectors: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        """New vectors in one transaction (the HNSW index follows by itself)."""
+        if not vectors:
+            return 0
+        changed = 0
+        with self._org_write(org_id) as conn, conn.cursor() as cur:
+            for mid, vector in vectors:
+                cur.execute(
+                    "UPDATE memories SET embedding = %s, model_id = %s "
+                    "WHERE org_id = %s AND id = %s",
+                    (_vec(vector), model_id, org_id, mid),
+                )
+                changed += cur.rowcount
+        return changed
 
     def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Embedding cache lookup (the content-addressed ``embedding_cache`` table)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import builtins
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -54,6 +55,8 @@ from .sql import (
 )
 from .terms import TermStats
 from .vectors import VectorIndex
+
+log = logging.getLogger("kenning.store")
 
 __all__ = ["SQLiteStore"]
 
@@ -238,6 +241,11 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                 )
             elif json.loads(row[0])["model_id"] != model_id:
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'embedding'", (wanted,))
+                log.warning(
+                    "this database was last used with %s vectors, now %s: recall compares "
+                    "the two until `kenning reembed` gives every memory a %s vector",
+                    json.loads(row[0])["model_id"], model_id, model_id,
+                )
 
     def _scope_pk(self, conn: sqlite3.Connection, org_id: str, scope: Scope) -> int:
         conn.execute(
@@ -768,6 +776,36 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                 if progress:
                     progress(1)
         return len(rows)
+
+    def stale_vectors(
+        self, org_id: str, model_id: str, limit: int
+    ) -> builtins.list[tuple[str, str]]:
+        """(memory id, content) of memories of ``org_id`` with another model's vector."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT m.id, m.content FROM memories m JOIN vectors v ON v.pk = m.pk "
+                "WHERE m.org_id = ? AND v.model_id != ? ORDER BY m.pk LIMIT ?",
+                (org_id, model_id, limit),
+            ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def replace_vectors(
+        self, org_id: str, model_id: str, vectors: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        """New vectors in one transaction; this process's vector mirror reloads."""
+        if not vectors:
+            return 0
+        with self.atomic() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "UPDATE vectors SET model_id = ?, vector = ? WHERE pk = "
+                "(SELECT pk FROM memories WHERE id = ? AND org_id = ?)",
+                [(model_id, np.asarray(v, dtype=np.float32).tobytes(), mid, org_id)
+                 for mid, v in vectors],
+            )  # fmt: skip
+            changed = conn.total_changes - before
+        self.vectors.invalidate()
+        return int(changed)
 
     def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Embedding cache: the stored vectors of memories with these content hashes.

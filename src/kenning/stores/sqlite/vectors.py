@@ -241,6 +241,15 @@ class VectorIndex:
                     self._reload([r[0] for r in rows], conn)
             self._seq = max(self._seq, int(top))
 
+    def invalidate(self) -> None:
+        """Forget everything: the next search loads the vectors afresh (after a
+        change the history table does not record, such as re-embedding)."""
+        with self._lock.write():
+            self._seq = -1
+            self._parts.clear()
+            self._org_of.clear()
+            self._version += 1
+
     def _load_all(self, conn: sqlite3.Connection) -> None:
         """Load every vector, grouped by scope: a reader's scopes then lie in a
         few contiguous blocks, which the exact scan reads without a gather."""
