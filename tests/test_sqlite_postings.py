@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from kenning import Memory, MemoryFilter, Settings
+from kenning import Memory, MemoryFilter, Principal, Settings
 from kenning.access import ScopeFilter
 from kenning.retrieval.text import query_terms
 from kenning.stores.sqlite.rwlock import RWLock
@@ -266,3 +266,17 @@ def test_postings_scores_match_fts5_bm25_on_a_raw_index(tmp_path: object) -> Non
         assert dict(zip(pks.tolist(), scores.tolist(), strict=True)) == pytest.approx(truth)
         assert np.all(scores > 0)
     conn.close()
+
+
+def test_a_word_found_only_in_another_organization_finds_nothing(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """The reader's organization holds no vectors at all: no hit, no error,
+    whether the word is in another organization's memories or nowhere."""
+    mem = make_memory()
+    mem.remember("quartz lantern", principal=Principal.member("a", org_id="o1"))
+    other = Principal.member("b", org_id="o2")
+    view = mem.policy.readable(other)
+    for word in ("quartz", "violin"):
+        assert _sqlite(mem).keyword_search(word, view, MemoryFilter(), 10) == []
+        assert mem.recall(word, principal=other).hits == []

@@ -514,6 +514,8 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         if ok is None:
             return None
         pks, scores = pks[ok], scores[ok]
+        if len(pks) == 0:
+            return []
         if len(pks) > limit:
             top = np.argpartition(-scores, limit - 1)[:limit]
             pks, scores = pks[top], scores[top]

@@ -352,6 +352,8 @@ class VectorIndex:
 
     def ids_of(self, org_id: str, keys: np.ndarray) -> list[str]:
         """The memory ids of mirrored pks of ``org_id`` (see :meth:`visible_mask`)."""
+        if len(keys) == 0:
+            return []
         with self._lock.read():
             part = self._parts[org_id]
             return [part.ids[int(p)] for p in self._pk_pos[keys]]
