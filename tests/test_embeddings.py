@@ -202,12 +202,21 @@ def test_derived_model_is_cached_verified_and_rebuilt_when_damaged(
     assert quantize.cache_dir() == tmp_path / "xdg" / "kenning"
 
 
-def test_unwritable_model_cache_is_a_config_error(tmp_path: Path) -> None:
+def test_unwritable_model_cache_falls_back_to_the_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
     from kenning.embeddings import quantize
     from kenning.embeddings.onnx_minilm import _default_model_path
 
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    built = quantize.dynamic_int8_model(_default_model_path(), blocker / "cache")
+    assert built.is_relative_to(tmp_path / "tmp")
+    assert quantize._sha256(built) == quantize.DERIVED_SHA256
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(blocker))  # nowhere to write
     with pytest.raises(ConfigError, match="cannot write the derived"):
         quantize.dynamic_int8_model(_default_model_path(), blocker / "cache")
 

@@ -36,6 +36,8 @@ DERIVED_SHA256 = "e940eb69b5196e6444ce4f7215de6619ced1d5227dbf16226f1650c21907ec
 
 _FOLDABLE = frozenset({"Cast", "Mul"})
 
+log = logging.getLogger("kenning.embeddings")
+
 
 def cache_dir() -> Path:
     """Where derived models are kept (created on first use)."""
@@ -132,13 +134,25 @@ def dynamic_int8_model(source: Path, cache: Path | None = None) -> Path:
     file still differs, :class:`ConfigError` says so rather than loading a
     model nobody has validated.
     """
-    target = (cache or cache_dir()) / f"minilm-l6-dq8-{DERIVED_SHA256[:16]}.onnx"
+    name = f"minilm-l6-dq8-{DERIVED_SHA256[:16]}.onnx"
+    target = (cache or cache_dir()) / name
     if target.is_file() and _sha256(target) == DERIVED_SHA256:
         return target
     try:
         derive_dynamic_int8(source, target)
     except OSError as exc:
-        raise ConfigError(f"cannot write the derived MiniLM model to {target}: {exc}") from exc
+        # a read-only home (a locked-down container, say): keep it for this boot only
+        fallback = Path(tempfile.gettempdir()) / f"kenning-models-{os.getuid()}" / name
+        log.warning("cannot write the derived MiniLM model to %s (%s); using %s", target,
+                    exc, fallback)  # fmt: skip
+        if not (fallback.is_file() and _sha256(fallback) == DERIVED_SHA256):
+            try:
+                derive_dynamic_int8(source, fallback)
+            except OSError as again:
+                raise ConfigError(
+                    f"cannot write the derived MiniLM model to {target} nor {fallback}: {again}"
+                ) from again
+        target = fallback
     actual = _sha256(target)
     if actual != DERIVED_SHA256:
         raise ConfigError(
