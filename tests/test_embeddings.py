@@ -181,12 +181,12 @@ def test_derived_model_is_cached_verified_and_rebuilt_when_damaged(
 
     source = _default_model_path()
     built = quantize.dynamic_int8_model(source, tmp_path)
-    assert built.parent == tmp_path and quantize._sha256(built) == quantize.DERIVED_SHA256
+    assert built.parent == tmp_path and quantize.file_sha256(built) == quantize.DERIVED_SHA256
     stamp = built.stat().st_mtime_ns
     assert quantize.dynamic_int8_model(source, tmp_path) == built
     assert built.stat().st_mtime_ns == stamp  # reused, not rebuilt
     built.write_bytes(b"half a model")  # e.g. a copy cut short
-    assert quantize._sha256(quantize.dynamic_int8_model(source, tmp_path)) == (
+    assert quantize.file_sha256(quantize.dynamic_int8_model(source, tmp_path)) == (
         quantize.DERIVED_SHA256
     )
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
@@ -215,7 +215,7 @@ def test_unwritable_model_cache_falls_back_to_the_temporary_directory(
     monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     built = quantize.dynamic_int8_model(_default_model_path(), blocker / "cache")
     assert built.is_relative_to(tmp_path / "tmp")
-    assert quantize._sha256(built) == quantize.DERIVED_SHA256
+    assert quantize.file_sha256(built) == quantize.DERIVED_SHA256
     monkeypatch.setattr(tempfile, "gettempdir", lambda: str(blocker))  # nowhere to write
     with pytest.raises(ConfigError, match="cannot write the derived"):
         quantize.dynamic_int8_model(_default_model_path(), blocker / "cache")

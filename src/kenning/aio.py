@@ -27,7 +27,7 @@ PUBLIC_METHODS = (
     "flush", "reinforce", "strength", "access_log", "ingest", "context", "consolidate",
     "build_hint", "create_sector", "sectors", "set_policy", "delete_policy", "policies",
     "confidence_components", "review_queue", "approve", "reject", "review_many", "traffic",
-    "strength_curves", "warm_up", "reembed",
+    "strength_curves", "warm_up", "reembed", "reembed_all",
 )  # fmt: skip
 #: The ``mem.graph`` methods AsyncGraph mirrors.
 GRAPH_METHODS = ("neighbours", "entity", "entities", "paths", "link", "alias", "rebuild")
@@ -97,6 +97,7 @@ class AsyncMemory:
     export_jsonl = _mirror("export_jsonl")
     import_jsonl = _mirror("import_jsonl")
     reembed = _mirror("reembed")
+    reembed_all = _mirror("reembed_all")
     write = _mirror("write")
     flush = _mirror("flush")
     reinforce = _mirror("reinforce")

@@ -666,6 +666,21 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
                 progress(len(stale))
         return done
 
+    def reembed_all(
+        self, *, batch_size: int = 256, progress: Callable[[int], None] | None = None
+    ) -> dict[str, int]:
+        """:meth:`reembed` for every organization in the store, as its admin: the
+        operator's task after a model change (``kenning reembed``; like ``kenning
+        migrate``, it is not offered through the server). Organization -> count."""
+        return {
+            org: self.reembed(
+                batch_size=batch_size, progress=progress,
+                principal=Principal(org_id=org, user_id=self.principal.user_id,
+                                    roles=frozenset({Role.ADMIN})),
+            )
+            for org in self.store.organizations()
+        }  # fmt: skip
+
 
 #: History ops that take a memory out of recall; ``restore`` undoes the latest.
 RETIRING_OPS = frozenset(

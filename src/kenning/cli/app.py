@@ -624,12 +624,8 @@ def reembed(
     changed); stop other writers first. Safe to interrupt and run again.
     """
     mem = _mem(ctx)
-    done: dict[str, int] = {}
     with render.progress("re-embedding", None) as step:
-        for org in mem.store.organizations():
-            operator = Principal(org_id=org, user_id=mem.principal.user_id,
-                                 roles=frozenset({Role.ADMIN}))  # fmt: skip
-            done[org] = mem.reembed(batch_size=batch_size, principal=operator, progress=step)
+        done = mem.reembed_all(batch_size=batch_size, progress=step)
     if as_json:
         render.emit({"model_id": mem.embedder.model_id, "reembedded": done})
         return

@@ -21,7 +21,6 @@ ids and one database holds the vectors of one of them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ import numpy as np
 
 from ..errors import ConfigError, EmbeddingError, InvalidInput
 from .base import Embedder, Vectors, check_texts, normalize_rows
+from .quantize import dynamic_int8_model, file_sha256
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -51,14 +51,6 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 DIM = 384
 #: all-MiniLM-L6-v2's ``max_seq_length``; longer texts are truncated.
 MAX_TOKENS = 256
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _default_model_path() -> Path:
@@ -165,7 +157,7 @@ class MiniLMEmbedder(Embedder):
         path = self._model_path if self._model_path is not None else _default_model_path()
         if not path.is_file():
             raise ConfigError(f"MiniLM model file not found: {path}")
-        actual = _file_sha256(path)
+        actual = file_sha256(path)
         if actual != MODEL_SHA256:
             raise ConfigError(
                 f"MiniLM model file {path} has sha256 {actual}, expected {MODEL_SHA256}; "
@@ -173,8 +165,6 @@ class MiniLMEmbedder(Embedder):
             )
         threads = self._threads
         if self._compute == "int8":
-            from .quantize import dynamic_int8_model
-
             path, threads = dynamic_int8_model(path), 1  # parallel runs, one core each
         import onnxruntime as ort
 

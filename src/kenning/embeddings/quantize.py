@@ -28,7 +28,9 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["DERIVED_SHA256", "cache_dir", "derive_dynamic_int8", "dynamic_int8_model"]
+__all__ = [
+    "DERIVED_SHA256", "cache_dir", "derive_dynamic_int8", "dynamic_int8_model", "file_sha256",
+]  # fmt: skip
 
 #: sha256 of the derived model built from the shipped file whose sha256 is
 #: ``onnx_minilm.MODEL_SHA256`` with onnx 1.23.2 and onnxruntime 1.32.0.
@@ -48,7 +50,8 @@ def cache_dir() -> Path:
     return Path(base) / "kenning"
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, read in 1 MB blocks (model files are checked by it)."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -136,7 +139,7 @@ def dynamic_int8_model(source: Path, cache: Path | None = None) -> Path:
     """
     name = f"minilm-l6-dq8-{DERIVED_SHA256[:16]}.onnx"
     target = (cache or cache_dir()) / name
-    if target.is_file() and _sha256(target) == DERIVED_SHA256:
+    if target.is_file() and file_sha256(target) == DERIVED_SHA256:
         return target
     try:
         derive_dynamic_int8(source, target)
@@ -145,7 +148,7 @@ def dynamic_int8_model(source: Path, cache: Path | None = None) -> Path:
         fallback = Path(tempfile.gettempdir()) / f"kenning-models-{os.getuid()}" / name
         log.warning("cannot write the derived MiniLM model to %s (%s); using %s", target,
                     exc, fallback)  # fmt: skip
-        if not (fallback.is_file() and _sha256(fallback) == DERIVED_SHA256):
+        if not (fallback.is_file() and file_sha256(fallback) == DERIVED_SHA256):
             try:
                 derive_dynamic_int8(source, fallback)
             except OSError as again:
@@ -153,7 +156,7 @@ def dynamic_int8_model(source: Path, cache: Path | None = None) -> Path:
                     f"cannot write the derived MiniLM model to {target} nor {fallback}: {again}"
                 ) from again
         target = fallback
-    actual = _sha256(target)
+    actual = file_sha256(target)
     if actual != DERIVED_SHA256:
         raise ConfigError(
             f"the derived MiniLM model {target} has sha256 {actual}, expected "

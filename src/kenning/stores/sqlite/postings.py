@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .rwlock import RWLock
+from .follow import HistoryMirror
 
 __all__ = ["PostingsIndex", "TEMP_TOKENIZER"]
 
@@ -71,13 +71,12 @@ _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 
 
-class PostingsIndex:
+class PostingsIndex(HistoryMirror):
     """FTS5's BM25 top over the keyword index, from in-process postings (thread-safe)."""
 
     def __init__(self, rebuild_ratio: float = 0.1) -> None:
+        super().__init__()
         self.rebuild_ratio = rebuild_ratio
-        self._lock = RWLock()
-        self._seq = -1
         self._base = _Base({}, np.zeros(1, dtype=np.int64), _EMPTY_I, _EMPTY_F)
         self._length = np.zeros(0, dtype=np.float64)  # tokens per row, by pk
         self._present = np.zeros(0, dtype=bool)  # the row is in the index
@@ -89,26 +88,10 @@ class PostingsIndex:
         self._rows = 0
         self._tokens = 0.0
 
-    # -- keeping current ------------------------------------------------------
+    # -- keeping current (refresh: see HistoryMirror) -------------------------
 
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        """Catch up with the database inside the caller's read transaction."""
-        (top,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()
-        if 0 <= top <= self._seq:
-            return
-        with self._lock.write():
-            if self._seq < 0:
-                self._load_all(conn)
-            elif top > self._seq:
-                changed = conn.execute(
-                    "SELECT DISTINCT memory_id FROM history WHERE seq > ?", (self._seq,)
-                )
-                ids = [r[0] for r in changed]
-                if self._delta_rows + len(ids) > max(5000, self.rebuild_ratio * self._rows):
-                    self._load_all(conn)
-                else:
-                    self._reload(conn, ids)
-            self._seq = max(self._seq, int(top))
+    def _reload_all_instead(self, changed: int) -> bool:
+        return self._delta_rows + changed > max(5000, self.rebuild_ratio * self._rows)
 
     def _load_all(self, conn: sqlite3.Connection) -> None:
         self._pk_of = dict(conn.execute("SELECT id, pk FROM memories").fetchall())

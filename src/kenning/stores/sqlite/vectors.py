@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .rwlock import RWLock
+from .follow import HistoryMirror
 
 if TYPE_CHECKING:
     from usearch.index import Index
@@ -186,7 +186,7 @@ def _dot(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
     return out
 
 
-class VectorIndex:
+class VectorIndex(HistoryMirror):
     """Scope-filtered nearest-neighbour search over every organization's vectors."""
 
     def __init__(
@@ -212,34 +212,14 @@ class VectorIndex:
         self._version = 0  # moves on every change of the mirror
         self._shares: dict[tuple[str, tuple[int, ...], tuple[str, ...]], tuple[int, float]] = {}
         self._masks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}
-        self._seq = -1
-        self._lock = RWLock()
+        super().__init__()
         self._ann_lock = threading.Lock()
         self.last_plan = SearchPlan()
 
     # -- keeping current ------------------------------------------------------
 
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        """Catch up with the database (full load the first time, then deltas).
-
-        Must be called inside a read transaction so the history watermark and
-        the rows read agree.
-        """
-        top = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM history").fetchone()[0]
-        if 0 <= top <= self._seq:
-            return  # nothing new (the common case): no need to keep searches out
-        with self._lock.write():
-            if self._seq < 0:
-                self._load_all(conn)
-            elif top > self._seq:
-                rows = conn.execute(
-                    "SELECT DISTINCT memory_id FROM history WHERE seq > ?", (self._seq,)
-                ).fetchall()
-                if len(rows) > max(5000, len(self._org_of) // 4):
-                    self._load_all(conn)  # cheaper than thousands of point reads
-                else:
-                    self._reload([r[0] for r in rows], conn)
-            self._seq = max(self._seq, int(top))
+    def _reload_all_instead(self, changed: int) -> bool:
+        return changed > max(5000, len(self._org_of) // 4)  # one scan beats that many lookups
 
     def invalidate(self) -> None:
         """Forget everything: the next search loads the vectors afresh (after a
@@ -264,7 +244,7 @@ class VectorIndex:
         while batch := cur.fetchmany(5000):
             self._apply(batch)
 
-    def _reload(self, ids: Sequence[str], conn: sqlite3.Connection) -> None:
+    def _reload(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
