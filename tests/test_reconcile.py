@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -28,7 +29,9 @@ from kenning.lifecycle.reconcile import (
     RuleReconciler,
     normalise_for_compare,
 )
+from kenning.lifecycle.writer import _batch_candidates
 from kenning.llm.base import ChatModel, Completion, Message
+from kenning.models import MemoryRecord, Scope
 
 RULES = RuleReconciler()
 
@@ -457,3 +460,29 @@ def test_bench_command(tmp_path: Path, minilm: Embedder, monkeypatch: pytest.Mon
         "duplicate": {"n": 1, "accuracy": 1.0},
         "related": {"n": 1, "accuracy": 1.0},
     }
+
+
+def test_batch_candidates_are_the_closest_earlier_items_of_the_same_scope() -> None:
+    """Within a batch, an item is compared with the earlier items of its own scope at
+    or above the floor; only the closest few are kept, ties at the cut included."""
+    def rec(n: int, scope: str) -> MemoryRecord:
+        return MemoryRecord(f"m{n}", "default", Scope.parse(scope), f"fact {n}")
+
+    # unit vectors at chosen cosines to item 0's direction
+    def at(cos: float) -> np.ndarray:
+        return np.asarray([cos, (1 - cos * cos) ** 0.5, 0.0], dtype=np.float32)
+
+    cosines = [1.0, 0.9, 0.8, 0.8, 0.2, 0.95]
+    scopes = ["user:a", "user:a", "user:a", "user:a", "user:a", "user:b"]
+    records = [rec(n, s) for n, s in enumerate(scopes)]
+    vectors = np.stack([at(c) for c in cosines])
+    last = np.stack([at(1.0)])  # a last item of user:a pointing the same way as item 0
+    records.append(rec(6, "user:a"))
+    vectors = np.concatenate([vectors, last])
+    found = _batch_candidates(records, vectors, list(range(7)), top=3)
+    assert found[0] == [] and found[5] == []  # first of its scope: nothing earlier
+    got = [(j, round(s, 3)) for j, s in found[6]]
+    # items 0 (1.0), 1 (0.9) and the tie 2, 3 (0.8); not 4 (below the floor), not 5
+    assert got == [(0, 1.0), (1, 0.9), (2, 0.8), (3, 0.8)]
+    only = _batch_candidates(records, vectors, [0, 1, 6], top=1)  # ineligible ones skipped
+    assert [j for j, _ in only[2]] == [0]

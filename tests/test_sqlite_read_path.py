@@ -237,3 +237,47 @@ def test_keyword_search_with_filters_or_unmirrored_rows_agrees_with_sql(
     assert [i for i, _ in only_tagged] == [tagged.id]
     # a pk the mirror does not hold makes it step aside (the SQL path answers)
     assert store.vectors.visible_ids("default", [10**6], [1], ["active"]) is None
+
+
+def test_scope_neighbours_of_a_batch_equal_one_search_per_item(
+    make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
+) -> None:
+    """The write path's batched neighbour search gives each item what a search of its
+    own scope would: the exact top, in order, active memories only."""
+    mem = make_memory("neighbours")
+    pool = make_sentences(240)
+    scopes = ["user:u1", "team:t1", "org:default", "user:u2"]
+    written = mem.write(
+        [{"content": pool[i], "scope": scopes[i % 4]} for i in range(200)], reconcile=False
+    )
+    stored = [w.record for w in written]
+    mem.archive(stored[0].id)  # user:u1's first memory: no longer a neighbour
+    store = _sqlite(mem)
+    vectors = mem.embedder.embed_many(pool[200:])
+    asked = [(Scope.parse(scopes[i % 4]), vectors[i]) for i in range(40)]
+    asked.append((Scope.user("nobody"), vectors[0]))  # a scope with no rows yet
+    batched = store.scope_neighbours("default", asked, 5)
+    assert batched[-1] == []
+    for (scope, vec), got in zip(asked[:-1], batched[:-1], strict=True):
+        mine = [r for r in stored[1:] if r.scope == scope]
+        sims = mem.embedder.embed_many([r.content for r in mine]) @ vec
+        truth = [mine[int(i)].id for i in np.argsort(-sims, kind="stable")[:5]]
+        assert [i for i, _ in got] == truth
+        assert stored[0].id not in {i for i, _ in got}
+        np.testing.assert_allclose([s for _, s in got], np.sort(sims)[::-1][:5], atol=1e-5)
+
+
+def test_scope_neighbours_of_a_scope_past_the_exact_limit_go_through_the_graph(
+    make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
+) -> None:
+    mem = make_memory("neighbours-ann")
+    pool = make_sentences(120)
+    mem.write([{"content": t} for t in pool[:100]], reconcile=False)
+    store = _sqlite(mem)
+    store.vectors.exact_max, store.vectors.ann_min_rows = 10, 10
+    q = mem.embedder.embed(pool[110])
+    got = store.scope_neighbours("default", [(Scope.user("default"), q)], 5)[0]
+    assert store.vectors.last_plan.method == "hnsw"
+    one = ScopeFilter("default", frozenset({Scope.user("default")}))
+    assert got == store.vector_search(q, one, MemoryFilter(), 5)
+    assert len(got) == 5

@@ -274,6 +274,7 @@ class _Tok:
         return self.low[0].isdigit() or self.low in _NUMBER_WORDS
 
 
+@functools.lru_cache(maxsize=100_000)
 def _stem(low: str) -> str:
     """A light suffix stemmer: enough to match allergic/allergy, lives/living, moved/move."""
     for clitic in _CLITICS:
@@ -329,6 +330,8 @@ class _Text:
     change_verbs: frozenset[str]
     slot: tuple[_Tok, ...]
     words: int
+    #: (family, subject stems, object content, object phrase) of the first slot trigger
+    family: tuple[str, tuple[str, ...], frozenset[str], str] | None
 
     @property
     def terms(self) -> frozenset[str]:
@@ -358,6 +361,7 @@ class _Text:
             change_verbs=frozenset(w for w in lows if w in _CHANGE_VERBS),
             slot=tuple(t for t in toks if t.low not in _CHANGE_ADVERBS),
             words=len(toks),
+            family=_family_slot(toks),
         )
 
     @property
@@ -461,9 +465,10 @@ def _change_marker(old: _Text, new: _Text) -> str | None:
     return None
 
 
-def _family_slot(text: _Text) -> tuple[str, tuple[str, ...], frozenset[str], str] | None:
+def _family_slot(
+    toks: Sequence[_Tok],
+) -> tuple[str, tuple[str, ...], frozenset[str], str] | None:
     """(family, subject stems, object content, object phrase) of the first slot trigger."""
-    toks = text.toks
     for i in range(len(toks) - 1):
         family = _FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
         if family is not None:
@@ -478,7 +483,7 @@ _FAMILY_OF = {(stem, prep): family for family, stem, prep in reversed(_FAMILIES)
 
 
 def _slot_family(old: _Text, new: _Text) -> str | None:
-    a, b = _family_slot(old), _family_slot(new)
+    a, b = old.family, new.family
     if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
         return None
     if a[2] and b[2] and not a[2] & b[2]:

@@ -183,10 +183,7 @@ class WritePlanner:
         existing = {r.id: r for r in self.store.get(sorted(ids), view)}
         key_vectors = self.store.memory_vectors([r.id for r in by_key.values()], view)
         items: list[tuple[Incoming, list[Neighbour]]] = []
-        # the batch against itself at once; only the close pairs become candidates
-        batch = vectors[eligible]
-        within = batch @ batch.T
-        close = within >= _BATCH_FLOOR
+        earlier = _batch_candidates(records, vectors, eligible, lc.reconcile_neighbours + 1)
         for n, i in enumerate(eligible):
             r = records[i]
             cands: dict[str, Neighbour] = {}
@@ -199,13 +196,8 @@ class WritePlanner:
                 vec = key_vectors.get(keyed.id)
                 sim = float(np.dot(vec, vectors[i])) if vec is not None else 0.0
                 cands[keyed.id] = _neighbour(keyed, sim)
-            for m in np.flatnonzero(close[n, :n]):  # earlier items of the batch, same scope
-                j = eligible[m]
-                if records[j].scope == r.scope:
-                    sim = float(within[n, m])
-                    cands[f"{_BATCH}{j}"] = replace(
-                        _neighbour(records[j], sim), id=f"{_BATCH}{j}"
-                    )
+            for j, sim in earlier[n]:  # earlier items of the batch, same scope
+                cands[f"{_BATCH}{j}"] = replace(_neighbour(records[j], sim), id=f"{_BATCH}{j}")
             best = sorted(cands.values(), key=lambda c: -c.similarity)
             best = best[: lc.reconcile_neighbours + 1]
             if keyed is not None and all(c.id != keyed.id for c in best):
@@ -290,6 +282,35 @@ class WritePlanner:
         relation = Relation.CONTRADICTION if d.action is Action.SUPERSEDE else Relation.ELABORATES
         plan.links.append(MemoryLink(new.id, first.id, relation, 1.0))
         return WriteResult(new, d.action, first.id, d.reason)
+
+
+def _batch_candidates(
+    records: Sequence[MemoryRecord], vectors: np.ndarray, eligible: list[int], top: int
+) -> list[list[tuple[int, float]]]:
+    """Per eligible item: (batch index, cosine) of the earlier eligible items of its
+    scope at or above ``_BATCH_FLOOR``, the ``top`` closest (ties at the cut kept), in
+    batch order.
+
+    Only that many candidates survive the reconcile cut in any case, so the
+    rest are never built; the cosines are taken one scope at a time.
+    """
+    out: list[list[tuple[int, float]]] = [[] for _ in eligible]
+    groups: dict[Any, list[int]] = {}
+    for n, i in enumerate(eligible):
+        groups.setdefault(records[i].scope, []).append(n)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        block = vectors[[eligible[n] for n in members]]
+        sims = block @ block.T
+        for a in range(1, len(members)):
+            row = sims[a, :a]
+            close = np.flatnonzero(row >= _BATCH_FLOOR)
+            if len(close) > top:
+                cut = np.partition(row[close], len(close) - top)[len(close) - top]
+                close = close[row[close] >= cut]
+            out[members[a]] = [(eligible[members[b]], float(row[b])) for b in close]
+    return out
 
 
 def _neighbour(record: MemoryRecord, similarity: float) -> Neighbour:

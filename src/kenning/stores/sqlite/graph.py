@@ -420,16 +420,6 @@ class SQLiteGraph(StoreParts):
                 out.append(None if row is None else row[0])
         return out
 
-    def scope_neighbours(
-        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
-    ) -> builtins.list[builtins.list[tuple[str, float]]]:
-        """For each (scope, vector): the cosine top ``limit`` of the active memories of
-        that scope (the in-process vector index; no SQL per vector)."""
-        return [
-            self.vector_search(vec, ScopeFilter(org_id, frozenset({scope})), MemoryFilter(), limit)
-            for scope, vec in items
-        ]
-
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """The stored vectors of the visible memories among ``ids``."""
         out: dict[str, np.ndarray] = {}

@@ -642,6 +642,22 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         statuses = [s.value for s in filters.statuses]
         return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict)
 
+    def scope_neighbours(
+        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+    ) -> builtins.list[builtins.list[tuple[str, float]]]:
+        """For each (scope, vector): the cosine top ``limit`` of the active memories of
+        that scope (the in-process vector index; no SQL per vector)."""
+        if not items:
+            return []
+        statuses = [s.value for s in MemoryFilter().statuses]
+        with self._read() as conn:
+            self.vectors.refresh(conn)
+            pks = {scope: self._scope_pks(conn, ScopeFilter(org_id, frozenset({scope})))
+                   for scope, _ in items}  # fmt: skip
+        asked = [(pks[scope][0], vec) for scope, vec in items if pks[scope]]
+        found = iter(self.vectors.search_by_scope(org_id, asked, statuses, limit))
+        return [next(found) if pks[scope] else [] for scope, _ in items]
+
     def vector_scores(
         self, vector: np.ndarray, ids: Sequence[str], scopes: ScopeFilter
     ) -> dict[str, float]:

@@ -427,6 +427,59 @@ class VectorIndex(HistoryMirror):
                     return found
             return self._exact(part, q, mask, allowed, limit)
 
+    def search_by_scope(
+        self,
+        org_id: str,
+        queries: Sequence[tuple[int, np.ndarray]],
+        statuses: Iterable[str],
+        limit: int,
+    ) -> list[list[tuple[str, float]]]:
+        """Per ``(scope pk, query)``: the top ``limit`` (id, cosine) of that one scope.
+
+        The write path's reconcile asks this for a whole batch: the queries of
+        one scope are answered by one matrix product over its rows instead of
+        one scan each. A scope too large for an exact scan goes query by query
+        through :meth:`search` (its HNSW graph).
+        """
+        out: list[list[tuple[str, float]]] = [[] for _ in queries]
+        wanted = list(statuses)
+        if limit <= 0 or not queries:
+            return out
+        groups: dict[int, list[int]] = {}
+        for n, (scope_pk, _) in enumerate(queries):
+            groups.setdefault(scope_pk, []).append(n)
+        large: list[int] = []
+        with self._lock.read():
+            part = self._parts.get(org_id)
+            if part is None or part.live == 0:
+                return out
+            ok = self._build_mask(part, None, wanted)
+            rows = np.flatnonzero(ok)
+            rows = rows[np.argsort(part.scope[rows], kind="stable")]
+            keys = part.scope[rows]
+            for scope_pk, members in groups.items():
+                lo, hi = np.searchsorted(keys, [scope_pk, scope_pk + 1])
+                mine = rows[lo:hi]
+                if len(mine) == 0:
+                    continue
+                if len(mine) > self.exact_max and part.live >= self.ann_min_rows:
+                    large.extend(members)
+                    continue
+                block = np.stack([np.asarray(queries[n][1], dtype=np.float32).reshape(-1)
+                                  for n in members])  # fmt: skip
+                sims = part.vecs[mine] @ block.T
+                k = min(limit, len(mine))
+                for col, n in enumerate(members):
+                    column = sims[:, col]
+                    top = (np.argpartition(-column, k - 1)[:k] if k < len(column)
+                           else np.arange(len(column)))  # fmt: skip
+                    top = top[np.argsort(-column[top])]
+                    out[n] = [(part.ids[int(mine[t])], float(column[t])) for t in top]
+        for n in large:
+            scope_pk, query = queries[n]
+            out[n] = self.search(org_id, query, [scope_pk], wanted, limit)
+        return out
+
     def _build_ann(self, part: _Partition) -> None:
         """Build ``part``'s HNSW graph (once) while the caller holds the read side."""
         with self._ann_lock:  # one builder; searches go on meanwhile, exact ones too
