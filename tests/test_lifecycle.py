@@ -4,6 +4,7 @@ capacity, sectors, hints, and that every retirement is reversible."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -78,6 +79,47 @@ def test_recall_reinforces_its_hits_in_one_logged_write(mem: Memory, clock: Fixe
     assert mem.get(fact.id).reinforcement_count == 1
     assert len(mem.access_log(fact.id)) == 2
     assert mem.get(fact.id).version == fact.version  # using a memory is not changing it
+
+
+def test_recalls_inside_the_write_delay_share_one_write_and_lose_no_reinforcement(
+    make_memory: Callable[..., Memory], clock: FixedClock
+) -> None:
+    """With a delay nothing else ends, two recalls' accesses wait together; the second
+    reinforces on top of the first (its stored strength is not written yet)."""
+    mem = make_memory(settings=_settings(access_write_delay_ms=10_000))
+    fact = mem.remember("Dana's favourite editor is Helix")
+    _later(clock, 5)
+    before = 0.8 * 0.97**5
+    for _ in range(2):
+        assert mem.recall("which editor does Dana like?", 3).hits[0].memory.id == fact.id
+    assert mem.get(fact.id).access_count == 0  # still queued: the delay has not passed
+    mem.flush()  # writes at once, whatever the delay
+    now = mem.get(fact.id)
+    assert now.access_count == 2
+    assert mem.strength(fact.id) == pytest.approx(before + 0.30, abs=1e-6)
+    first, second = mem.access_log(fact.id)
+    assert first.strength_after == pytest.approx(before + 0.15, abs=1e-6)
+    assert second.strength_before == pytest.approx(first.strength_after, abs=1e-6)
+    assert second.strength_after == pytest.approx(before + 0.30, abs=1e-6)
+
+
+def test_queued_accesses_are_written_on_close_and_when_the_queue_is_full(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem = make_memory("closing", settings=_settings(access_write_delay_ms=10_000))
+    fact = mem.remember("Dana's favourite editor is Helix")
+    mem.recall("which editor does Dana like?", 3)
+    mem.close()  # does not wait out the delay: the pending write happens now
+    again = make_memory("closing", settings=_settings(access_write_delay_ms=10_000))
+    assert again.get(fact.id).access_count == 1
+    # a full queue is written without waiting for the delay or a flush
+    writer = again._access
+    writer.max_queued = 1
+    again.recall("which editor does Dana like?", 3)
+    deadline = time.monotonic() + 30
+    while again.store.get([fact.id], again.policy.resolve(ADMIN, None, None))[0].access_count < 2:
+        assert time.monotonic() < deadline, "a full queue was not written"
+        time.sleep(0.01)
 
 
 def test_strength_weight_changes_the_order(make_memory: Callable[..., Memory],

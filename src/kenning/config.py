@@ -117,6 +117,10 @@ class Lifecycle(BaseSettings):
     reinforcement: float = Field(0.15, ge=0, le=1)
     #: Recall hits are reinforced (one batched write per recall, off the caller's path).
     reinforce_on_recall: bool = True
+    #: Recall accesses are written together, at most this long after the first of
+    #: them (``Memory.flush`` and ``close`` write at once): a write makes every other
+    #: connection drop its page cache, so one per burst keeps recalls fast.
+    access_write_delay_ms: int = Field(250, ge=0, le=10_000)
 
     # -- reconcile on write (seed 002) ----------------------------------------------
     #: "rules" (default), "llm" (needs ``llm``; falls back to rules) or "off".

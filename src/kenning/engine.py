@@ -139,7 +139,10 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
             self.store, self.settings, self._projector, reconciler_for(self.settings, self._chat)
         )
         # reinforcement after a recall is written off the caller's path
-        self._access = AccessWriter(self.store)
+        lc = self.settings.lifecycle
+        self._access = AccessWriter(
+            self.store, lc.reinforcement, delay=lc.access_write_delay_ms / 1000
+        )
         self._ingestor = Ingestor(self)
         self._graph = Graph(self)
         self._directory = Directory(self.store, self.clock)

@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 
 from ..access import ScopeFilter
@@ -82,15 +83,29 @@ class StrengthModel:
 class AccessWriter:
     """Writes recall accesses off the caller's path (DESIGN.md §2: "a small batched write").
 
-    Accesses are queued; one worker drains the queue, so recalls that come
-    faster than the store commits share a transaction instead of queueing one
-    each. A failed write is logged and raised again by :meth:`flush`.
+    Accesses are queued and written by one worker, at most ``delay`` seconds
+    after the first of them was queued (sooner once ``max_queued`` wait, or on
+    :meth:`flush` and :meth:`close`), all in one transaction. Every write of
+    the database makes the other connections drop their page caches, so one
+    write per burst of recalls instead of one per recall keeps the next
+    recalls' reads warm. A memory accessed again while its first access still
+    waits is reinforced from the queued strength, not from the stale stored
+    one (the decay of the sub-second gap is ignored), so no reinforcement is
+    lost. A failed write is logged and raised again by :meth:`flush`.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self, store: Store, reinforcement: float, *, delay: float = 0.25, max_queued: int = 512
+    ) -> None:
         self.store = store
+        self.reinforcement = reinforcement
+        self.delay = delay
+        self.max_queued = max_queued
         self._lock = threading.Lock()
         self._queued: dict[str, list[Access]] = {}
+        self._latest: dict[tuple[str, str], Access] = {}  # (org, memory id) -> queued access
+        self._count = 0
+        self._wake = threading.Event()
         self._drain: Future[None] | None = None
         self._errors: list[Exception] = []
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-access")
@@ -100,14 +115,29 @@ class AccessWriter:
         if not accesses:
             return
         with self._lock:
-            self._queued.setdefault(org_id, []).extend(accesses)
+            queue = self._queued.setdefault(org_id, [])
+            for access in accesses:
+                prior = self._latest.get((org_id, access.memory_id))
+                if prior is not None:  # reinforce on top of the strength still queued
+                    before = prior.strength_after
+                    after = reinforce(before, self.reinforcement)
+                    access = replace(access, strength_before=before, strength_after=after)
+                self._latest[(org_id, access.memory_id)] = access
+                queue.append(access)
+            self._count += len(accesses)
             if self._drain is None:
+                self._wake.clear()
                 self._drain = self._pool.submit(self._run)
+            if self._count >= self.max_queued:
+                self._wake.set()
 
     def _run(self) -> None:
+        self._wake.wait(self.delay)
         while True:
             with self._lock:
                 batch, self._queued = self._queued, {}
+                self._latest.clear()
+                self._count = 0
                 if not batch:
                     self._drain = None
                     return
@@ -126,6 +156,7 @@ class AccessWriter:
                 job = self._drain
             if job is None:
                 break
+            self._wake.set()  # no waiting out the delay
             job.result()
         with self._lock:
             errors, self._errors = self._errors, []

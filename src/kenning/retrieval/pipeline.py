@@ -4,9 +4,9 @@
 
 1. **Time.** The query's time expressions become a window (or an event
    anchor, looked up among the reader's memories) and leave the search text.
-2. **Candidates.** Keyword search on the calling thread while the query is
-   embedded and the vector search runs on a worker; query words common to
-   most of the reader's memories are dropped first. With a window, a second,
+2. **Candidates.** Query words common to most of the reader's memories are
+   dropped first; then the keyword search runs on the calling thread while the
+   query is embedded and the vector search runs on a worker. With a window, a second,
    window-filtered search adds candidates from that time.
 3. **Fusion** into one relevance in [0, 1] per candidate.
 4. **Graph** post-processing (seed 002: support, expansion, paths), fail-open:
@@ -22,7 +22,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -160,18 +160,17 @@ class RecallPipeline:
     def _candidates(self, text: str, req: RecallRequest, s: Settings) -> _Pool:
         pool = _Pool()
         t0 = time.perf_counter()
-        # Embed the query as typed while the common-term check runs: most
-        # queries drop nothing, and the embedding is the slowest step.
-        speculative = self.pool.submit(self.embedder.embed, text)
+        # The common-term check comes first: the query is embedded without the
+        # words it drops (a speaker's name in most of the memories pulls every
+        # memory alike). It is quick, and embedding the query as typed beside it
+        # would keep a core busy for nothing whenever a word is dropped.
         pool.dropped = self.store.common_terms(
             query_terms(text), req.view, s.common_term_ratio, s.common_term_min_docs,
             s.common_term_max_docs,
         )  # fmt: skip
         search_text = strip_terms(text, pool.dropped)
         pool.timings["terms"] = _ms(t0)
-        dense_job = self.pool.submit(
-            self._dense, search_text, req, s, speculative if search_text == text else None
-        )
+        dense_job = self.pool.submit(self._dense, search_text, req, s)
         t1 = time.perf_counter()
         keyword = self.store.keyword_search(search_text, req.view, req.filters,
                                             s.candidates_keyword)  # fmt: skip
@@ -187,11 +186,11 @@ class RecallPipeline:
         return pool
 
     def _dense(
-        self, text: str, req: RecallRequest, s: Settings, embedded: Future[np.ndarray] | None
+        self, text: str, req: RecallRequest, s: Settings
     ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, float]]:
-        """Embed the query (or take ``embedded``) and run the vector search (on a worker)."""
+        """Embed the query and run the vector search (on a worker)."""
         t = time.perf_counter()
-        qvec = embedded.result() if embedded is not None else self.embedder.embed(text)
+        qvec = self.embedder.embed(text)
         embed_ms = _ms(t)
         t = time.perf_counter()
         dense = self.store.vector_search(qvec, req.view, req.filters, s.candidates_dense)
