@@ -46,7 +46,8 @@ MEMORY_COLUMNS = (
 
 
 @functools.lru_cache(maxsize=65_536)
-def _scope(kind: str, owner: str, user: str | None) -> Scope:
+def scope_of(kind: str, owner: str, user: str | None) -> Scope:
+    """The (cached, immutable) scope of a stored row."""
     return Scope(ScopeKind(kind), owner, user)
 
 
@@ -59,7 +60,7 @@ def finish_record(values: dict[str, Any], kind: str, owner: str, user: str | Non
     values["metadata"] = {} if meta == "{}" else json.loads(meta)
     values["memory_type"] = MemoryType(values["memory_type"])
     values["status"] = Status(values["status"])
-    return MemoryRecord(scope=_scope(kind, owner, user), **values)
+    return MemoryRecord(scope=scope_of(kind, owner, user), **values)
 
 
 #: Seed 000's age buckets: (name, days).
@@ -75,7 +76,7 @@ def finish_sector(
     times the store has converted already; the centroid is raw float32 bytes or None."""
     sid, org, kind, owner, user, name, parent, mult, _, centroid, max_size, _, _, size = row
     return Sector(
-        id=sid, org_id=org, scope=_scope(kind, owner, user), name=name, parent_id=parent,
+        id=sid, org_id=org, scope=scope_of(kind, owner, user), name=name, parent_id=parent,
         decay_multiplier=mult, topics=tuple(topics),
         centroid=None if centroid is None else np.frombuffer(bytes(centroid), np.float32).copy(),
         max_size=max_size, created_at=created, updated_at=updated, size=size,

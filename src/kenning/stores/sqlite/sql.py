@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...access import ScopeFilter
-from ...models import MemoryFilter, MemoryRecord
-from ..rows import MEMORY_COLUMNS, finish_record
+from ...models import MemoryFilter, MemoryRecord, MemoryType, Status
+from ..rows import MEMORY_COLUMNS, scope_of
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -44,15 +44,47 @@ def dt(value: float | None) -> datetime | None:
 
 
 def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
-    """Build a record from a ``SELECT_MEMORY`` row."""
-    values = dict(zip(MEMORY_COLUMNS, row[: len(MEMORY_COLUMNS)], strict=True))
-    kind, owner, user = row[len(MEMORY_COLUMNS) :]
-    for name in _TIME_FIELDS:
-        value = values[name]
-        values[name] = None if value is None else datetime.fromtimestamp(value, UTC)
-    tags = values["tags"]
-    values["tags"] = () if tags == "[]" else tuple(json.loads(tags))
-    return finish_record(values, kind, owner, user)
+    """Build a record from a ``SELECT_MEMORY`` row.
+
+    Recall builds one per candidate, so the columns are unpacked by position
+    (the order of ``MEMORY_COLUMNS``, checked below at import) and "[]"/"{}"
+    skip the JSON parser.
+    """
+    (id_, org_id, content, key, memory_type, importance, confidence, status, tags, metadata,
+     source, channel, agent, session, episode, created_by, created_at, updated_at, event_at,
+     valid_from, valid_to, strength, decay_rate, access_count, reinforcement_count,
+     last_accessed, sector_id, supersedes, superseded_by, version, content_hash, kind, owner,
+     user) = row  # fmt: skip
+    return MemoryRecord(
+        id=id_, org_id=org_id, scope=scope_of(kind, owner, user), content=content, key=key,
+        memory_type=_TYPES[memory_type], importance=importance, confidence=confidence,
+        status=_STATUSES[status], tags=() if tags == "[]" else tuple(json.loads(tags)),
+        metadata={} if metadata == "{}" else json.loads(metadata), source=source,
+        source_channel_id=channel, agent_id=agent, session_id=session, episode_id=episode,
+        created_by=created_by, created_at=_at(created_at, UTC), updated_at=_at(updated_at, UTC),
+        event_at=None if event_at is None else _at(event_at, UTC),
+        valid_from=None if valid_from is None else _at(valid_from, UTC),
+        valid_to=None if valid_to is None else _at(valid_to, UTC), strength=strength,
+        decay_rate=decay_rate, access_count=access_count,
+        reinforcement_count=reinforcement_count,
+        last_accessed=None if last_accessed is None else _at(last_accessed, UTC),
+        sector_id=sector_id, supersedes=supersedes, superseded_by=superseded_by,
+        version=version, content_hash=content_hash,
+    )  # fmt: skip
+
+
+_TYPES = {t.value: t for t in MemoryType}
+_STATUSES = {s.value: s for s in Status}
+_at = datetime.fromtimestamp
+_UNPACKED = (  # the order record_from_row unpacks a row in
+    "id", "org_id", "content", "key", "memory_type", "importance", "confidence", "status",
+    "tags", "metadata", "source", "source_channel_id", "agent_id", "session_id", "episode_id",
+    "created_by", "created_at", "updated_at", "event_at", "valid_from", "valid_to", "strength",
+    "decay_rate", "access_count", "reinforcement_count", "last_accessed", "sector_id",
+    "supersedes", "superseded_by", "version", "content_hash",
+)  # fmt: skip
+if MEMORY_COLUMNS != _UNPACKED:  # pragma: no cover - a column was added or moved
+    raise ImportError("stores.sqlite.sql.record_from_row is out of step with MEMORY_COLUMNS")
 
 
 def record_params(record: MemoryRecord) -> list[Any]:
