@@ -2,7 +2,8 @@
 
 :class:`WritePlanner` reads a bounded candidate set per new memory (its
 ``reconcile_neighbours`` nearest active memories of the same scope, the
-memory holding the same key, and the earlier items of the batch), asks the
+memory holding the same key, and as many of the closest earlier items of the
+batch in that scope), asks the
 :class:`~kenning.lifecycle.reconcile.Reconciler`, and turns the decisions
 into a :class:`WritePlan` the store commits at once:
 
