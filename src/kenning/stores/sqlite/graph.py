@@ -36,7 +36,7 @@ from ...graph.model import (
 from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
 from .parts import StoreParts
-from .sql import joined_scope_clause, scope_clause
+from .sql import scope_clause
 
 __all__ = ["SQLiteGraph"]
 
@@ -218,7 +218,6 @@ class SQLiteGraph(StoreParts):
         # A link joins two memories of one scope (the projection and the link
         # writes enforce it), so the scope test runs once, on the ids given;
         # the far end only has to be active.
-        where, params = joined_scope_clause(scopes)
         rel, rparams = "", []
         if relations is not None:
             rel = f" AND l.relation IN ({_marks(len(relations))})"
@@ -226,12 +225,7 @@ class SQLiteGraph(StoreParts):
         found: dict[tuple[str, str, str], GraphEdge] = {}
         with self._read() as conn:
             for chunk in _chunks(list(dict.fromkeys(ids))):
-                # CROSS JOIN keeps memories (looked up by id) as the outer loop.
-                pks = dict(conn.execute(
-                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
-                    f"WHERE m.id IN ({_marks(len(chunk))}) AND m.status = 'active' AND {where}",
-                    [*chunk, *params],
-                ).fetchall())  # fmt: skip
+                pks = self._active_pks(conn, chunk, scopes)
                 if not pks:
                     continue
                 marks = _marks(len(pks))
@@ -256,21 +250,14 @@ class SQLiteGraph(StoreParts):
     ) -> builtins.list[GraphEdge]:
         """Links between two of ``ids``: both ends are checked here (visible, active),
         so the links table answers alone, through its primary key."""
-        where, params = joined_scope_clause(scopes)
         wanted = list(dict.fromkeys(ids))
         rel, rparams = "", []
         if relations is not None:
             rel = f" AND relation IN ({_marks(len(relations))})"
             rparams = sorted(relations)
-        pks: dict[int, str] = {}
         found: builtins.list[GraphEdge] = []
         with self._read() as conn:
-            for chunk in _chunks(wanted):
-                pks.update(conn.execute(
-                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
-                    f"WHERE m.id IN ({_marks(len(chunk))}) AND m.status = 'active' AND {where}",
-                    [*chunk, *params],
-                ).fetchall())  # fmt: skip
+            pks = self._active_pks(conn, wanted, scopes)
             keys = list(pks)
             for part in _chunks(keys):
                 marks = _marks(len(part))

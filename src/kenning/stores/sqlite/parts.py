@@ -4,8 +4,10 @@ from (graph, lifecycle): its transaction helpers, declared once."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
+from ...access import ScopeFilter
 from ...models import Scope
 
 __all__ = ["StoreParts"]
@@ -22,4 +24,10 @@ class StoreParts:
         raise NotImplementedError
 
     def _scope_pk(self, conn: sqlite3.Connection, org_id: str, scope: Scope) -> int:
+        raise NotImplementedError
+
+    def _active_pks(
+        self, conn: sqlite3.Connection, ids: Sequence[str], scopes: ScopeFilter
+    ) -> dict[int, str]:
+        """pk -> id of the active memories among ``ids`` visible through ``scopes``."""
         raise NotImplementedError

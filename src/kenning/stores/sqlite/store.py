@@ -658,6 +658,31 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         found = iter(self.vectors.search_by_scope(org_id, asked, statuses, limit))
         return [next(found) if pks[scope] else [] for scope, _ in items]
 
+    def _active_pks(
+        self, conn: sqlite3.Connection, ids: Sequence[str], scopes: ScopeFilter
+    ) -> dict[int, str]:
+        """pk -> id of the active memories among ``ids`` visible through ``scopes``.
+
+        Answered by the vector mirror, first brought up to this read's snapshot
+        (it follows the history, which every status or scope change writes), so
+        the graph reads skip an id-index lookup per memory; ids it does not hold
+        go to SQL.
+        """
+        self.vectors.refresh(conn)
+        found, rest = self.vectors.active_pks(
+            scopes.org_id, ids, set(self._scope_pks(conn, scopes))
+        )
+        if rest:
+            where, params = joined_scope_clause(scopes)
+            for start in range(0, len(rest), 500):
+                chunk = rest[start : start + 500]
+                found.update(conn.execute(
+                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
+                    f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.status = 'active' "
+                    f"AND {where}", [*chunk, *params],
+                ).fetchall())  # fmt: skip
+        return found
+
     def vector_scores(
         self, vector: np.ndarray, ids: Sequence[str], scopes: ScopeFilter
     ) -> dict[str, float]:

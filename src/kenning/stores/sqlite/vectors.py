@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -329,6 +329,26 @@ class VectorIndex(HistoryMirror):
                 self._pk_part[keys] == part.number
             )
             return ok
+
+    def active_pks(
+        self, org_id: str, ids: Sequence[str], scope_pks: Collection[int]
+    ) -> tuple[dict[int, str], list[str]]:
+        """(pk -> id of the mirrored ``ids`` that are active in one of ``scope_pks``,
+        the ids the mirror does not hold)."""
+        found: dict[int, str] = {}
+        with self._lock.read():
+            part = self._parts.get(org_id)
+            if part is None:
+                return found, list(ids)
+            rest: list[str] = []
+            active = STATUS_CODES["active"]
+            for i in ids:
+                pos = part.pos_of.get(i)
+                if pos is None:
+                    rest.append(i)
+                elif part.status[pos] == active and int(part.scope[pos]) in scope_pks:
+                    found[int(part.pks[pos])] = i
+            return found, rest
 
     def ids_of(self, org_id: str, keys: np.ndarray) -> list[str]:
         """The memory ids of mirrored pks of ``org_id`` (see :meth:`visible_mask`)."""
