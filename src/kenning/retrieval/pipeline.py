@@ -129,13 +129,16 @@ class RecallPipeline:
         w = settings.scoring
         rel = normalise(adjusted, w.relevance_norm, w.relevance_window)
         t = time.perf_counter()
-        ranked = {k: pool.records[k] for k in rel if k in pool.records}
-        self.strength.learn_sectors(ranked.values(), req.view)
+        strengths = None
+        if w.strength or req.explain:  # with no weight, strength shows only in explain
+            ranked = {k: pool.records[k] for k in rel if k in pool.records}
+            self.strength.learn_sectors(ranked.values(), req.view)
+            strengths = self.strength.strengths(ranked, now)
         hits = rank(
             query=req.query, relevance=rel, records=pool.records, principal=req.who,
             settings=settings, now=now, window=window, dense=pool.dense, keyword=pool.keyword,
             fused=fused, graph=support, time=bonus, context=context, explain=req.explain,
-            strength_of=self.strength.strengths(ranked, now),
+            strength_of=strengths,
         )  # fmt: skip
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         pool.timings["rank"] = _ms(t)
