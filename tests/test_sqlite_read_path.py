@@ -281,3 +281,27 @@ def test_scope_neighbours_of_a_scope_past_the_exact_limit_go_through_the_graph(
     one = ScopeFilter("default", frozenset({Scope.user("default")}))
     assert got == store.vector_search(q, one, MemoryFilter(), 5)
     assert len(got) == 5
+
+
+def test_a_row_round_trips_every_field_in_column_order() -> None:
+    """record_from_row unpacks by position: a record whose fields all differ comes
+    back equal from its own INSERT values, so a moved or added column fails here."""
+    from datetime import UTC, datetime, timedelta
+
+    from kenning.models import MemoryType, Status
+    from kenning.stores.sqlite.sql import record_from_row, record_params
+
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    record = MemoryRecord(
+        id="m1", org_id="o1", scope=Scope.team("t1"), content="c", key="k",
+        memory_type=MemoryType.PROCEDURAL, importance=4, confidence=0.61,
+        status=Status.ARCHIVED, tags=("a", "b"), metadata={"x": 1}, source="mcp",
+        source_channel_id="ch", agent_id="ag", session_id="se", episode_id="ep",
+        created_by="cb", created_at=t, updated_at=t + timedelta(1),
+        event_at=t + timedelta(2), valid_from=t + timedelta(3), valid_to=t + timedelta(4),
+        strength=0.42, decay_rate=0.93, access_count=5, reinforcement_count=6,
+        last_accessed=t + timedelta(5), sector_id="sec", supersedes="s1",
+        superseded_by="s2", version=7, content_hash="h",
+    )  # fmt: skip
+    row = (*record_params(record), "team", "t1", None)
+    assert record_from_row(row) == record
