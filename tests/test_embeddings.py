@@ -171,6 +171,22 @@ def test_int8_vector_of_a_text_does_not_depend_on_its_batch() -> None:
     for bad in (0, -1, True, "1"):
         with pytest.raises(ConfigError, match="threads"):
             MiniLMEmbedder(threads=bad)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match="query_threads"):
+            MiniLMEmbedder(query_threads=bad)  # type: ignore[arg-type]
+
+
+def test_int8_text_alone_on_several_threads_gives_the_bytes_of_one_thread() -> None:
+    """A text alone (a recall's query) runs on ``query_threads`` threads; its vector
+    is bitwise the one a single-threaded run gives, up to the 256-token cap."""
+    one = MiniLMEmbedder(threads=1)
+    several = MiniLMEmbedder(threads=1, query_threads=3)
+    texts = _sentences(12, seed=9) + ["memory " * 300, "Ö ünïcode – text ✓", ""]
+    assert not one.parallel_query and several.parallel_query
+    assert several._query_threads == 3 and MiniLMEmbedder(threads=2)._query_threads == 2
+    for text in texts:
+        assert np.array_equal(several.embed(text), one.embed(text))
+    assert several._single is not None and several._single is not several._session
+    assert one._single is None  # one thread: the batch session serves single texts too
 
 
 def test_derived_model_is_cached_verified_and_rebuilt_when_damaged(

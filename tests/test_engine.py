@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -24,6 +25,8 @@ from kenning import (
     Settings,
     Status,
 )
+from kenning.embeddings import Embedder
+from kenning.embeddings.base import Vectors
 
 
 def _ids(hits: Any) -> list[str]:
@@ -466,6 +469,69 @@ def test_recall_explain_fields(mem: Memory) -> None:
     assert plain.timings_ms["total"] > 0  # stage timings always (the server's metrics)
     assert _ids(plain) == _ids(result) and [h.score for h in plain] == [h.score for h in result]
     json.dumps(result.to_dict())
+
+
+def test_recall_fills_k_when_k_exceeds_the_candidate_pool(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """Each side contributes at least ``k`` candidates, so a large ``k`` is not cut
+    short by the candidate settings."""
+    mem = make_memory(settings=Settings(candidates_dense=2, candidates_keyword=2))
+    texts = ["Oskar sails to Gotland every July", "The ferry to Gotland is cheaper in May",
+             "Mira paints boats in the harbour", "Sailing lessons start at the yacht club",
+             "A storm closed the harbour on Tuesday", "Oskar bought a new mainsail",
+             "The lighthouse keeper logs every passing boat",
+             "Visby is the largest town on Gotland"]  # fmt: skip
+    for text in texts:
+        mem.remember(text)
+    assert len(mem.recall("boats and sailing around Gotland", k=6)) == 6
+    assert len(mem.recall("boats and sailing around Gotland", k=50)) == len(texts)
+    assert len(mem.recall("boats and sailing around Gotland", k=1)) == 1
+
+class _ThreadNoting(Embedder):
+    """The session's model, noting the thread each embedding runs on."""
+
+    def __init__(self, inner: Embedder, parallel: bool) -> None:
+        self.inner, self.parallel = inner, parallel
+        self.threads: list[int] = []
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def parallel_query(self) -> bool:
+        return self.parallel
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        self.threads.append(threading.get_ident())
+        return self.inner.embed_batch(texts)
+
+
+def test_recall_embeds_the_query_first_only_when_the_model_takes_every_core(
+    make_memory: Callable[..., Memory], embedder: Embedder
+) -> None:
+    """A model that runs one text on every core embeds the query on the calling
+    thread, before the searches; any other embeds it on the worker, beside the
+    keyword search. The answers are the same either way."""
+    answers = []
+    for parallel in (True, False):
+        noting = _ThreadNoting(embedder, parallel)
+        mem = make_memory(f"db-{parallel}", embedder=noting)
+        for text in ("Sven teaches sailing on the lake every summer",
+                     "The lake freezes in January", "Ada bakes rye bread on Sundays"):
+            mem.remember(text)
+        noting.threads.clear()
+        result = mem.recall("sailing lessons on the lake", explain=True)
+        assert len(noting.threads) == 1
+        assert (noting.threads[0] == threading.get_ident()) is parallel
+        assert {"embed", "dense", "keyword", "fetch"} <= set(result.timings_ms)
+        answers.append([(h.memory.content, h.score) for h in result])
+    assert answers[0] == answers[1] and answers[0][0][0].startswith("Sven")
 
 
 @pytest.mark.parametrize("copies", [2, 3, 5])

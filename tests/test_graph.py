@@ -499,7 +499,7 @@ def test_recall_expansion_and_paths_reach_only_the_readers_memories(
     chain = ["Ann packed for the sailing trip", "the ferry left at dawn", "we reached the island"]
     mine = mem.remember_many([{"content": t, "session_id": "trip"} for t in chain], principal=ann)
     theirs = mem.remember_many([{"content": t, "session_id": "trip"} for t in chain], principal=bob)
-    result = mem.recall("sailing trip", k=5, principal=ann, explain=True)
+    result = mem.recall("sailing trip", k=1, principal=ann, explain=True)  # one candidate a side
     reached = {r.memory.id for h in result for r in h.related}
     assert reached and reached <= {m.id for m in mine}
     assert result.graph["admitted"] >= 1

@@ -73,6 +73,18 @@ class Embedder(ABC):
         returns an array of shape ``(0, dim)``.
         """
 
+    @property
+    def parallel_query(self) -> bool:
+        """Whether embedding one text already keeps every core busy (a local model
+        running one input on several threads).
+
+        Recall then embeds its query first and runs the keyword search beside
+        the vector search, instead of beside the embedding, where it would
+        take a core from the model. ``False`` (the default) suits an endpoint
+        or a single-threaded model: the keyword search overlaps the embedding.
+        """
+        return False
+
     def embed(self, text: str) -> Vectors:
         """Embed one text into a 1-d float32 vector of length :attr:`dim`."""
         if not isinstance(text, str):

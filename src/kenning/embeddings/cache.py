@@ -130,6 +130,11 @@ class CachedEmbedder(Embedder):
         """The wrapped embedder's dimension."""
         return self.inner.dim
 
+    @property
+    def parallel_query(self) -> bool:
+        """The wrapped embedder's :attr:`Embedder.parallel_query`."""
+        return self.inner.parallel_query
+
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` using cached vectors where possible (order preserved)."""
         items = check_texts(texts)

@@ -82,9 +82,14 @@ class MiniLMEmbedder(Embedder):
       quantization scales the activations of a whole input tensor: batched
       with others (and their padding), a text would come out slightly
       differently. A text's vector is therefore the same whatever it is
-      embedded with, and one text (a recall's query) is one run on one core.
-      Batches are spread over ``threads`` runs in parallel (``None``: one per
-      core), which is as fast here as padded sub-batches on every core.
+      embedded with. Batches are spread over ``threads`` single-threaded runs
+      in parallel (``None``: one per core), which is as fast here as padded
+      sub-batches on every core. One text alone (a recall's query) runs on
+      ``query_threads`` threads (``None``: ``threads`` when given, else every
+      core up to 4), without spinning between operators, so the idle threads
+      leave the cores to the keyword search that follows; the vectors are
+      bitwise the same (the integer products are split by rows and columns,
+      never summed across threads).
     * float32: ``threads`` is onnxruntime's intra-op thread count (``None``
       keeps its default); ``sub_batch_size`` texts go through the model at
       once, sorted by token length so each sub-batch is padded only to its own
@@ -100,6 +105,7 @@ class MiniLMEmbedder(Embedder):
         *,
         compute: str = "int8",
         threads: int | None = None,
+        query_threads: int | None = None,
         sub_batch_size: int = 32,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
@@ -107,19 +113,25 @@ class MiniLMEmbedder(Embedder):
         """Configure the embedder; nothing is loaded until the first embedding."""
         if compute not in COMPUTE:
             raise ConfigError(f"compute must be one of {list(COMPUTE)}, got {compute!r}")
-        if threads is not None and (
-            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
-        ):
-            raise ConfigError(f"threads must be a positive int or None, got {threads!r}")
+        for name, value in (("threads", threads), ("query_threads", query_threads)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ConfigError(f"{name} must be a positive int or None, got {value!r}")
         if isinstance(sub_batch_size, bool) or sub_batch_size < 1:
             raise ConfigError(f"sub_batch_size must be a positive int, got {sub_batch_size!r}")
         self._compute = compute
         self._threads = threads
+        self._query_threads = (
+            query_threads if query_threads is not None
+            else threads if threads is not None else min(4, os.cpu_count() or 1)
+        )  # fmt: skip
         self._sub_batch_size = sub_batch_size
         self._model_path = Path(model_path) if model_path is not None else None
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
         self._lock = threading.Lock()
         self._session: Any = None
+        self._single: Any = None  # int8: the session of one-text runs (query_threads)
         self._tokenizer: Tokenizer | None = None
         self._runners: ThreadPoolExecutor | None = None  # int8: parallel single-text runs
 
@@ -132,6 +144,13 @@ class MiniLMEmbedder(Embedder):
     def dim(self) -> int:
         """384."""
         return DIM
+
+    @property
+    def parallel_query(self) -> bool:
+        """True when one text runs on several threads (see the class docstring)."""
+        if self._compute == "int8":
+            return self._query_threads > 1
+        return self._threads != 1 and (os.cpu_count() or 1) > 1
 
     @property
     def loaded(self) -> bool:
@@ -153,7 +172,9 @@ class MiniLMEmbedder(Embedder):
                 self._tokenizer = tokenizer
             return self._session, self._tokenizer
 
-    def _load_session(self) -> Any:
+    def _load_session(self, threads: int | None = None) -> Any:
+        """The verified model in an onnxruntime session: int8 compute runs on
+        ``threads`` (default 1) without spinning; float32 on ``self._threads``."""
         path = self._model_path if self._model_path is not None else _default_model_path()
         if not path.is_file():
             raise ConfigError(f"MiniLM model file not found: {path}")
@@ -163,12 +184,16 @@ class MiniLMEmbedder(Embedder):
                 f"MiniLM model file {path} has sha256 {actual}, expected {MODEL_SHA256}; "
                 "refusing to load an unverified model"
             )
-        threads = self._threads
-        if self._compute == "int8":
-            path, threads = dynamic_int8_model(path), 1  # parallel runs, one core each
         import onnxruntime as ort
 
         options = ort.SessionOptions()
+        if self._compute == "int8":
+            path, threads = dynamic_int8_model(path), threads or 1
+            # threads waiting for the next operator would otherwise spin on the
+            # cores the rest of a recall needs
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        else:
+            threads = self._threads
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads is not None:
             options.intra_op_num_threads = threads
@@ -221,7 +246,7 @@ class MiniLMEmbedder(Embedder):
     def _run_each(self, session: Any, encodings: list[Encoding]) -> Vectors:
         """One run per text; a batch's runs spread over the runner threads."""
         if len(encodings) == 1:
-            return self._run(session, encodings)
+            return self._run(self._single_session(session), encodings)
         runners = self._runners
         if runners is None:
             with self._lock:
@@ -233,6 +258,19 @@ class MiniLMEmbedder(Embedder):
                 runners = self._runners
         rows = runners.map(lambda enc: self._run(session, [enc])[0], encodings)
         return np.stack(list(rows))
+
+    def _single_session(self, session: Any) -> Any:
+        """The session of one-text runs: ``session`` itself for one thread, else a
+        second session of the same graph on ``query_threads`` (loaded once)."""
+        if self._query_threads == 1:
+            return session
+        single = self._single
+        if single is None:
+            with self._lock:
+                if self._single is None:
+                    self._single = self._load_session(self._query_threads)
+                single = self._single
+        return single
 
     def _run(self, session: Any, encodings: list[Encoding]) -> Vectors:
         """Run one padded sub-batch through the model and mean-pool it."""

@@ -121,7 +121,7 @@ def _coerce(options: dict[str, Any], key: str, kind: type[Any], name: str) -> No
 def _minilm(**options: Any) -> Embedder:
     from .onnx_minilm import MiniLMEmbedder
 
-    for key, kind in (("threads", int), ("sub_batch_size", int)):
+    for key, kind in (("threads", int), ("query_threads", int), ("sub_batch_size", int)):
         _coerce(options, key, kind, "minilm")
     for key in ("model_path", "tokenizer_path"):
         _coerce(options, key, Path, "minilm")

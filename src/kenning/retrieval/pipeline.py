@@ -6,8 +6,11 @@
    anchor, looked up among the reader's memories) and leave the search text.
 2. **Candidates.** Query words common to most of the reader's memories are
    dropped first; then the keyword search runs on the calling thread while the
-   query is embedded and the vector search runs on a worker. With a window, a second,
-   window-filtered search adds candidates from that time.
+   vector search runs on a worker. The query is embedded on that worker too,
+   beside the keyword search, unless the embedder already runs one text on
+   every core (:attr:`~kenning.embeddings.Embedder.parallel_query`, the local
+   model): then it is embedded first, on the calling thread. With a window, a
+   second, window-filtered search adds candidates from that time.
 3. **Fusion** into one relevance in [0, 1] per candidate.
 4. **Graph** post-processing (seed 002: support, expansion, paths), fail-open:
    an error is logged and the pre-graph order stands.
@@ -173,10 +176,15 @@ class RecallPipeline:
         )  # fmt: skip
         search_text = strip_terms(text, pool.dropped)
         pool.timings["terms"] = _ms(t0)
-        dense_job = self.pool.submit(self._dense, search_text, req, s)
+        qvec: np.ndarray | None = None
+        if self.embedder.parallel_query:  # the model takes every core: embed first
+            t = time.perf_counter()
+            qvec = self.embedder.embed(search_text)
+            pool.timings["embed"] = _ms(t)
+        dense_job = self.pool.submit(self._dense, search_text, qvec, req, s)
         t1 = time.perf_counter()
         keyword = self.store.keyword_search(search_text, req.view, req.filters,
-                                            s.candidates_keyword)  # fmt: skip
+                                            max(s.candidates_keyword, req.k))  # fmt: skip
         pool.timings["keyword"] = _ms(t1)
         t2 = time.perf_counter()
         pool.records = {r.id: r for r in self.store.get([i for i, _ in keyword], req.view)}
@@ -189,15 +197,19 @@ class RecallPipeline:
         return pool
 
     def _dense(
-        self, text: str, req: RecallRequest, s: Settings
+        self, text: str, qvec: np.ndarray | None, req: RecallRequest, s: Settings
     ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, float]]:
-        """Embed the query and run the vector search (on a worker)."""
+        """Embed the query unless ``qvec`` is given, then run the vector search (on a worker)."""
+        timings: dict[str, float] = {}
+        if qvec is None:
+            t = time.perf_counter()
+            qvec = self.embedder.embed(text)
+            timings["embed"] = _ms(t)
         t = time.perf_counter()
-        qvec = self.embedder.embed(text)
-        embed_ms = _ms(t)
-        t = time.perf_counter()
-        dense = self.store.vector_search(qvec, req.view, req.filters, s.candidates_dense)
-        return qvec, dense, {"embed": embed_ms, "dense": _ms(t)}
+        dense = self.store.vector_search(qvec, req.view, req.filters,
+                                         max(s.candidates_dense, req.k))  # fmt: skip
+        timings["dense"] = _ms(t)
+        return qvec, dense, timings
 
     def _merge(
         self,
