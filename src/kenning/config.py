@@ -228,8 +228,10 @@ class Settings(BaseSettings):
     max_k: int = Field(1_000, gt=0)
 
     # retrieval
-    candidates_dense: int = Field(50, gt=0)
-    candidates_keyword: int = Field(50, gt=0)
+    #: Candidates per side (at least ``k`` each); 40 matches 50 on the LoCoMo dev
+    #: split (R@10 .776 vs .771, R@20 .823 vs .824) and reads a fifth fewer records.
+    candidates_dense: int = Field(40, gt=0)
+    candidates_keyword: int = Field(40, gt=0)
     fusion: str = Field("convex", pattern="^(convex|rrf)$")
     #: Weight of the dense side in convex fusion (0 = BM25 only, 1 = dense only);
     #: 0.6 with the context and graph signals on (dev-split plateau 0.6-0.8).
