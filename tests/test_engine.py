@@ -488,6 +488,14 @@ def test_recall_fills_k_when_k_exceeds_the_candidate_pool(
     assert len(mem.recall("boats and sailing around Gotland", k=50)) == len(texts)
     assert len(mem.recall("boats and sailing around Gotland", k=1)) == 1
 
+def test_new_ids_count_up_within_a_millisecond_and_stay_unique() -> None:
+    from kenning.models import new_id
+
+    ids = [new_id() for _ in range(20_000)]  # many share a millisecond
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+    assert len({i[:12] for i in ids}) < len(ids)  # some did share one
+
 class _ThreadNoting(Embedder):
     """The session's model, noting the thread each embedding runs on."""
 

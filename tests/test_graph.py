@@ -143,6 +143,20 @@ def test_temporal_next_follows_event_time_within_an_episode_and_across_batches(
     }  # fmt: skip
 
 
+def test_temporal_next_follows_the_batch_order_when_event_times_tie(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """Turns of one session share its date: the chain runs in the order they were
+    given (ids count up within a millisecond), the same in every run."""
+    mem = make_memory(extractor=Names(), settings=quiet(graph_temporal_spine=True))
+    turns = [f"turn {i} of the trip talk" for i in range(40)]
+    made = mem.remember_many([{"content": t, "session_id": "s1", "event_at": T0} for t in turns])
+    assert [r.id for r in made] == sorted(r.id for r in made)
+    name = {r.id: r.content for r in made}
+    got = {(name[e.src], name[e.dst]) for e in edges_of(mem, list(name), "temporal_next")}
+    assert got == set(zip(turns, turns[1:], strict=False))
+
+
 def test_semantic_neighbor_threshold_and_cap(make_memory: Callable[..., Memory]) -> None:
     mem = make_memory(
         extractor=Names(), settings=quiet(graph_semantic_max=2, graph_semantic_min=0.8)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -60,9 +61,32 @@ DEFAULT_USER = "default"
 #: Pass as ``scopes=`` to recall/list every scope the principal may read.
 ALL_SCOPES = "all"
 
+_RANDOM_BITS = 80
+_id_lock = threading.Lock()
+_id_last = (0, 0)  # (ms, random part) of the latest id made in this process
+
+
 def new_id() -> str:
-    """A 32-hex-digit id that sorts by creation time (48-bit ms + 80 random bits)."""
-    return f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
+    """A 32-hex-digit id that sorts by creation time (48-bit ms + 80 random bits).
+
+    Monotonic within a process (as ULIDs are): an id made in the same
+    millisecond as the one before takes that one's random part plus one. So
+    the ids of one batch sort in the order its items were given, and what
+    breaks ties by id (two turns of one session with the same event time, say)
+    follows the order they were written in, not chance.
+    """
+    global _id_last
+    ms = time.time_ns() // 1_000_000
+    with _id_lock:
+        last_ms, last_rand = _id_last
+        if ms <= last_ms:  # same millisecond (or the wall clock stepped back)
+            ms, rand = last_ms, last_rand + 1
+            if rand >> _RANDOM_BITS:  # the random part ran out: borrow the next ms
+                ms, rand = ms + 1, int.from_bytes(os.urandom(10), "big") >> 1
+        else:
+            rand = int.from_bytes(os.urandom(10), "big") >> 1  # room to count up
+        _id_last = (ms, rand)
+    return f"{ms:012x}{rand:020x}"
 
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@\-]{0,127}$")
