@@ -229,7 +229,8 @@ class Settings(BaseSettings):
 
     # retrieval
     #: Candidates per side (at least ``k`` each); 40 matches 50 on the LoCoMo dev
-    #: split (R@10 .776 vs .771, R@20 .823 vs .824) and reads a fifth fewer records.
+    #: split (R@10 .777 vs .775, R@20 .822 vs .826, multi-hop all-hit@20 .361 at
+    #: both) and reads a fifth fewer records.
     candidates_dense: int = Field(40, gt=0)
     candidates_keyword: int = Field(40, gt=0)
     fusion: str = Field("convex", pattern="^(convex|rrf)$")
