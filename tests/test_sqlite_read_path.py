@@ -12,11 +12,12 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 
 import numpy as np
 import pytest
 
-from kenning import Memory, MemoryFilter, MemoryRecord, Principal, Scope, TeamRole
+from kenning import FixedClock, Memory, MemoryFilter, MemoryRecord, Principal, Scope, TeamRole
 from kenning.access import ScopeFilter
 from kenning.stores.sqlite.store import SQLiteStore
 from kenning.stores.sqlite.terms import TermStats
@@ -238,6 +239,41 @@ def test_keyword_search_with_filters_or_unmirrored_rows_agrees_with_sql(
     # a pk the mirror does not hold makes it step aside (the SQL path answers)
     assert store.vectors.visible_ids("default", [10**6], [1], ["active"]) is None
 
+
+def test_a_time_window_checked_in_the_mirror_agrees_with_sql(
+    make_memory: Callable[..., Memory], clock: FixedClock
+) -> None:
+    """A recall's time window (and nothing else) is checked in the in-process
+    mirror by both searches; every window gives what the SQL filter gives,
+    edges included (start inclusive, end exclusive), after an event-time
+    change too."""
+    mem = make_memory()
+    store = _sqlite(mem)
+    t0 = clock.now()
+    made = [mem.remember(f"Harbour log {i}: the lantern boat came in",
+                         event_at=t0 - timedelta(days=i)) for i in range(12)]  # fmt: skip
+    made.append(mem.remember("Harbour lantern story without a date"))  # created_at = t0
+    mem.update(made[3].id, event_at=t0 - timedelta(days=30))
+    view = mem.policy.readable(mem.principal)
+    query = mem.embedder.embed("lantern boat in the harbour")
+    windows = [(t0 - timedelta(days=5), t0 - timedelta(days=1)), (t0 - timedelta(days=2), None),
+               (None, t0 - timedelta(days=7)), (t0, t0 + timedelta(days=1)),
+               (t0 - timedelta(days=31), t0 - timedelta(days=29))]  # fmt: skip
+    for start, end in windows:
+        timed = MemoryFilter(event_after=start, event_before=end)
+        assert timed.is_timed_only and not timed.is_plain
+        # min_importance=1 holds for every memory but sends both searches to SQL
+        by_sql = MemoryFilter(event_after=start, event_before=end, min_importance=1)
+        assert not by_sql.is_timed_only
+        dense = store.vector_search(query, view, timed, 20)
+        assert dense == store.vector_search(query, view, by_sql, 20)
+        words = store.keyword_search("harbour lantern", view, timed, 20)
+        assert words == store.keyword_search("harbour lantern", view, by_sql, 20)
+        expected = {r.id for r in made
+                    if (start is None or mem.get(r.id).said_at >= start)
+                    and (end is None or mem.get(r.id).said_at < end)}  # fmt: skip
+        assert {i for i, _ in dense} == expected == {i for i, _ in words}
+    assert store.vectors.last_plan.method == "exact"
 
 def test_scope_neighbours_of_a_batch_equal_one_search_per_item(
     make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]

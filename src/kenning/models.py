@@ -477,6 +477,14 @@ class MemoryFilter:
         """True when nothing but statuses is filtered (the fast path)."""
         return self == MemoryFilter(statuses=self.statuses)
 
+    @property
+    def is_timed_only(self) -> bool:
+        """True when nothing but statuses and the event-time window is filtered
+        (a recall's time window: stores may check it without SQL)."""
+        return self == MemoryFilter(
+            statuses=self.statuses, event_after=self.event_after, event_before=self.event_before
+        )
+
 
 @dataclass(slots=True)
 class ScoreBreakdown:

@@ -54,7 +54,7 @@ from .sql import (
     ts,
 )
 from .terms import TermStats
-from .vectors import VectorIndex
+from .vectors import SaidRange, VectorIndex
 
 log = logging.getLogger("kenning.store")
 
@@ -485,7 +485,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             kept = [t for t in terms if df[t] <= cap] or [min(terms, key=lambda t: df[t])]
             match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
             found = None
-            if filters.is_plain:
+            if filters.is_timed_only:  # (statuses and a time window, checked in the mirror)
                 found = self._keyword_in_process(conn, kept, scopes, filters, limit)
             if found is None and filters.is_plain:
                 found = self._keyword_mirrored(conn, match, scopes, filters, limit)
@@ -510,7 +510,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         self.vectors.refresh(conn)
         statuses = [st.value for st in filters.statuses]
         ok = self.vectors.visible_mask(scopes.org_id, pks, self._scope_pks(conn, scopes),
-                                       statuses)  # fmt: skip
+                                       statuses, _said_range(filters))  # fmt: skip
         if ok is None:
             return None
         pks, scores = pks[ok], scores[ok]
@@ -625,7 +625,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         with self._read() as conn:
             self.vectors.refresh(conn)
             scope_pks = self._scope_pks(conn, scopes)
-            if not filters.is_plain:
+            if not filters.is_timed_only:  # (a time window alone is checked in the mirror)
                 fwhere, fparams = filter_clause(filters)
                 mwhere, mparams = scope_clause(scopes)
                 # a time window reads its rows through the event-time index;
@@ -640,7 +640,8 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                     )
                 ]
         statuses = [s.value for s in filters.statuses]
-        return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict)
+        return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict,
+                                   _said_range(filters))  # fmt: skip
 
     def scope_neighbours(
         self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
@@ -869,3 +870,10 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
 
     def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
         """Nothing to do: vectors become cached when their memory is inserted."""
+
+
+def _said_range(filters: MemoryFilter) -> SaidRange | None:
+    """The filter's event-time window as timestamps (None: no window)."""
+    if filters.event_after is None and filters.event_before is None:
+        return None
+    return ts(filters.event_after), ts(filters.event_before)

@@ -72,6 +72,7 @@ class _Partition:
         self.pks = np.zeros(1024, dtype=np.int64)
         self.scope = np.zeros(1024, dtype=np.int64)
         self.status = np.full(1024, _DEAD, dtype=np.int8)
+        self.said = np.zeros(1024, dtype=np.float64)  # COALESCE(event_at, created_at)
         self.vecs = np.zeros((1024, dim), dtype=np.float32)
         self.ids: list[str] = []
         self.pos_of: dict[str, int] = {}
@@ -84,6 +85,7 @@ class _Partition:
         new = max(need, cap * 2)
         self.pks = np.resize(self.pks, new)
         self.scope = np.resize(self.scope, new)
+        self.said = np.resize(self.said, new)
         status = np.full(new, _DEAD, dtype=np.int8)
         status[:cap] = self.status
         self.status = status
@@ -91,12 +93,12 @@ class _Partition:
         vecs[:cap] = self.vecs
         self.vecs = vecs
 
-    def upsert_many(self, rows: Sequence[tuple[int, str, int, str, bytes]]) -> None:
-        """Insert or overwrite rows ``(pk, id, scope_pk, status, vector_blob)``."""
+    def upsert_many(self, rows: Sequence[tuple[int, str, int, str, float, bytes]]) -> None:
+        """Insert or overwrite rows ``(pk, id, scope_pk, status, said_at, vector_blob)``."""
         new_pos: list[int] = []
         changed: list[int] = []
         self._grow(self.n + len(rows))
-        for pk, mid, scope_pk, status, blob in rows:
+        for pk, mid, scope_pk, status, said, blob in rows:
             vec = np.frombuffer(blob, dtype=np.float32)
             pos = self.pos_of.get(mid)
             if pos is None:
@@ -111,6 +113,7 @@ class _Partition:
             self.pks[pos] = pk
             self.scope[pos] = scope_pk
             self.status[pos] = STATUS_CODES.get(status, _DEAD)
+            self.said[pos] = said
             self.vecs[pos] = vec
         if self.ann is not None:
             if changed:
@@ -151,10 +154,28 @@ class _Partition:
 
 
 _MAX_RUNS = 256
+#: The columns a mirrored row is read with (see ``_Partition.upsert_many``).
+_ROW = (
+    "m.org_id, m.pk, m.id, m.scope_pk, m.status, COALESCE(m.event_at, m.created_at), v.vector"
+)
+#: A ``[start, end)`` range of ``COALESCE(event_at, created_at)`` timestamps; None: open.
+SaidRange = tuple[float | None, float | None]
 #: Search masks kept per (partition, scopes, statuses) until the mirror changes.
 _MAX_MASKS = 16
 #: HNSW graphs smaller than this are built single-threaded (deterministic).
 _SERIAL_BUILD_MAX = 20_000
+
+
+def _said_mask(times: np.ndarray, said: SaidRange) -> np.ndarray:
+    """Which of ``times`` fall in ``said`` (start inclusive, end exclusive, as SQL's
+    ``event_after`` / ``event_before`` filters)."""
+    start, end = said
+    ok = np.ones(len(times), dtype=bool)
+    if start is not None:
+        ok &= times >= start
+    if end is not None:
+        ok &= times < end
+    return ok
 
 
 def _dot_rows(vecs: np.ndarray, idx: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -238,8 +259,8 @@ class VectorIndex(HistoryMirror):
         self._pk_part = np.full(0, -1, dtype=np.int32)
         self._pk_pos = np.full(0, -1, dtype=np.int32)
         cur = conn.execute(
-            "SELECT m.org_id, m.pk, m.id, m.scope_pk, m.status, v.vector "
-            "FROM memories m JOIN vectors v ON v.pk = m.pk ORDER BY m.scope_pk, m.pk"
+            f"SELECT {_ROW} FROM memories m JOIN vectors v ON v.pk = m.pk "
+            "ORDER BY m.scope_pk, m.pk"
         )
         while batch := cur.fetchmany(5000):
             self._apply(batch)
@@ -249,8 +270,8 @@ class VectorIndex(HistoryMirror):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
-                "SELECT m.org_id, m.pk, m.id, m.scope_pk, m.status, v.vector FROM memories m "
-                f"JOIN vectors v ON v.pk = m.pk WHERE m.id IN ({marks})",
+                f"SELECT {_ROW} FROM memories m JOIN vectors v ON v.pk = m.pk "
+                f"WHERE m.id IN ({marks})",
                 chunk,
             ).fetchall()
             found = {r[2] for r in rows}
@@ -264,12 +285,12 @@ class VectorIndex(HistoryMirror):
                     self._version += 1
             self._apply(rows)
 
-    def _apply(self, rows: Iterable[tuple[str, int, str, int, str, bytes]]) -> None:
-        by_org: dict[str, list[tuple[int, str, int, str, bytes]]] = {}
-        for org, pk, mid, scope_pk, status, blob in rows:
+    def _apply(self, rows: Iterable[tuple[str, int, str, int, str, float, bytes]]) -> None:
+        by_org: dict[str, list[tuple[int, str, int, str, float, bytes]]] = {}
+        for org, pk, mid, scope_pk, status, said, blob in rows:
             if len(blob) != self.dim * 4:
                 continue  # a vector of another model; re-embedding brings it back
-            by_org.setdefault(org, []).append((pk, mid, scope_pk, status, blob))
+            by_org.setdefault(org, []).append((pk, mid, scope_pk, status, said, blob))
             self._org_of[mid] = org
         for org, items in by_org.items():
             part = self._parts.get(org)
@@ -312,10 +333,12 @@ class VectorIndex(HistoryMirror):
             return [i if good else None for i, good in zip(ids, ok, strict=True)]
 
     def visible_mask(
-        self, org_id: str, keys: np.ndarray, scope_pks: Sequence[int], statuses: Iterable[str]
-    ) -> np.ndarray | None:
-        """Per memory pk of ``keys``: is it in ``org_id``, one of ``scope_pks`` and one
-        of ``statuses``? None when some pk is not mirrored (as :meth:`visible_ids`)."""
+        self, org_id: str, keys: np.ndarray, scope_pks: Sequence[int], statuses: Iterable[str],
+        said: SaidRange | None = None,
+    ) -> np.ndarray | None:  # fmt: skip
+        """Per memory pk of ``keys``: is it in ``org_id``, one of ``scope_pks``, one of
+        ``statuses`` and (given ``said``) in that time range? None when some pk is
+        not mirrored (as :meth:`visible_ids`)."""
         with self._lock.read():
             part = self._parts.get(org_id)
             if len(keys) == 0:
@@ -328,6 +351,8 @@ class VectorIndex(HistoryMirror):
             ok: np.ndarray = self._mask_at(part, pos, scope_pks, statuses) & (
                 self._pk_part[keys] == part.number
             )
+            if said is not None:
+                ok &= _said_mask(part.said[pos], said)
             return ok
 
     def active_pks(
@@ -422,11 +447,14 @@ class VectorIndex(HistoryMirror):
         statuses: Iterable[str],
         limit: int,
         restrict_pks: Sequence[int] | None = None,
+        said: SaidRange | None = None,
     ) -> list[tuple[str, float]]:
         """Top ``limit`` (id, cosine) among vectors in the given scopes and statuses.
 
         ``scope_pks=None`` means every scope of the organization.
-        ``restrict_pks`` further limits the search to those memory rows.
+        ``restrict_pks`` further limits the search to those memory rows, and
+        ``said`` to those that happened in that range (event time, else
+        creation time), checked here instead of in SQL.
         """
         with self._lock.read():
             part = self._parts.get(org_id)
@@ -434,6 +462,8 @@ class VectorIndex(HistoryMirror):
             if part is None or part.live == 0 or limit <= 0:
                 return []
             mask = self._mask(part, scope_pks, statuses, restrict_pks)
+            if said is not None:
+                mask = mask & _said_mask(part.said[: part.n], said)
             allowed = int(mask.sum())
             self.last_plan.allowed = allowed
             if allowed == 0:
