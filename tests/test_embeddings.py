@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from embedkit import CountingEmbedder
 
 from kenning.embeddings import (
     CachedEmbedder,
-    Embedder,
     EmbeddingCacheBackend,
     MemoryCacheBackend,
     MiniLMEmbedder,
@@ -175,9 +175,16 @@ def test_int8_vector_of_a_text_does_not_depend_on_its_batch() -> None:
             MiniLMEmbedder(query_threads=bad)  # type: ignore[arg-type]
 
 
-def test_int8_text_alone_on_several_threads_gives_the_bytes_of_one_thread() -> None:
+def test_int8_text_alone_on_several_threads_gives_the_bytes_of_one_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A text alone (a recall's query) runs on ``query_threads`` threads; its vector
     is bitwise the one a single-threaded run gives, up to the 256-token cap."""
+    from kenning.embeddings import onnx_minilm
+
+    hashed: list[Path] = []
+    real_sha = onnx_minilm.file_sha256
+    monkeypatch.setattr(onnx_minilm, "file_sha256", lambda p: hashed.append(p) or real_sha(p))
     one = MiniLMEmbedder(threads=1)
     several = MiniLMEmbedder(threads=1, query_threads=3)
     texts = _sentences(12, seed=9) + ["memory " * 300, "Ö ünïcode – text ✓", ""]
@@ -186,7 +193,9 @@ def test_int8_text_alone_on_several_threads_gives_the_bytes_of_one_thread() -> N
     for text in texts:
         assert np.array_equal(several.embed(text), one.embed(text))
     assert several._single is not None and several._single is not several._session
+    assert several._graph is not None  # the model was verified once for both sessions
     assert one._single is None  # one thread: the batch session serves single texts too
+    assert len(hashed) == 2  # the shipped model, once per embedder, not once per session
 
 
 def test_derived_model_is_cached_verified_and_rebuilt_when_damaged(
@@ -251,26 +260,6 @@ def test_import_loads_nothing() -> None:
 
 
 # --------------------------------------------------------------------------- cache
-
-
-class CountingEmbedder(Embedder):
-    """Passes through to a real embedder, recording every text it is asked to embed."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.calls: list[list[str]] = []
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        self.calls.append(list(texts))
-        return self.inner.embed_batch(texts)
 
 
 def test_content_hash_is_sha256_of_utf8() -> None:

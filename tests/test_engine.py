@@ -6,11 +6,12 @@ import io
 import json
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from embedkit import CountingEmbedder
 
 from kenning import (
     Conflict,
@@ -26,7 +27,6 @@ from kenning import (
     Status,
 )
 from kenning.embeddings import Embedder
-from kenning.embeddings.base import Vectors
 
 
 def _ids(hits: Any) -> list[str]:
@@ -496,29 +496,6 @@ def test_new_ids_count_up_within_a_millisecond_and_stay_unique() -> None:
     assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
     assert len({i[:12] for i in ids}) < len(ids)  # some did share one
 
-class _ThreadNoting(Embedder):
-    """The session's model, noting the thread each embedding runs on."""
-
-    def __init__(self, inner: Embedder, parallel: bool) -> None:
-        self.inner, self.parallel = inner, parallel
-        self.threads: list[int] = []
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def parallel_query(self) -> bool:
-        return self.parallel
-
-    def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        self.threads.append(threading.get_ident())
-        return self.inner.embed_batch(texts)
-
 
 def test_recall_embeds_the_query_first_only_when_the_model_takes_every_core(
     make_memory: Callable[..., Memory], embedder: Embedder
@@ -528,7 +505,7 @@ def test_recall_embeds_the_query_first_only_when_the_model_takes_every_core(
     keyword search. The answers are the same either way."""
     answers = []
     for parallel in (True, False):
-        noting = _ThreadNoting(embedder, parallel)
+        noting = CountingEmbedder(embedder, parallel)
         mem = make_memory(f"db-{parallel}", embedder=noting)
         for text in ("Sven teaches sailing on the lake every summer",
                      "The lake freezes in January", "Ada bakes rye bread on Sundays"):

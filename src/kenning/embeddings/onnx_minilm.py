@@ -132,6 +132,7 @@ class MiniLMEmbedder(Embedder):
         self._lock = threading.Lock()
         self._session: Any = None
         self._single: Any = None  # int8: the session of one-text runs (query_threads)
+        self._graph: Path | None = None  # the verified graph file, once known
         self._tokenizer: Tokenizer | None = None
         self._runners: ThreadPoolExecutor | None = None  # int8: parallel single-text runs
 
@@ -172,9 +173,11 @@ class MiniLMEmbedder(Embedder):
                 self._tokenizer = tokenizer
             return self._session, self._tokenizer
 
-    def _load_session(self, threads: int | None = None) -> Any:
-        """The verified model in an onnxruntime session: int8 compute runs on
-        ``threads`` (default 1) without spinning; float32 on ``self._threads``."""
+    def _graph_path(self) -> Path:
+        """The verified graph to run: the shipped model checked against
+        :data:`MODEL_SHA256` (and, for int8, the graph derived from it), once."""
+        if self._graph is not None:
+            return self._graph
         path = self._model_path if self._model_path is not None else _default_model_path()
         if not path.is_file():
             raise ConfigError(f"MiniLM model file not found: {path}")
@@ -184,11 +187,19 @@ class MiniLMEmbedder(Embedder):
                 f"MiniLM model file {path} has sha256 {actual}, expected {MODEL_SHA256}; "
                 "refusing to load an unverified model"
             )
+        self._graph = dynamic_int8_model(path) if self._compute == "int8" else path
+        return self._graph
+
+    def _load_session(self, threads: int | None = None) -> Any:
+        """The verified graph in an onnxruntime session (called under ``_lock``):
+        int8 compute runs on ``threads`` (default 1) without spinning; float32 on
+        ``self._threads``."""
+        path = self._graph_path()
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         if self._compute == "int8":
-            path, threads = dynamic_int8_model(path), threads or 1
+            threads = threads or 1
             # threads waiting for the next operator would otherwise spin on the
             # cores the rest of a recall needs
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
