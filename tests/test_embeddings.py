@@ -196,6 +196,11 @@ def test_int8_text_alone_on_several_threads_gives_the_bytes_of_one_thread(
     assert several._graph is not None  # the model was verified once for both sessions
     assert one._single is None  # one thread: the batch session serves single texts too
     assert len(hashed) == 2  # the shipped model, once per embedder, not once per session
+    options = several._single.get_session_options()
+    assert options.intra_op_num_threads == 3
+    # its threads spin between a run's operators, and stop when the run returns
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "1"
+    assert options.get_session_config_entry("session.force_spinning_stop") == "1"
 
 
 def test_derived_model_is_cached_verified_and_rebuilt_when_damaged(
