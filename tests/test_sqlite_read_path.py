@@ -21,7 +21,7 @@ from kenning import FixedClock, Memory, MemoryFilter, MemoryRecord, Principal, S
 from kenning.access import ScopeFilter
 from kenning.stores.sqlite.store import SQLiteStore
 from kenning.stores.sqlite.terms import TermStats
-from kenning.stores.sqlite.vectors import _dot_rows
+from kenning.stores.sqlite.vectors import _GAP, _dot, _dot_rows
 
 pytestmark = pytest.mark.stores("sqlite")
 
@@ -179,8 +179,18 @@ def test_dot_rows_over_runs_equals_a_gather() -> None:
         np.concatenate([np.arange(0, 10), np.arange(50, 51), np.arange(990, 1000)]),
         np.sort(rng.choice(1000, size=600, replace=False)),  # many runs: gather path
         np.zeros(0, dtype=np.int64),
+        np.array([7]),
+        # blocks with holes (superseded rows inside a scope's block): the runs
+        # span the small gaps, and a gap wider than _GAP splits them
+        np.setdiff1d(np.arange(0, 900), [3, 4, 5, 200, 201, 640]),
+        np.concatenate([np.arange(0, 50), np.arange(50 + _GAP, 200), np.arange(201 + _GAP, 300)]),
+        np.concatenate([np.arange(0, 50), np.arange(51 + _GAP, 200), [999]]),
     ):
-        np.testing.assert_allclose(_dot_rows(vecs, idx, q), vecs[idx] @ q, rtol=1e-5, atol=1e-5)
+        got = _dot_rows(vecs, idx, q)
+        assert got.shape == (len(idx),)
+        np.testing.assert_allclose(got, vecs[idx] @ q, rtol=1e-5, atol=1e-5)
+        # the very products of one scan over the gathered rows: rankings cannot move
+        np.testing.assert_array_equal(got, _dot(vecs[idx], q))
 
 
 def test_exact_search_after_reload_over_several_scopes_is_exact(

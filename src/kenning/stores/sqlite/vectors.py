@@ -154,6 +154,9 @@ class _Partition:
 
 
 _MAX_RUNS = 256
+#: The widest gap (rows) an exact scan's run multiplies through rather than
+#: splitting (about one extra call's overhead in rows of 384 floats).
+_GAP = 64
 #: The columns a mirrored row is read with (see ``_Partition.upsert_many``).
 _ROW = (
     "m.org_id, m.pk, m.id, m.scope_pk, m.status, COALESCE(m.event_at, m.created_at), v.vector"
@@ -182,17 +185,28 @@ def _dot_rows(vecs: np.ndarray, idx: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``vecs[idx] @ q`` for sorted row numbers ``idx``.
 
     Rows are loaded grouped by scope, so a reader's rows usually form a few
-    contiguous runs; each run is multiplied in place (a view, no copy) instead
-    of gathering every row first.
+    runs; each run is multiplied in place (a view, no copy) instead of
+    gathering every row first. A run spans gaps of up to :data:`_GAP` rows
+    (superseded or archived memories inside a scope's block): multiplying a
+    few unwanted rows costs less than one more call, and their products are
+    dropped.
     """
     if len(idx) == 0:
         return np.zeros(0, dtype=np.float32)
-    cuts = np.flatnonzero(np.diff(idx) != 1) + 1
+    cuts = np.flatnonzero(np.diff(idx) > _GAP) + 1
     if len(cuts) >= _MAX_RUNS:
         return _dot(vecs[idx], q)
-    starts = idx[np.concatenate(([0], cuts))]
+    firsts = np.concatenate(([0], cuts))
+    starts = idx[firsts]
     ends = idx[np.concatenate((cuts - 1, [len(idx) - 1]))] + 1
-    return np.concatenate([_dot(vecs[a:b], q) for a, b in zip(starts, ends, strict=True)])
+    spans = np.concatenate([_dot(vecs[a:b], q) for a, b in zip(starts, ends, strict=True)])
+    if len(spans) == len(idx):  # no gap bridged: every product is wanted
+        return spans
+    # where each wanted row sits in ``spans``: its offset in its run plus the run's
+    offsets = np.concatenate(([0], np.cumsum(ends - starts)[:-1]))
+    run = np.repeat(np.arange(len(starts)), np.diff(np.concatenate((firsts, [len(idx)]))))
+    out: np.ndarray = spans[idx - starts[run] + offsets[run]]
+    return out
 
 
 def _dot(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
