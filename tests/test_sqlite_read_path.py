@@ -193,6 +193,36 @@ def test_dot_rows_over_runs_equals_a_gather() -> None:
         np.testing.assert_array_equal(got, _dot(vecs[idx], q))
 
 
+def test_dot_rows_bridges_small_holes_but_never_scans_much_more_than_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A few holes inside a block are multiplied through (one call); rows
+    interleaved with other scopes' rows are not (a run per row block, or a gather)."""
+    from kenning.stores.sqlite import vectors
+
+    rng = np.random.default_rng(1)
+    vecs = rng.standard_normal((3000, 8)).astype(np.float32)
+    q = rng.standard_normal(8).astype(np.float32)
+    calls: list[int] = []
+
+    def counting(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        calls.append(len(rows))
+        return _dot(rows, query)
+
+    monkeypatch.setattr(vectors, "_dot", counting)
+    holes = np.setdiff1d(np.arange(0, 2000), np.arange(5, 2000, 40))  # 50 holes, one block
+    np.testing.assert_array_equal(vectors._dot_rows(vecs, holes, q), _dot(vecs[holes], q))
+    assert calls == [2000]
+    calls.clear()
+    strided = np.arange(0, 3000, 3)  # every third row: bridging would triple the work
+    np.testing.assert_array_equal(vectors._dot_rows(vecs, strided, q), _dot(vecs[strided], q))
+    assert sum(calls) == len(strided)  # gathered, not spanned
+    calls.clear()
+    pairs = np.sort(np.concatenate([np.arange(0, 3000, 20), np.arange(1, 3000, 20)]))
+    np.testing.assert_array_equal(vectors._dot_rows(vecs, pairs, q), _dot(vecs[pairs], q))
+    assert sum(calls) == len(pairs)
+
+
 def test_exact_search_after_reload_over_several_scopes_is_exact(
     make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
 ) -> None:

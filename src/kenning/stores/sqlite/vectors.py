@@ -181,26 +181,36 @@ def _said_mask(times: np.ndarray, said: SaidRange) -> np.ndarray:
     return ok
 
 
+def _runs(idx: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs of sorted ``idx`` split where rows are more than ``gap`` apart: each
+    run's first position in ``idx``, and its first and past-the-last row."""
+    cuts = np.flatnonzero(np.diff(idx) > gap) + 1
+    firsts = np.concatenate(([0], cuts))
+    ends = idx[np.concatenate((cuts - 1, [len(idx) - 1]))] + 1
+    return firsts, idx[firsts], ends
+
+
 def _dot_rows(vecs: np.ndarray, idx: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``vecs[idx] @ q`` for sorted row numbers ``idx``.
 
     Rows are loaded grouped by scope, so a reader's rows usually form a few
     runs; each run is multiplied in place (a view, no copy) instead of
-    gathering every row first. A run spans gaps of up to :data:`_GAP` rows
+    gathering every row first. A run spans holes of up to :data:`_GAP` rows
     (superseded or archived memories inside a scope's block): multiplying a
     few unwanted rows costs less than one more call, and their products are
-    dropped.
+    dropped. When the holes would add more than a quarter to the rows
+    multiplied (rows interleaved with other scopes' rows), runs stop at every
+    hole; with too many runs, the rows are gathered.
     """
     if len(idx) == 0:
         return np.zeros(0, dtype=np.float32)
-    cuts = np.flatnonzero(np.diff(idx) > _GAP) + 1
-    if len(cuts) >= _MAX_RUNS:
+    firsts, starts, ends = _runs(idx, _GAP)
+    if int((ends - starts).sum()) * 4 > len(idx) * 5:
+        firsts, starts, ends = _runs(idx, 1)
+    if len(starts) > _MAX_RUNS:
         return _dot(vecs[idx], q)
-    firsts = np.concatenate(([0], cuts))
-    starts = idx[firsts]
-    ends = idx[np.concatenate((cuts - 1, [len(idx) - 1]))] + 1
     spans = np.concatenate([_dot(vecs[a:b], q) for a, b in zip(starts, ends, strict=True)])
-    if len(spans) == len(idx):  # no gap bridged: every product is wanted
+    if len(spans) == len(idx):  # no hole bridged: every product is wanted
         return spans
     # where each wanted row sits in ``spans``: its offset in its run plus the run's
     offsets = np.concatenate(([0], np.cumsum(ends - starts)[:-1]))
