@@ -5,27 +5,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from kenning.embeddings import Embedder
+from kenning.embeddings import Embedder, WrappingEmbedder
 from kenning.embeddings.base import Vectors
 
 
-class CountingEmbedder(Embedder):
+class CountingEmbedder(WrappingEmbedder):
     """Passes through to ``inner``, recording every batch of texts and the thread
     that asked; ``parallel`` overrides :attr:`Embedder.parallel_query`."""
 
     def __init__(self, inner: Embedder, parallel: bool | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.parallel = parallel
         self.calls: list[list[str]] = []
         self.threads: list[int] = []
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     @property
     def parallel_query(self) -> bool:

@@ -23,6 +23,7 @@ from kenning.embeddings import (
     MemoryCacheBackend,
     MiniLMEmbedder,
     OpenAIEmbedder,
+    WrappingEmbedder,
     available_embedders,
     content_hash,
     create_embedder,
@@ -566,3 +567,20 @@ def test_openai_config_errors_and_registry(server: ScriptedServer) -> None:
     assert isinstance(client, OpenAIEmbedder)
     assert client.embed_batch(["hi"]).shape == (1, 4)
     client.close()
+
+
+def test_a_wrapper_keeps_the_wrapped_models_id_dimension_and_query_threads() -> None:
+    """Any :class:`WrappingEmbedder` (the cache, a user's logger) reports its inner
+    model's id, dimension and ``parallel_query``, so recall calls it the same way."""
+
+    class Logged(WrappingEmbedder):
+        def embed_batch(self, texts: Sequence[str]) -> Vectors:
+            return self.inner.embed_batch(texts)
+
+    for inner in (MiniLMEmbedder(query_threads=2), MiniLMEmbedder(threads=1)):
+        for wrapper in (Logged(inner), CachedEmbedder(inner), Logged(CachedEmbedder(inner))):
+            assert wrapper.parallel_query is inner.parallel_query
+            assert (wrapper.model_id, wrapper.dim) == (inner.model_id, inner.dim)
+    assert Logged(MiniLMEmbedder(query_threads=2)).parallel_query
+    with pytest.raises(InvalidInput, match="inner must be an Embedder"):
+        Logged("not an embedder")  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Embedder
+from .base import Embedder, WrappingEmbedder
 from .cache import CachedEmbedder, EmbeddingCacheBackend, MemoryCacheBackend, content_hash
 from .onnx_minilm import MiniLMEmbedder
 from .registry import available_embedders, create_embedder, register_embedder
@@ -32,6 +32,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Embedder",
+    "WrappingEmbedder",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "CachedEmbedder",

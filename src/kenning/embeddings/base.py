@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidInput
 
-__all__ = ["Embedder", "Vectors", "check_texts", "normalize_rows"]
+__all__ = ["Embedder", "Vectors", "WrappingEmbedder", "check_texts", "normalize_rows"]
 
 #: A float32 matrix of shape ``(n, dim)`` (or a vector of shape ``(dim,)``).
 Vectors = NDArray[np.float32]
@@ -121,3 +121,30 @@ class Embedder(ABC):
     def __repr__(self) -> str:
         """A short description naming the model."""
         return f"{type(self).__name__}(model_id={self.model_id!r})"
+
+
+class WrappingEmbedder(Embedder):
+    """An embedder that adds behaviour around ``inner`` (a cache, a counter):
+    :attr:`model_id`, :attr:`dim` and :attr:`parallel_query` are ``inner``'s, so
+    a wrapper never hides how the model it wraps should be called."""
+
+    def __init__(self, inner: Embedder) -> None:
+        """Wrap ``inner``; :class:`InvalidInput` when it is not an :class:`Embedder`."""
+        if not isinstance(inner, Embedder):
+            raise InvalidInput("inner must be an Embedder", field="inner")
+        self.inner = inner
+
+    @property
+    def model_id(self) -> str:
+        """The wrapped embedder's model id."""
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        """The wrapped embedder's dimension."""
+        return self.inner.dim
+
+    @property
+    def parallel_query(self) -> bool:
+        """The wrapped embedder's :attr:`Embedder.parallel_query`."""
+        return self.inner.parallel_query

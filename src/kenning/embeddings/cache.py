@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import EmbeddingError, InvalidInput
-from .base import Embedder, Vectors, check_texts
+from .base import Embedder, Vectors, WrappingEmbedder, check_texts
 
 __all__ = ["content_hash", "EmbeddingCacheBackend", "MemoryCacheBackend", "CachedEmbedder"]
 
@@ -94,7 +94,7 @@ class MemoryCacheBackend:
             self._data.clear()
 
 
-class CachedEmbedder(Embedder):
+class CachedEmbedder(WrappingEmbedder):
     """Wraps ``inner`` so each distinct text is embedded at most once.
 
     ``backends`` are consulted in order (default: one fresh
@@ -110,30 +110,13 @@ class CachedEmbedder(Embedder):
         self, inner: Embedder, backends: Sequence[EmbeddingCacheBackend] | None = None
     ) -> None:
         """Wrap ``inner`` with ``backends`` (default: one in-memory LRU)."""
-        if not isinstance(inner, Embedder):
-            raise InvalidInput("inner must be an Embedder", field="inner")
-        self.inner = inner
+        super().__init__(inner)
         self.backends: list[EmbeddingCacheBackend] = (
             [MemoryCacheBackend()] if backends is None else list(backends)
         )
         self._counter_lock = threading.Lock()
         self.hits = 0
         self.misses = 0
-
-    @property
-    def model_id(self) -> str:
-        """The wrapped embedder's model id."""
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        """The wrapped embedder's dimension."""
-        return self.inner.dim
-
-    @property
-    def parallel_query(self) -> bool:
-        """The wrapped embedder's :attr:`Embedder.parallel_query`."""
-        return self.inner.parallel_query
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` using cached vectors where possible (order preserved)."""

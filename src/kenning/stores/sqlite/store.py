@@ -640,8 +640,10 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                     )
                 ]
         statuses = [s.value for s in filters.statuses]
+        # the window is checked once: in the mirror, or in SQL with the other filters
+        said = _said_range(filters) if restrict is None else None
         return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict,
-                                   _said_range(filters))  # fmt: skip
+                                   said)  # fmt: skip
 
     def scope_neighbours(
         self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
