@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test lint bench bench-locomo bench-scale clean
+.PHONY: run demo test lint format bench bench-locomo bench-scale clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,14 +20,20 @@ demo: $(STAMP)
 	$(BIN)/python -m kenning.demo
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src/kenning
 	@test -x /usr/bin/chromium || (apt-get install -y -q chromium || (apt-get update -q && apt-get install -y -q chromium))
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src/kenning
+
+format: $(STAMP)
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
 
 bench-locomo: $(STAMP)
 	$(BIN)/kenning bench locomo --data ../shared/bench/locomo10.json --split all --json

@@ -146,8 +146,9 @@ def _open_memory(kind: str, where: Path, embedder: Embedder, **kw: Any) -> Memor
 def _superuser_conn(mem: Memory) -> psycopg.Connection:
     """A direct connection to ``mem``'s PostgreSQL database as the superuser (no RLS)."""
     url = mem.store.url  # type: ignore[attr-defined]
-    return psycopg.connect(url.replace("postgresql://kenning@", "postgresql://postgres@"),
-                           autocommit=True)  # fmt: skip
+    return psycopg.connect(
+        url.replace("postgresql://kenning@", "postgresql://postgres@"), autocommit=True
+    )
 
 
 _PG_COUNTS = {

@@ -47,8 +47,15 @@ class Api:
         """Run a coroutine on the app's loop and wait for it."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(60)
 
-    def call(self, method: str, path: str, *, key: str | None = None,
-             headers: dict[str, str] | None = None, **kw: Any) -> httpx.Response:  # fmt: skip
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        key: str | None = None,
+        headers: dict[str, str] | None = None,
+        **kw: Any,
+    ) -> httpx.Response:
         """One request; ``key`` goes in ``Authorization: Bearer``."""
         h = dict(headers or {})
         if key is not None:

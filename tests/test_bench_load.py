@@ -13,9 +13,20 @@ from kenning.errors import ConfigError
 
 def test_load_bench_on_sqlite() -> None:
     result = run_load(clients=2, requests=40, seed_memories=100, users=2, warmup=1.0)
-    for key in ("store", "workers", "clients", "duration_s", "requests", "throughput_rps", "ops",
-                "errors", "acknowledged_writes", "lost_writes", "machine",
-                "server_startup_s"):  # fmt: skip
+    for key in (
+        "store",
+        "workers",
+        "clients",
+        "duration_s",
+        "requests",
+        "throughput_rps",
+        "ops",
+        "errors",
+        "acknowledged_writes",
+        "lost_writes",
+        "machine",
+        "server_startup_s",
+    ):
         assert key in result, key
     assert result["store"] == "sqlite"
     assert result["errors"] == 0, result["error_samples"]

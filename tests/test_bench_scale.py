@@ -17,9 +17,14 @@ def _settings(**update: object) -> Settings:
 def test_scale_bench_reports_ingest_against_both_models_and_recall(tmp_path: Path) -> None:
     db = tmp_path / "scale.db"
     result = run_scale(
-        300, synthetic=True, queries=5, batch=100, repeat=2, db_path=db,
+        300,
+        synthetic=True,
+        queries=5,
+        batch=100,
+        repeat=2,
+        db_path=db,
         settings=_settings(graph_extractor="rules"),
-    )  # fmt: skip
+    )
     assert result["n"] == 300 and result["store"] == "sqlite" and not result["reused_db"]
     assert result["ingest_per_s"] > 0 and result["model_only_per_s"] > 0
     # the graph's extractor is the write path's second model: the ratio that
@@ -35,8 +40,9 @@ def test_scale_bench_reports_ingest_against_both_models_and_recall(tmp_path: Pat
         assert {"p50", "p95", "p99"} <= set(result[key])
         assert 0 < result[key]["p50"] <= result[key]["p99"]
     # a second run on the same database times recall only
-    again = run_scale(300, synthetic=True, queries=5, db_path=db,
-                      settings=_settings(graph_extractor="rules"))  # fmt: skip
+    again = run_scale(
+        300, synthetic=True, queries=5, db_path=db, settings=_settings(graph_extractor="rules")
+    )
     assert again["reused_db"] and again["ingest_per_s"] is None
     assert again["ingest_vs_models"] is None
 
@@ -45,7 +51,13 @@ def test_scale_bench_reports_ingest_against_both_models_and_recall(tmp_path: Pat
 def test_scale_bench_without_an_extractor_has_one_model(
     tmp_path: Path, update: dict[str, object]
 ) -> None:
-    result = run_scale(120, synthetic=True, queries=3, batch=60, db_path=tmp_path / "s.db",
-                       settings=_settings(**update))  # fmt: skip
+    result = run_scale(
+        120,
+        synthetic=True,
+        queries=3,
+        batch=60,
+        db_path=tmp_path / "s.db",
+        settings=_settings(**update),
+    )
     assert result["models_only_per_s"] is None and result["ingest_vs_models"] is None
     assert result["ingest_vs_model"] > 0

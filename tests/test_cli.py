@@ -23,8 +23,16 @@ from kenning.cli import app, main
 from kenning.embeddings import Embedder
 
 runner = CliRunner()
-ALL_STATUSES = ["--status", "active", "--status", "archived", "--status", "pending_review",
-                "--status", "superseded"]  # fmt: skip
+ALL_STATUSES = [
+    "--status",
+    "active",
+    "--status",
+    "archived",
+    "--status",
+    "pending_review",
+    "--status",
+    "superseded",
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -78,8 +86,10 @@ def everything(db: Path | str) -> list[dict[str, Any]]:
 def rows(db: Path) -> dict[str, int]:
     """Row counts of every table a write touches, read straight from the SQLite file."""
     with closing(sqlite3.connect(db)) as conn:
-        return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                for t in ("memories", "vectors", "memories_fts", "history", "scopes")}  # fmt: skip
+        return {
+            t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("memories", "vectors", "memories_fts", "history", "scopes")
+        }
 
 
 def remember(db: Path, content: str, *args: str, input: str | None = None) -> dict[str, Any]:
@@ -104,25 +114,53 @@ def test_init_creates_the_database(tmp_path: Path) -> None:
 def test_help_lists_the_commands_and_main_is_the_entry_point() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    names = ("init remember recall get list update upsert forget archive restore feedback "
-             "history stats export import").split()  # fmt: skip
+    names = (
+        "init remember recall get list update upsert forget archive restore feedback "
+        "history stats export import"
+    ).split()
     for name in names:
         assert name in result.stdout
     assert callable(main)
 
 
 def test_remember_then_recall_finds_it(db: Path) -> None:
-    rec = remember(db, "Alice prefers green tea over coffee", "--tag", "drink", "--meta", "n=3",
-                   "--meta", 'who="alice"', "--meta", "note=plain text", "--importance", "4",
-                   "--source", "user_input", "--event-at", "2024-05-01T10:00:00Z")  # fmt: skip
+    rec = remember(
+        db,
+        "Alice prefers green tea over coffee",
+        "--tag",
+        "drink",
+        "--meta",
+        "n=3",
+        "--meta",
+        'who="alice"',
+        "--meta",
+        "note=plain text",
+        "--importance",
+        "4",
+        "--source",
+        "user_input",
+        "--event-at",
+        "2024-05-01T10:00:00Z",
+    )
     assert rec["scope"] == "user:default" and rec["tags"] == ["drink"]
     assert rec["metadata"] == {"n": 3, "who": "alice", "note": "plain text"}
     assert rec["importance"] == 4 and rec["confidence"] == 0.8  # user_input reliability
     assert rec["event_at"] == "2024-05-01T10:00:00+00:00"
     hits = ok(db, "recall", "what does Alice drink?", "-k", "3")["hits"]
     assert hits[0]["memory"]["id"] == rec["id"]
-    filtered = ok(db, "recall", "Alice drink", "--tag", "drink", "--meta", "n=3",
-                  "--since", "2024-01-01", "--until", "2025-01-01")["hits"]  # fmt: skip
+    filtered = ok(
+        db,
+        "recall",
+        "Alice drink",
+        "--tag",
+        "drink",
+        "--meta",
+        "n=3",
+        "--since",
+        "2024-01-01",
+        "--until",
+        "2025-01-01",
+    )["hits"]
     assert [h["memory"]["id"] for h in filtered] == [rec["id"]]
     human = run(db, "recall", "what does Alice drink?")
     assert human.exit_code == 0 and rec["id"] in human.stdout and "green tea" in human.stdout
@@ -139,16 +177,31 @@ def test_recall_explain_shows_breakdown_and_timings(db: Path) -> None:
     rec = remember(db, "The quarterly planning meeting is on Thursdays")
     human = run(db, "recall", "quarterly planning meeting", "--explain")
     assert human.exit_code == 0, human.stderr
-    for column in ("dense", "keyword", "relevance", "confidence", "temporal", "layer boost",
-                   "final", rec["id"]):  # fmt: skip
+    for column in (
+        "dense",
+        "keyword",
+        "relevance",
+        "confidence",
+        "temporal",
+        "layer boost",
+        "final",
+        rec["id"],
+    ):
         assert column in human.stdout
     assert "timings (ms):" in human.stdout and "embed=" in human.stdout
     assert "candidates: dense=" in human.stdout
     data = ok(db, "recall", "quarterly planning meeting", "--explain")
     top = data["hits"][0]
     assert top["memory"]["id"] == rec["id"]
-    assert {"dense", "keyword", "relevance", "confidence", "temporal", "layer_boost",
-            "final"} <= set(top["explain"])  # fmt: skip
+    assert {
+        "dense",
+        "keyword",
+        "relevance",
+        "confidence",
+        "temporal",
+        "layer_boost",
+        "final",
+    } <= set(top["explain"])
     assert data["timings_ms"]["total"] > 0 and data["candidates"]["dense"] >= 1
     assert "explain" not in ok(db, "recall", "quarterly planning")["hits"][0]
 
@@ -291,9 +344,12 @@ def test_export_import_round_trip(db: Path, tmp_path: Path) -> None:
 
 
 def test_batch_remember_from_jsonl(db: Path, tmp_path: Path) -> None:
-    lines = [{"content": "Batch one", "tags": ["b"]}, {},
-             {"content": "Batch two", "memory_type": "episodic", "scope": "team:other"},
-             {"content": "Batch three", "metadata": {"k": 1}}]  # fmt: skip
+    lines = [
+        {"content": "Batch one", "tags": ["b"]},
+        {},
+        {"content": "Batch two", "memory_type": "episodic", "scope": "team:other"},
+        {"content": "Batch three", "metadata": {"k": 1}},
+    ]
     path = tmp_path / "batch.jsonl"
     path.write_text("\n".join("" if not item else json.dumps(item) for item in lines) + "\n")
     stored = ok(db, "remember", "--file", str(path), "--scope", "team:batch", "--importance", "2")
@@ -312,8 +368,11 @@ def test_batch_remember_from_jsonl(db: Path, tmp_path: Path) -> None:
 
 def _batch_with_bad_third_line(tmp_path: Path) -> str:
     path = tmp_path / "bad.jsonl"
-    rows = [{"content": "never stored 1"}, {"content": "never stored 2"},
-            {"content": "never stored 3", "confidence": 7}]  # fmt: skip
+    rows = [
+        {"content": "never stored 1"},
+        {"content": "never stored 2"},
+        {"content": "never stored 3", "confidence": 7},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows))
     return str(path)
 
@@ -370,8 +429,10 @@ def _batch_with_broken_json(tmp_path: Path) -> str:
 def test_bad_input_is_refused_and_writes_nothing(
     db: Path, tmp_path: Path, args: list[str], field: str, message: str
 ) -> None:
-    files = {"{bad3}": _batch_with_bad_third_line(tmp_path),
-             "{broken}": _batch_with_broken_json(tmp_path)}  # fmt: skip
+    files = {
+        "{bad3}": _batch_with_bad_third_line(tmp_path),
+        "{broken}": _batch_with_broken_json(tmp_path),
+    }
     before = rows(db)
     error = fails(db, 2, *[files.get(a, a) for a in args])
     assert error["type"] == "InvalidInput" and error["field"] == field
@@ -395,8 +456,11 @@ def test_members_cannot_read_or_write_each_others_memories(db: Path) -> None:
     assert fails(db, 4, *bob, "forget", mine["id"], "--yes")["type"] == "NotFound"
     assert fails(db, 4, *bob, "history", mine["id"])["type"] == "NotFound"
     denied = fails(db, 3, *bob, "remember", "sneaky", "--scope", "user:alice")
-    assert denied == {"type": "PermissionDenied", "field": None,
-                      "message": "'bob' may not write scope 'user:alice'"}  # fmt: skip
+    assert denied == {
+        "type": "PermissionDenied",
+        "field": None,
+        "message": "'bob' may not write scope 'user:alice'",
+    }
     assert fails(db, 3, *bob, "recall", "merger", "--scope", "user:alice")["type"] == (
         "PermissionDenied"
     )
@@ -410,12 +474,25 @@ def test_members_cannot_read_or_write_each_others_memories(db: Path) -> None:
 
 
 def test_team_members_share_team_scope(db: Path) -> None:
-    note = ok(db, "--user", "carol", "--team", "eng", "remember", "Deploys freeze on Fridays",
-              "--scope", "team:eng")  # fmt: skip
+    note = ok(
+        db,
+        "--user",
+        "carol",
+        "--team",
+        "eng",
+        "remember",
+        "Deploys freeze on Fridays",
+        "--scope",
+        "team:eng",
+    )
     assert ok(db, "--user", "dave", "--team", "eng", "get", note["id"])["scope"] == "team:eng"
     assert fails(db, 4, "--user", "erin", "get", note["id"])["type"] == "NotFound"
-    assert fails(db, 3, "--user", "erin", "--team", "ops", "remember", "x", "--scope",
-                 "team:eng")["type"] == "PermissionDenied"  # fmt: skip
+    assert (
+        fails(db, 3, "--user", "erin", "--team", "ops", "remember", "x", "--scope", "team:eng")[
+            "type"
+        ]
+        == "PermissionDenied"
+    )
     assert ok(db, "--user", "carol", "--role", "admin", "get", note["id"])["id"] == note["id"]
 
 
@@ -446,7 +523,7 @@ def _org_view(db: Path | str, org: str) -> dict[str, Any]:
         ]
         for m in items
     }
-    return {"items": items, "history": history}  # fmt: skip
+    return {"items": items, "history": history}
 
 
 @pytest.fixture
@@ -468,13 +545,35 @@ def test_migrate_sqlite_to_postgresql_and_back(tmp_path: Path, pg_db: Any) -> No
     src = tmp_path / "src.db"
     for org in ("acme", "globex"):
         at = ["--org", org]
-        keyed = ok(src, *at, "remember", f"{org} deploys on Tuesdays", "--scope", "team:eng",
-                   "--key", "deploy day", "--tag", "ops", "--meta", "n=2")  # fmt: skip
+        keyed = ok(
+            src,
+            *at,
+            "remember",
+            f"{org} deploys on Tuesdays",
+            "--scope",
+            "team:eng",
+            "--key",
+            "deploy day",
+            "--tag",
+            "ops",
+            "--meta",
+            "n=2",
+        )
         ok(src, *at, "upsert", "deploy day", f"{org} deploys on Wednesdays", "--scope", "team:eng")
-        ok(src, *at, "update", ok(src, *at, "remember", f"{org} uses Postgres")["id"],
-           "--content", f"{org} uses PostgreSQL 16")  # fmt: skip
-        ok(src, *at, "archive", ok(src, *at, "remember", f"{org} once used MySQL",
-                                   "--scope", f"org:{org}")["id"])  # fmt: skip
+        ok(
+            src,
+            *at,
+            "update",
+            ok(src, *at, "remember", f"{org} uses Postgres")["id"],
+            "--content",
+            f"{org} uses PostgreSQL 16",
+        )
+        ok(
+            src,
+            *at,
+            "archive",
+            ok(src, *at, "remember", f"{org} once used MySQL", "--scope", f"org:{org}")["id"],
+        )
         ok(src, *at, "forget", ok(src, *at, "remember", f"{org} secret")["id"], "--yes")
         assert keyed["key"] == "deploy day"
     pg = pg_db("cli_mig")
@@ -489,7 +588,9 @@ def test_migrate_sqlite_to_postgresql_and_back(tmp_path: Path, pg_db: Any) -> No
     assert first["from"] == f"sqlite:///{src}" and first["to"] == pg and second["from"] == pg
     assert first["organizations"] == second["organizations"]
     assert [(o["org_id"], o["memories"]) for o in first["organizations"]] == [
-        ("acme", 3), ("globex", 3)]  # fmt: skip
+        ("acme", 3),
+        ("globex", 3),
+    ]
     assert all(len(o["checksum"]) == 64 for o in first["organizations"])
     assert first["verified"] is True and first["memories"] == 6
 
@@ -518,9 +619,12 @@ def test_migrate_refuses_and_writes_nothing(tmp_path: Path, pg_db: Any) -> None:
     same = migrate_fails(2, "--from", str(src), "--to", f"sqlite:///{src}")
     assert same["field"] == "to" and "same database" in same["message"]
     bad = migrate_fails(2, "--from", "mysql://me@db/kenning", "--to", str(tmp_path / "x.db"))
-    assert bad == {"type": "InvalidInput", "field": "from",
-                   "message": "from: no store for 'mysql' URLs; use sqlite:///PATH, "
-                   "postgresql://USER@HOST/DB or a file path"}  # fmt: skip
+    assert bad == {
+        "type": "InvalidInput",
+        "field": "from",
+        "message": "from: no store for 'mysql' URLs; use sqlite:///PATH, "
+        "postgresql://USER@HOST/DB or a file path",
+    }
     missing = migrate_fails(2, "--from", str(tmp_path / "nope.db"), "--to", pg)
     assert "holds no kenning store" in missing["message"]
     assert not (tmp_path / "x.db").exists() and not (tmp_path / "nope.db").exists()
@@ -548,10 +652,17 @@ def test_db_takes_a_path_or_a_url(tmp_path: Path, pg_db: Any) -> None:
 
 def test_graph_commands_link_walk_and_rebuild(tmp_path: Path) -> None:
     db = tmp_path / "graph.db"
-    ids = ok(db, "remember", "--file", "-", "--scope", "team:g",
-             input='{"content": "Farida repaired the Vienna bridge"}\n'
-                   '{"content": "Farida inspected the Vienna tunnel"}\n'
-                   '{"content": "The tunnel reopened in May"}\n')["ids"]  # fmt: skip
+    ids = ok(
+        db,
+        "remember",
+        "--file",
+        "-",
+        "--scope",
+        "team:g",
+        input='{"content": "Farida repaired the Vienna bridge"}\n'
+        '{"content": "Farida inspected the Vienna tunnel"}\n'
+        '{"content": "The tunnel reopened in May"}\n',
+    )["ids"]
     a, b, c = ids
     near = ok(db, "graph", "neighbours", a)
     assert {n["memory"]["id"] for n in near} == {b, c}
@@ -567,7 +678,9 @@ def test_graph_commands_link_walk_and_rebuild(tmp_path: Path) -> None:
     assert {n["memory"]["id"] for n in by_entity} == {a, b}
     paths = ok(db, "graph", "paths", a, c, "--hops", "1")
     assert [p["nodes"] for p in paths] == [[a, c]] and paths[0]["relations"] in (
-        ["causes"], ["co_occurs"])  # fmt: skip
+        ["causes"],
+        ["co_occurs"],
+    )
     human = run(db, "graph", "paths", a, c)
     assert human.exit_code == 0 and "strength" in human.stdout
     assert run(db, "graph", "entity", "Vienna").exit_code == 0
@@ -595,5 +708,6 @@ def test_graph_commands_reject_bad_input_cleanly(tmp_path: Path) -> None:
     assert fails(db, 2, "graph", "link", a, b, "causes", "--weight", "2")["field"] == "weight"
     assert fails(db, 2, "graph", "link", a, t, "causes")["field"] == "b"
     assert fails(db, 3, "--user", "eve", "graph", "rebuild", "--scope", "team:x")["type"] == (
-        "PermissionDenied")  # fmt: skip
+        "PermissionDenied"
+    )
     assert ok(db, "graph", "neighbours", a, "--relation", "causes") == []

@@ -142,7 +142,9 @@ def test_audit_lines_of_directory_changes(mem: Memory) -> None:
     d.set_member(admin, "design", "bob", "lead")
     lines = d.audit(admin, action="admin.team")
     assert [(a.action, a.target) for a in lines[:2]] == [
-        ("admin.team.member", "design/bob"), ("admin.team.create", "design")]
+        ("admin.team.member", "design/bob"),
+        ("admin.team.create", "design"),
+    ]
     assert lines[1].detail["name"] == [None, "Design"]
     assert d.members(admin, "design") == {"bob": TeamRole.LEAD}
     assert d.audit(admin, user="nobody") == []
@@ -169,8 +171,11 @@ def test_review_switches_hold_new_memories(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="approve or reject"):
         mem.review_many([a.id], "ignore", principal=lena)
     d.set_org(admin, review=True)
-    org_fact = mem.remember("Holidays follow the Berlin calendar", scope=f"org:{ORG}",
-                            principal=d.principal(ORG, "root"))  # fmt: skip
+    org_fact = mem.remember(
+        "Holidays follow the Berlin calendar",
+        scope=f"org:{ORG}",
+        principal=d.principal(ORG, "root"),
+    )
     assert org_fact.status.value == "pending_review"  # even an admin's org write waits
     mem.reject(org_fact.id, reason="wrong city", principal=d.principal(ORG, "root"))
     with pytest.raises(NotFound):

@@ -477,16 +477,22 @@ def test_recall_fills_k_when_k_exceeds_the_candidate_pool(
     """Each side contributes at least ``k`` candidates, so a large ``k`` is not cut
     short by the candidate settings."""
     mem = make_memory(settings=Settings(candidates_dense=2, candidates_keyword=2))
-    texts = ["Oskar sails to Gotland every July", "The ferry to Gotland is cheaper in May",
-             "Mira paints boats in the harbour", "Sailing lessons start at the yacht club",
-             "A storm closed the harbour on Tuesday", "Oskar bought a new mainsail",
-             "The lighthouse keeper logs every passing boat",
-             "Visby is the largest town on Gotland"]  # fmt: skip
+    texts = [
+        "Oskar sails to Gotland every July",
+        "The ferry to Gotland is cheaper in May",
+        "Mira paints boats in the harbour",
+        "Sailing lessons start at the yacht club",
+        "A storm closed the harbour on Tuesday",
+        "Oskar bought a new mainsail",
+        "The lighthouse keeper logs every passing boat",
+        "Visby is the largest town on Gotland",
+    ]
     for text in texts:
         mem.remember(text)
     assert len(mem.recall("boats and sailing around Gotland", k=6)) == 6
     assert len(mem.recall("boats and sailing around Gotland", k=50)) == len(texts)
     assert len(mem.recall("boats and sailing around Gotland", k=1)) == 1
+
 
 def test_new_ids_count_up_within_a_millisecond_and_stay_unique() -> None:
     from kenning.models import new_id
@@ -507,8 +513,11 @@ def test_recall_embeds_the_query_first_only_when_the_model_takes_every_core(
     for parallel in (True, False):
         noting = CountingEmbedder(embedder, parallel)
         mem = make_memory(f"db-{parallel}", embedder=noting)
-        for text in ("Sven teaches sailing on the lake every summer",
-                     "The lake freezes in January", "Ada bakes rye bread on Sundays"):
+        for text in (
+            "Sven teaches sailing on the lake every summer",
+            "The lake freezes in January",
+            "Ada bakes rye bread on Sundays",
+        ):
             mem.remember(text)
         noting.threads.clear()
         result = mem.recall("sailing lessons on the lake", explain=True)
@@ -730,9 +739,9 @@ def test_import_is_all_or_nothing(
     assert db_counts(copy) == before
 
 
-
-def test_warm_up_loads_the_models_and_writes_nothing(tmp_path: Any, embedder: Any,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warm_up_loads_the_models_and_writes_nothing(
+    tmp_path: Any, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kenning.graph import spacy_ner
 
     monkeypatch.setattr(spacy_ner, "_pipelines", {})  # as in a fresh server process

@@ -39,9 +39,15 @@ GRAPH_TABLES = ("entities", "entity_aliases", "mentions", "links")
 
 
 def graph_rows(db_rows: Rows, mem: Memory) -> dict[str, int]:
-    return {t: int(db_rows(mem, {"sqlite": f"SELECT COUNT(*) FROM {t}",
-                                 "postgresql": f"SELECT COUNT(*) FROM {t}"})[0][0])
-            for t in GRAPH_TABLES}  # fmt: skip
+    return {
+        t: int(
+            db_rows(
+                mem,
+                {"sqlite": f"SELECT COUNT(*) FROM {t}", "postgresql": f"SELECT COUNT(*) FROM {t}"},
+            )[0][0]
+        )
+        for t in GRAPH_TABLES
+    }
 
 
 class Names(Extractor):
@@ -97,8 +103,9 @@ def test_a_failing_write_leaves_no_graph_rows(
 
 def test_co_occurs_is_bounded_for_a_batch_of_fifty(make_memory: Callable[..., Memory]) -> None:
     mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=4))
-    items = [{"content": f"Note number {i} about item {i * 7}", "scope": "team:a"}
-             for i in range(50)]  # fmt: skip
+    items = [
+        {"content": f"Note number {i} about item {i * 7}", "scope": "team:a"} for i in range(50)
+    ]
     items += [{"content": f"Other note {i}", "scope": "team:b"} for i in range(3)]
     records = mem.remember_many(items)
     ids = [r.id for r in records]
@@ -119,28 +126,38 @@ def test_temporal_next_follows_event_time_within_an_episode_and_across_batches(
 ) -> None:
     mem = make_memory(extractor=Names(), settings=quiet(graph_temporal_spine=True))
     at = [T0 - timedelta(days=10 - i) for i in range(6)]
-    first = mem.remember_many([
-        {"content": "third event", "episode_id": "e1", "event_at": at[2]},
-        {"content": "first event", "episode_id": "e1", "event_at": at[0]},
-        {"content": "second event", "episode_id": "e1", "event_at": at[1]},
-        {"content": "other episode", "episode_id": "e2", "event_at": at[1]},
-        {"content": "session only", "session_id": "s1", "event_at": at[0]},
-        {"content": "no episode at all", "event_at": at[0]},
-    ])  # fmt: skip
-    later = mem.remember_many([
-        {"content": "fifth event", "episode_id": "e1", "event_at": at[4]},
-        {"content": "fourth event", "episode_id": "e1", "event_at": at[3]},
-        {"content": "session again", "session_id": "s1", "event_at": at[5]},
-        {"content": "same episode, other scope", "episode_id": "e1", "event_at": at[5],
-         "scope": "team:x"},
-    ])  # fmt: skip
+    first = mem.remember_many(
+        [
+            {"content": "third event", "episode_id": "e1", "event_at": at[2]},
+            {"content": "first event", "episode_id": "e1", "event_at": at[0]},
+            {"content": "second event", "episode_id": "e1", "event_at": at[1]},
+            {"content": "other episode", "episode_id": "e2", "event_at": at[1]},
+            {"content": "session only", "session_id": "s1", "event_at": at[0]},
+            {"content": "no episode at all", "event_at": at[0]},
+        ]
+    )
+    later = mem.remember_many(
+        [
+            {"content": "fifth event", "episode_id": "e1", "event_at": at[4]},
+            {"content": "fourth event", "episode_id": "e1", "event_at": at[3]},
+            {"content": "session again", "session_id": "s1", "event_at": at[5]},
+            {
+                "content": "same episode, other scope",
+                "episode_id": "e1",
+                "event_at": at[5],
+                "scope": "team:x",
+            },
+        ]
+    )
     name = {r.id: r.content for r in [*first, *later]}
     got = {(name[e.src], name[e.dst]) for e in edges_of(mem, list(name), "temporal_next")}
     assert got == {
-        ("first event", "second event"), ("second event", "third event"),
-        ("third event", "fourth event"), ("fourth event", "fifth event"),
+        ("first event", "second event"),
+        ("second event", "third event"),
+        ("third event", "fourth event"),
+        ("fourth event", "fifth event"),
         ("session only", "session again"),
-    }  # fmt: skip
+    }
 
 
 def test_temporal_next_follows_the_batch_order_when_event_times_tie(
@@ -163,11 +180,14 @@ def test_semantic_neighbor_threshold_and_cap(make_memory: Callable[..., Memory])
     )
     base = mem.remember("Caroline adopted a rescue dog named Biscuit last spring")
     unrelated = mem.remember("The quarterly tax filing deadline moved to April")
-    close = [mem.remember(t) for t in (
-        "Last spring Caroline adopted Biscuit, a rescue dog",
-        "Caroline's rescue dog Biscuit was adopted last spring",
-        "In spring Caroline adopted the rescue dog Biscuit",
-    )]  # fmt: skip
+    close = [
+        mem.remember(t)
+        for t in (
+            "Last spring Caroline adopted Biscuit, a rescue dog",
+            "Caroline's rescue dog Biscuit was adopted last spring",
+            "In spring Caroline adopted the rescue dog Biscuit",
+        )
+    ]
     view = mem.policy.readable(mem.principal)
     edges = mem.store.graph_edges([r.id for r in [base, unrelated, *close]], view)
     assert edges and all(e.relation == "semantic_neighbor" and e.weight >= 0.8 for e in edges)
@@ -205,8 +225,12 @@ def test_update_refreshes_mentions_and_content_links_but_keeps_api_links(
     mem.update(twin.id, content="Nothing of note here")
     with pytest.raises(NotFound):
         mem.graph.entity("Lisbon")
-    norms = {r[0] for r in db_rows(mem, {"sqlite": "SELECT norm FROM entities",
-                                         "postgresql": "SELECT norm FROM entities"})}  # fmt: skip
+    norms = {
+        r[0]
+        for r in db_rows(
+            mem, {"sqlite": "SELECT norm FROM entities", "postgresql": "SELECT norm FROM entities"}
+        )
+    }
     assert "lisbon" not in norms and "alice" not in norms and "carol" in norms
 
 
@@ -232,10 +256,12 @@ def test_forget_leaves_no_link_mention_entity_or_alias(
     make_memory: Callable[..., Memory], db_rows: Rows
 ) -> None:
     mem = make_memory(extractor=Names(), settings=Settings(graph_semantic_min=0.0))
-    a, b = mem.remember_many([
-        {"content": "Priya visited Oslo with Quentin", "tags": ["travel"], "episode_id": "e"},
-        {"content": "Priya wrote about Oslo", "episode_id": "e"},
-    ])  # fmt: skip
+    a, b = mem.remember_many(
+        [
+            {"content": "Priya visited Oslo with Quentin", "tags": ["travel"], "episode_id": "e"},
+            {"content": "Priya wrote about Oslo", "episode_id": "e"},
+        ]
+    )
     c = mem.remember("Quentin likes Oslo in winter", episode_id="e")
     mem.graph.link(c.id, a.id, "elaborates")
     mem.graph.alias("Quentin", "Q")
@@ -250,8 +276,13 @@ def test_forget_leaves_no_link_mention_entity_or_alias(
     rows = graph_rows(db_rows, mem)
     assert rows["links"] == 0 and rows["entity_aliases"] == 0
     assert rows["mentions"] == 2  # b: Priya, Oslo
-    labels = db_rows(mem, {"sqlite": "SELECT label FROM entities ORDER BY 1",
-                           "postgresql": "SELECT label FROM entities ORDER BY 1"})  # fmt: skip
+    labels = db_rows(
+        mem,
+        {
+            "sqlite": "SELECT label FROM entities ORDER BY 1",
+            "postgresql": "SELECT label FROM entities ORDER BY 1",
+        },
+    )
     assert [r[0] for r in labels] == ["Oslo", "Priya"]
     mem.forget(b.id)
     assert graph_rows(db_rows, mem) == dict.fromkeys(GRAPH_TABLES, 0)
@@ -266,7 +297,9 @@ def test_possessives_and_case_resolve_to_one_entity(
     mem.remember("CAROLINE said hello", tags=["Caroline"])
     found = mem.store.find_entities("default", ["caroline’s"], mem.policy.readable(mem.principal))
     assert [(e.kind.value, e.norm, e.mentions) for e in found] == [
-        ("entity", "caroline", 3), ("topic", "caroline", 1)]  # fmt: skip
+        ("entity", "caroline", 3),
+        ("topic", "caroline", 1),
+    ]
     rows = db_rows(
         mem,
         {
@@ -279,8 +312,12 @@ def test_possessives_and_case_resolve_to_one_entity(
 
 def test_graph_disabled_projects_nothing(make_memory: Callable[..., Memory], db_rows: Rows) -> None:
     mem = make_memory(extractor=Names(), settings=Settings(graph_enabled=False))
-    a, b = mem.remember_many([{"content": "Alice and Bob", "tags": ["x"], "episode_id": "e"},
-                              {"content": "Alice again", "episode_id": "e"}])  # fmt: skip
+    a, b = mem.remember_many(
+        [
+            {"content": "Alice and Bob", "tags": ["x"], "episode_id": "e"},
+            {"content": "Alice again", "episode_id": "e"},
+        ]
+    )
     assert graph_rows(db_rows, mem) == dict.fromkeys(GRAPH_TABLES, 0)
     assert mem.graph.neighbours(a.id) == [] and mem.graph.paths(a.id, b.id) == []
     with pytest.raises(NotFound):
@@ -295,14 +332,17 @@ def test_graph_disabled_projects_nothing(make_memory: Callable[..., Memory], db_
 
 def test_neighbours_entity_view_and_stats(make_memory: Callable[..., Memory]) -> None:
     mem = make_memory(extractor=Names(), settings=quiet(graph_co_occurs_max=2))
-    a, b, c = mem.remember_many([
-        {"content": "Nadia plans the Kyoto trip", "tags": ["travel"]},
-        {"content": "Nadia booked a Kyoto ryokan", "tags": ["travel"]},
-        {"content": "Omar waters the plants"},
-    ])  # fmt: skip
+    a, b, c = mem.remember_many(
+        [
+            {"content": "Nadia plans the Kyoto trip", "tags": ["travel"]},
+            {"content": "Nadia booked a Kyoto ryokan", "tags": ["travel"]},
+            {"content": "Omar waters the plants"},
+        ]
+    )
     got = mem.graph.neighbours(a.id)
     assert [(n.memory.id, n.edge.relation if n.edge else None) for n in got] == [
-        (b.id, "co_occurs")]  # fmt: skip
+        (b.id, "co_occurs")
+    ]
     assert mem.graph.neighbours(a.id, relations=["causes"]) == []
     by_entity = mem.graph.neighbours(entity="nadia's")
     assert {n.memory.id for n in by_entity} == {a.id, b.id} and by_entity[0].edge is None
@@ -355,8 +395,9 @@ def test_rebuild_reproduces_the_projection_minus_co_occurs(
     ]
     records = []
     for n, (text, ep) in enumerate(texts):  # one at a time: distinct write batches
-        records.append(mem.remember(text, episode_id=ep, tags=["t"],
-                                    event_at=T0 - timedelta(hours=10 - n)))  # fmt: skip
+        records.append(
+            mem.remember(text, episode_id=ep, tags=["t"], event_at=T0 - timedelta(hours=10 - n))
+        )
     # batch mates get co_occurs, not semantic links: keep them unlike each other
     batch = mem.remember_many(
         [
@@ -404,8 +445,12 @@ def test_bad_input_is_rejected_and_writes_nothing(
     a, b = mem.remember_many([{"content": "Alpha"}, {"content": "Beta"}])
     t = mem.remember("Team thing", scope="team:red")
     secret = mem.remember("Hidden", scope="user:zoe")
-    o1, o2 = mem.remember_many([{"content": "Org one", "scope": "org:default"},
-                                {"content": "Org two", "scope": "org:default"}])  # fmt: skip
+    o1, o2 = mem.remember_many(
+        [
+            {"content": "Org one", "scope": "org:default"},
+            {"content": "Org two", "scope": "org:default"},
+        ]
+    )
     mia = Principal.member("mia", teams={"red": "member"})
     before = graph_rows(db_rows, mem)
     g = mem.graph
@@ -430,7 +475,7 @@ def test_bad_input_is_rejected_and_writes_nothing(
         (
             PermissionDenied,
             lambda: g.link(o1.id, o2.id, "causes", principal=mia),
-        ),  # fmt: skip
+        ),
         (InvalidInput, lambda: g.paths(a.id, b.id, max_hops=0)),
         (InvalidInput, lambda: g.paths(a.id, b.id, max_hops=7)),
         (InvalidInput, lambda: g.paths(a.id, b.id, max_hops="3")),  # type: ignore[arg-type]
@@ -455,15 +500,19 @@ def test_async_graph_mirrors_the_sync_graph(make_memory: Callable[..., Memory]) 
     amem = AsyncMemory(memory=mem)
     for name in GRAPH_METHODS:
         assert inspect.signature(getattr(type(amem.graph), name)) == inspect.signature(
-            getattr(Graph, name))  # fmt: skip
+            getattr(Graph, name)
+        )
         assert getattr(type(amem.graph), name).__doc__ == getattr(Graph, name).__doc__
     public = {n for n, v in vars(Graph).items() if not n.startswith("_") and callable(v)}
     assert public == set(GRAPH_METHODS)
     a, b = mem.remember_many([{"content": "Xena one"}, {"content": "Xena two"}])
 
     async def run() -> tuple[Any, ...]:
-        return (await amem.graph.neighbours(a.id), await amem.graph.entity("Xena"),
-                await amem.graph.paths(a.id, b.id))  # fmt: skip
+        return (
+            await amem.graph.neighbours(a.id),
+            await amem.graph.entity("Xena"),
+            await amem.graph.paths(a.id, b.id),
+        )
 
     got = asyncio.run(run())
     assert got == (

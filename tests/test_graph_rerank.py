@@ -122,8 +122,7 @@ def test_relation_paths_between_hits() -> None:
 def test_post_process_asks_the_store_once_per_memory() -> None:
     scores = {"a": 1.0, "b": 0.8}
     graph = Graph([GraphEdge("a", "x", "causes", 1.0), GraphEdge("x", "y", "causes", 1.0)])
-    out = post_process(scores, graph, sims({"a": 0.5, "b": 0.5, "x": 0.5, "y": 0.5}),
-                       GraphKnobs())  # fmt: skip
+    out = post_process(scores, graph, sims({"a": 0.5, "b": 0.5, "x": 0.5, "y": 0.5}), GraphKnobs())
     asked = [i for call in graph.calls for i in call]
     assert sorted(asked) == ["a", "b", "x"]  # the pool once, then the frontier
     assert [a.memory_id for a in out.admitted] == ["x", "y"]
@@ -133,8 +132,9 @@ def test_post_process_asks_the_store_once_per_memory() -> None:
 def test_post_process_can_restrict_relations() -> None:
     scores = {"a": 1.0}
     graph = Graph([GraphEdge("a", "x", "causes", 1.0), GraphEdge("a", "y", "co_occurs", 1.0)])
-    out = post_process(scores, graph, sims({"a": 0.5, "x": 0.5, "y": 0.5}), GraphKnobs(),
-                       relations={"co_occurs"})  # fmt: skip
+    out = post_process(
+        scores, graph, sims({"a": 0.5, "x": 0.5, "y": 0.5}), GraphKnobs(), relations={"co_occurs"}
+    )
     assert [a.memory_id for a in out.admitted] == ["y"]
 
 

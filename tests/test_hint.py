@@ -81,9 +81,13 @@ def test_key_and_low_confidence_are_shown() -> None:
 def test_from_record_labels_whose_memory_it_is() -> None:
     def rec(scope: Scope) -> MemoryRecord:
         return MemoryRecord(
-            id="m", org_id="acme", scope=scope, content="c", created_at=DAY,
+            id="m",
+            org_id="acme",
+            scope=scope,
+            content="c",
+            created_at=DAY,
             memory_type=MemoryType.PROCEDURAL,
-        )  # fmt: skip
+        )
 
     assert HintItem.from_record(rec(Scope.user("alice")), "alice").scope_label == "you"
     assert HintItem.from_record(rec(Scope.user("bob")), "alice").scope_label == "user:bob"

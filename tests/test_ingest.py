@@ -36,8 +36,12 @@ def _chat(n: int, start: datetime) -> list[dict[str, object]]:
         ("Melanie", "We're going camping in June."),
     ]
     return [
-        {"content": text, "name": who, "role": "user",
-         "at": (start + timedelta(minutes=i)).isoformat()}
+        {
+            "content": text,
+            "name": who,
+            "role": "user",
+            "at": (start + timedelta(minutes=i)).isoformat(),
+        }
         for i, (who, text) in enumerate((lines * 5)[:n])
     ]
 
@@ -98,29 +102,58 @@ def test_review_policy_makes_extracted_facts_pending(mem: Memory) -> None:
 def test_ingest_from_the_cli(tmp_path: Path) -> None:
     messages = tmp_path / "chat.json"
     messages.write_text(json.dumps(_chat(3, T0)), encoding="utf-8")
-    env = {**os.environ, "KENNING_HOME": str(tmp_path / "home"),
-           "KENNING_LIFECYCLE_RECONCILE": "rules", "KENNING_GRAPH_EXTRACTOR": "rules"}  # fmt: skip
+    env = {
+        **os.environ,
+        "KENNING_HOME": str(tmp_path / "home"),
+        "KENNING_LIFECYCLE_RECONCILE": "rules",
+        "KENNING_GRAPH_EXTRACTOR": "rules",
+    }
     run = subprocess.run(
         [sys.executable, "-m", "kenning.cli", "ingest", "s-cli", str(messages), "--json"],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert len(out["turns"]) == 3 and out["facts"]
     run = subprocess.run(
         [sys.executable, "-m", "kenning.cli", "consolidate", "--dry-run", "--json"],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["dry_run"] is True
     turn = out["turns"][0]["id"]
-    run = subprocess.run([sys.executable, "-m", "kenning.cli", "reinforce", turn, "--json"],
-                         capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "kenning.cli", "reinforce", turn, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["reinforcement_count"] == 1
-    run = subprocess.run([sys.executable, "-m", "kenning.cli", "hint", "--query", "support group",
-                          "--max-chars", "400", "--json"],
-                         capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kenning.cli",
+            "hint",
+            "--query",
+            "support group",
+            "--max-chars",
+            "400",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     block = json.loads(run.stdout)["hint"]
     assert "<memories>" in block and "support group" in block and len(block) <= 400
@@ -138,17 +171,28 @@ def test_an_injected_clock_dates_turns_without_times(make_memory: Callable[..., 
 def test_cli_ingest_rejects_bad_input_and_writes_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "KENNING_HOME": str(tmp_path / "home")}
     bad = tmp_path / "bad.json"
-    for text in ("{not json", json.dumps({"content": "an object, not a list"}),
-                 json.dumps([{"content": "ok"}, {"content": 3}])):  # fmt: skip
+    for text in (
+        "{not json",
+        json.dumps({"content": "an object, not a list"}),
+        json.dumps([{"content": "ok"}, {"content": 3}]),
+    ):
         bad.write_text(text, encoding="utf-8")
         run = subprocess.run(
             [sys.executable, "-m", "kenning.cli", "ingest", "s", str(bad), "--json"],
-            capture_output=True, text=True, env=env, check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
         )
         assert run.returncode == 2, run.stderr
         assert "error" in run.stderr or "error" in run.stdout
-    run = subprocess.run([sys.executable, "-m", "kenning.cli", "list", "--json"],
-                         capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "kenning.cli", "list", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert run.returncode == 0 and json.loads(run.stdout)["items"] == []
 
 

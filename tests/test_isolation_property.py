@@ -255,8 +255,11 @@ def _check_lifecycle(mem: Memory, who: Principal, stored: dict[str, Stored]) -> 
     (on for this test) only ever answered a write with a memory of the written scope,
     which the write loop checks."""
     readable = POLICY.readable(who)
-    texts = {s.text for s in stored.values()
-             if not s.deleted and s.status is Status.ACTIVE and readable.allows(s.org, s.scope)}
+    texts = {
+        s.text
+        for s in stored.values()
+        if not s.deleted and s.status is Status.ACTIVE and readable.allows(s.org, s.scope)
+    }
     for hint in (mem.build_hint(principal=who), mem.build_hint(query="budget", principal=who)):
         shown = {t for t in TEXTS if t in hint}
         assert shown <= texts, (who, shown - texts)

@@ -122,8 +122,9 @@ def test_queued_accesses_are_written_on_close_and_when_the_queue_is_full(
         time.sleep(0.01)
 
 
-def test_strength_weight_changes_the_order(make_memory: Callable[..., Memory],
-                                           clock: FixedClock) -> None:  # fmt: skip
+def test_strength_weight_changes_the_order(
+    make_memory: Callable[..., Memory], clock: FixedClock
+) -> None:
     settings = _settings().model_copy(deep=True)
     settings.scoring.strength = 0.5
     mem = make_memory(settings=settings)
@@ -206,8 +207,9 @@ def test_reconcile_stays_inside_the_scope(mem: Memory) -> None:
 def test_events_are_never_merged_and_reconcile_can_be_off(mem: Memory) -> None:
     a = mem.remember("Standup ran late", memory_type="episodic")
     b = mem.remember("Standup ran late", memory_type="episodic")
-    c = mem.write([{"content": "Priya prefers tea"}, {"content": "Priya prefers tea"}],
-                  reconcile=False)  # fmt: skip
+    c = mem.write(
+        [{"content": "Priya prefers tea"}, {"content": "Priya prefers tea"}], reconcile=False
+    )
     assert len({a.id, b.id, c[0].record.id, c[1].record.id}) == 4
 
 
@@ -302,8 +304,7 @@ def test_repeated_episodes_are_promoted_with_evidence(mem: Memory, clock: FixedC
 
 
 def test_reinforced_important_episode_is_promoted(mem: Memory) -> None:
-    m = mem.remember("Launch went well after the load test", memory_type="episodic",
-                     importance=4)  # fmt: skip
+    m = mem.remember("Launch went well after the load test", memory_type="episodic", importance=4)
     for _ in range(4):
         mem.reinforce(m.id)
     report = mem.consolidate()
@@ -353,13 +354,21 @@ def test_sectors_assign_by_topic_and_recall_a_subtree(mem: Memory, clock: FixedC
 
 def test_an_oversized_sector_splits_in_two(mem: Memory) -> None:
     sector = mem.create_sector("Notes", topics=["note"], max_size=4)
-    cooking = ["Recipe: tomato pasta sauce with garlic", "Recipe: garlic bread with butter",
-               "Recipe: tomato soup with basil", "Recipe: pasta with basil pesto"]  # fmt: skip
-    servers = ["Server ops: restart the database server", "Server ops: renew the server TLS "
-               "certificates", "Server ops: patch the web server kernel",
-               "Server ops: add a server behind the load balancer"]  # fmt: skip
-    mem.write([{"content": t, "tags": ["note"], "memory_type": "episodic"}
-               for t in cooking + servers])  # fmt: skip
+    cooking = [
+        "Recipe: tomato pasta sauce with garlic",
+        "Recipe: garlic bread with butter",
+        "Recipe: tomato soup with basil",
+        "Recipe: pasta with basil pesto",
+    ]
+    servers = [
+        "Server ops: restart the database server",
+        "Server ops: renew the server TLS certificates",
+        "Server ops: patch the web server kernel",
+        "Server ops: add a server behind the load balancer",
+    ]
+    mem.write(
+        [{"content": t, "tags": ["note"], "memory_type": "episodic"} for t in cooking + servers]
+    )
     # the write that took it past its maximum split it
     assert [a.op for a in mem.consolidate().actions] == []
     children = [s for s in mem.sectors() if s.parent_id == sector.id]
@@ -371,10 +380,14 @@ def test_an_oversized_sector_splits_in_two(mem: Memory) -> None:
 def test_consolidation_splits_what_writes_did_not(make_memory: Callable[..., Memory]) -> None:
     mem = make_memory(settings=_settings(sector_auto_split=False))
     sector = mem.create_sector("Notes", topics=["note"], max_size=4)
-    texts = ["Recipe: tomato pasta sauce with garlic", "Recipe: garlic bread with butter",
-             "Recipe: tomato soup with basil", "Server ops: restart the database server",
-             "Server ops: patch the web server kernel", "Server ops: renew the TLS "
-             "certificates of the server"]  # fmt: skip
+    texts = [
+        "Recipe: tomato pasta sauce with garlic",
+        "Recipe: garlic bread with butter",
+        "Recipe: tomato soup with basil",
+        "Server ops: restart the database server",
+        "Server ops: patch the web server kernel",
+        "Server ops: renew the TLS certificates of the server",
+    ]
     mem.write([{"content": t, "tags": ["note"], "memory_type": "episodic"} for t in texts])
     assert [s.size for s in mem.sectors()] == [6]
     mem.settings = _settings()
@@ -384,8 +397,12 @@ def test_consolidation_splits_what_writes_did_not(make_memory: Callable[..., Mem
 
 def test_an_inseparable_sector_makes_room_instead(mem: Memory) -> None:
     sector = mem.create_sector("Same", topics=["same"], max_size=4)
-    mem.write([{"content": "Standup: nothing new", "tags": ["same"],
-                "memory_type": "episodic"} for _ in range(5)])  # fmt: skip
+    mem.write(
+        [
+            {"content": "Standup: nothing new", "tags": ["same"], "memory_type": "episodic"}
+            for _ in range(5)
+        ]
+    )
     (after,) = mem.sectors()
     assert after.id == sector.id and after.size == 5 and after.max_size == 10
 
@@ -452,16 +469,28 @@ def test_confidence_components_follow_seed_000(mem: Memory) -> None:
     mem.feedback(m.id, "validate")
     after = mem.confidence_components(m.id)
     assert after["feedback"] == 1.0 and after["validation"] == 1.0
-    expected = (0.25 * 0.8 + 0.20 * after["entities"] + 0.15 * after["relationships"]
-                + 0.20 * 1.0 + 0.20 * 1.0)  # fmt: skip
+    expected = (
+        0.25 * 0.8
+        + 0.20 * after["entities"]
+        + 0.15 * after["relationships"]
+        + 0.20 * 1.0
+        + 0.20 * 1.0
+    )
     assert after["confidence"] == pytest.approx(expected, abs=1e-3)
     assert after["entities"] > 0  # "Nora Diaz", "Lisbon" are mentions
     # the adjustments themselves are recorded in history
     assert [e.changes.get("feedback") for e in mem.history(m.id)][1:] == ["upvote", "validate"]
 
 
-_VOLATILE = {"version", "updated_at", "access_count", "reinforcement_count", "last_accessed",
-             "strength", "status"}  # fmt: skip
+_VOLATILE = {
+    "version",
+    "updated_at",
+    "access_count",
+    "reinforcement_count",
+    "last_accessed",
+    "strength",
+    "status",
+}
 
 
 def _state(m: Any) -> dict[str, Any]:
@@ -475,11 +504,17 @@ def test_every_retirement_restores_the_exact_prior_state(mem: Memory, clock: Fix
     dog = mem.remember("Alice has a dog")
     faded = mem.remember("Heard a podcast about bees", memory_type="episodic")
     old_team = mem.remember("Sprint notes from January", scope="team:eng", importance=4)
-    crowd = [mem.remember(f"Lunch spot idea {name}", memory_type="episodic", importance=4)
-             for name in ("ramen", "tacos")]  # fmt: skip
+    crowd = [
+        mem.remember(f"Lunch spot idea {name}", memory_type="episodic", importance=4)
+        for name in ("ramen", "tacos")
+    ]
     before = {m.id: _state(mem.get(m.id)) for m in (moved, dog, faded, old_team, *crowd)}
-    mem.write([{"content": "I live in Berlin"},
-               {"content": "Alice has a dog named Rex, a two-year-old beagle"}])  # fmt: skip
+    mem.write(
+        [
+            {"content": "I live in Berlin"},
+            {"content": "Alice has a dog named Rex, a two-year-old beagle"},
+        ]
+    )
     mem.set_policy("scope:team:eng", retention_days=30)
     mem.set_policy("*", memory_type="episodic", capacity=1)
     mem.reinforce(crowd[1].id)
@@ -514,22 +549,28 @@ def test_a_keyed_write_never_loses_its_key(mem: Memory) -> None:
     assert keyed.id == plain.id and mem.get(plain.id).key == "staging region"
     again = mem.upsert("staging region", "The staging cluster runs in Dublin")
     assert again.id == plain.id and mem.get(plain.id).content.endswith("Dublin")
-    both = mem.write([{"content": "Builds are cached for a week", "key": "cache ttl"},
-                      {"content": "Builds are cached for a week.", "key": "build cache"}])
+    both = mem.write(
+        [
+            {"content": "Builds are cached for a week", "key": "cache ttl"},
+            {"content": "Builds are cached for a week.", "key": "build cache"},
+        ]
+    )
     assert [r.action.value for r in both] == ["add", "add"]  # one fact, two keys: both kept
 
 
 def test_batch_twins_of_a_stored_memory_both_confirm_it(mem: Memory) -> None:
     stored = mem.remember("Payroll runs on the 25th")
-    twins = mem.write([{"content": "Payroll runs on the 25th."},
-                       {"content": "Payroll runs on the 25th!"}])  # fmt: skip
+    twins = mem.write(
+        [{"content": "Payroll runs on the 25th."}, {"content": "Payroll runs on the 25th!"}]
+    )
     assert [(r.action.value, r.record.id) for r in twins] == [("noop", stored.id)] * 2
     assert len(mem.list().items) == 1
 
 
 def test_pending_memories_wait_for_review_instead_of_reconciling(mem: Memory) -> None:
     trusted = mem.remember("The VPN gateway is vpn.example.com")
-    (pending,) = mem.write([{"content": "The VPN gateway is vpn.example.com",
-                             "status": "pending_review"}])  # fmt: skip
+    (pending,) = mem.write(
+        [{"content": "The VPN gateway is vpn.example.com", "status": "pending_review"}]
+    )
     assert pending.action.value == "add" and pending.record.id != trusted.id
     assert mem.get(trusted.id).confidence == trusted.confidence  # not confirmed unreviewed

@@ -34,8 +34,13 @@ class Scripted(ChatModel):
         self, messages: Sequence[Message], *, json: bool = False, max_tokens: int | None = None
     ) -> Completion:
         system = messages[0].content
-        kind = ("reconcile" if system == RECONCILE_PROMPT
-                else "facts" if system == FACTS_PROMPT else "summary")  # fmt: skip
+        kind = (
+            "reconcile"
+            if system == RECONCILE_PROMPT
+            else "facts"
+            if system == FACTS_PROMPT
+            else "summary"
+        )
         self.asked.append(kind)
         return Completion(text=self.answers[kind](list(messages)), model="scripted")
 
@@ -55,8 +60,9 @@ def _mem(make_memory: Callable[..., Memory], chat: ChatModel, name: str = "db") 
 
 def test_a_valid_llm_decision_is_used(make_memory: Callable[..., Memory]) -> None:
     def supersede(m: list[Message]) -> str:
-        return json.dumps({"action": "supersede", "target": _existing_ids(m)[0],
-                           "reason": "switched teams"})  # fmt: skip
+        return json.dumps(
+            {"action": "supersede", "target": _existing_ids(m)[0], "reason": "switched teams"}
+        )
 
     mem = _mem(make_memory, Scripted(supersede, _fail, _fail))
     old = mem.remember("Marco is on the payments team")
@@ -68,12 +74,15 @@ def test_a_valid_llm_decision_is_used(make_memory: Callable[..., Memory]) -> Non
     assert entry.changes["reconcile"]["by"] == "llm"
 
 
-@pytest.mark.parametrize("answer", [
-    lambda m: "not json at all",
-    lambda m: json.dumps({"action": "merge", "target": None}),
-    lambda m: json.dumps({"action": "noop", "target": "someone-elses-id"}),
-    _fail,
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda m: "not json at all",
+        lambda m: json.dumps({"action": "merge", "target": None}),
+        lambda m: json.dumps({"action": "noop", "target": "someone-elses-id"}),
+        _fail,
+    ],
+)
 def test_bad_llm_answers_fall_back_to_rules(
     make_memory: Callable[..., Memory], answer: Answer
 ) -> None:
@@ -89,18 +98,38 @@ def test_bad_llm_answers_fall_back_to_rules(
 
 def test_llm_facts_are_validated_and_linked(make_memory: Callable[..., Memory]) -> None:
     def facts(m: list[Message]) -> str:
-        return json.dumps({"facts": [
-            {"content": "Ines keeps bees on her roof", "kind": "habit", "subject": "Ines",
-             "importance": 3, "evidence": [0], "event_at": None, "tags": ["bees"],
-             "confidence": 0.9},
-            {"content": "", "kind": "statement", "subject": "Ines", "importance": 3,
-             "evidence": [0], "event_at": None, "tags": [], "confidence": 0.5},  # invalid
-        ]})  # fmt: skip
+        return json.dumps(
+            {
+                "facts": [
+                    {
+                        "content": "Ines keeps bees on her roof",
+                        "kind": "habit",
+                        "subject": "Ines",
+                        "importance": 3,
+                        "evidence": [0],
+                        "event_at": None,
+                        "tags": ["bees"],
+                        "confidence": 0.9,
+                    },
+                    {
+                        "content": "",
+                        "kind": "statement",
+                        "subject": "Ines",
+                        "importance": 3,
+                        "evidence": [0],
+                        "event_at": None,
+                        "tags": [],
+                        "confidence": 0.5,
+                    },  # invalid
+                ]
+            }
+        )
 
     chat = Scripted(_fail, facts, _fail)
     mem = _mem(make_memory, chat)
-    result = mem.ingest([{"content": "Honestly my rooftop hives are my happy place.",
-                          "name": "Ines"}], "s")  # fmt: skip
+    result = mem.ingest(
+        [{"content": "Honestly my rooftop hives are my happy place.", "name": "Ines"}], "s"
+    )
     assert [f.record.content for f in result.facts] == ["Ines keeps bees on her roof"]
     assert result.facts[0].record.memory_type is MemoryType.PROCEDURAL
     assert result.facts[0].record.metadata["evidence"] == [result.turns[0].id]
@@ -117,11 +146,15 @@ def test_llm_facts_failing_fall_back_to_rules(make_memory: Callable[..., Memory]
 def test_consolidation_summary_uses_the_llm_or_a_representative(
     make_memory: Callable[..., Memory],
 ) -> None:
-    said = ["Sam ordered an oat milk latte", "Sam ordered an oat milk latte again",
-            "Sam ordered an oat milk latte today"]  # fmt: skip
+    said = [
+        "Sam ordered an oat milk latte",
+        "Sam ordered an oat milk latte again",
+        "Sam ordered an oat milk latte today",
+    ]
     summary: Any = lambda m: "Sam drinks oat milk lattes."  # noqa: E731
-    for n, (answer, expected) in enumerate(((summary, "Sam drinks oat milk lattes."),
-                                            (_fail, said[0]))):  # fmt: skip
+    for n, (answer, expected) in enumerate(
+        ((summary, "Sam drinks oat milk lattes."), (_fail, said[0]))
+    ):
         mem = _mem(make_memory, Scripted(_fail, _fail, answer), f"db{n}")
         for text in said:
             mem.remember(text, memory_type="episodic")

@@ -35,13 +35,17 @@ MEMBER = frozenset({Role.MEMBER})
 ALICE = Principal(user_id="alice", roles=MEMBER)
 BOB = Principal(user_id="bob", roles=MEMBER)
 HELPDESK = Principal(
-    user_id="alice", roles=MEMBER, personas=frozenset({"helpdesk", "sales"}),
+    user_id="alice",
+    roles=MEMBER,
+    personas=frozenset({"helpdesk", "sales"}),
     active_persona="helpdesk",
-)  # fmt: skip
+)
 SALES = Principal(
-    user_id="alice", roles=MEMBER, personas=frozenset({"helpdesk", "sales"}),
+    user_id="alice",
+    roles=MEMBER,
+    personas=frozenset({"helpdesk", "sales"}),
     active_persona="sales",
-)  # fmt: skip
+)
 
 
 @pytest.fixture
@@ -99,9 +103,11 @@ async def test_lists_four_tools_with_schemas_a_prompt_and_a_resource(
         tools = {t.name: t for t in (await client.list_tools()).tools}
         prompts = (await client.list_prompts()).prompts
         templates = (await client.list_resource_templates()).resource_templates
-    assert set(tools) == set(TOOL_NAMES) == {
-        "memory_save", "memory_recall", "memory_forget", "memory_list"
-    }  # fmt: skip
+    assert (
+        set(tools)
+        == set(TOOL_NAMES)
+        == {"memory_save", "memory_recall", "memory_forget", "memory_list"}
+    )
     save = tools["memory_save"].input_schema
     assert save["required"] == ["key", "value"]
     assert set(save["properties"]) == {"key", "value", "confidence", "tags"}
@@ -131,8 +137,14 @@ async def test_save_then_recall_finds_it(
     serve: Callable[[Principal], MCPServer], memory: Memory
 ) -> None:
     server = serve(ALICE)
-    saved = ok(await call(server, "memory_save", key="favourite drink",
-                          value="Alice prefers green tea over coffee"))  # fmt: skip
+    saved = ok(
+        await call(
+            server,
+            "memory_save",
+            key="favourite drink",
+            value="Alice prefers green tea over coffee",
+        )
+    )
     assert saved["scope"] == "user:alice" and saved["version"] == 1
     assert saved["status"] == "active" and saved["confidence"] == 1.0
     ok(await call(server, "memory_save", key="home town", value="Alice grew up in Lisbon"))
@@ -149,8 +161,16 @@ async def test_save_with_the_same_key_updates_the_one_memory(
     serve: Callable[[Principal], MCPServer], memory: Memory
 ) -> None:
     server = serve(ALICE)
-    first = ok(await call(server, "memory_save", key="editor", value="Alice uses vim",
-                          tags=["tools"], confidence=0.7))  # fmt: skip
+    first = ok(
+        await call(
+            server,
+            "memory_save",
+            key="editor",
+            value="Alice uses vim",
+            tags=["tools"],
+            confidence=0.7,
+        )
+    )
     second = ok(await call(server, "memory_save", key=" editor", value="Alice switched to Emacs"))
     assert second["id"] == first["id"] and second["version"] == 2
     assert second["content"] == "Alice switched to Emacs"
@@ -162,8 +182,14 @@ async def test_save_with_the_same_key_updates_the_one_memory(
 async def test_persona_saves_into_persona_user_scope_other_persona_cannot_recall(
     serve: Callable[[Principal], MCPServer],
 ) -> None:
-    saved = ok(await call(serve(HELPDESK), "memory_save", key="ticket",
-                          value="Alice's printer ticket is about a paper jam"))  # fmt: skip
+    saved = ok(
+        await call(
+            serve(HELPDESK),
+            "memory_save",
+            key="ticket",
+            value="Alice's printer ticket is about a paper jam",
+        )
+    )
     assert saved["scope"] == "persona_user:helpdesk/alice"
     found = ok(await call(serve(HELPDESK), "memory_recall", query="printer paper jam"))
     assert [h["id"] for h in found] == [saved["id"]]
@@ -175,8 +201,9 @@ async def test_persona_saves_into_persona_user_scope_other_persona_cannot_recall
 async def test_another_user_cannot_recall_list_or_forget(
     serve: Callable[[Principal], MCPServer], memory: Memory
 ) -> None:
-    saved = ok(await call(serve(ALICE), "memory_save", key="pin",
-                          value="Alice's locker code is 4711"))  # fmt: skip
+    saved = ok(
+        await call(serve(ALICE), "memory_save", key="pin", value="Alice's locker code is 4711")
+    )
     bob = serve(BOB)
     assert ok(await call(bob, "memory_recall", query="locker code")) == []
     assert ok(await call(bob, "memory_recall")) == []
@@ -200,13 +227,14 @@ async def test_recall_without_query_lists_the_newest(
         clock.advance(minutes=5)
     newest = ok(await call(server, "memory_recall"))
     assert [h["content"] for h in newest] == [
-        "Alice sold a car", "Alice bought a kayak", "Alice owns a bicycle"
-    ]  # fmt: skip
+        "Alice sold a car",
+        "Alice bought a kayak",
+        "Alice owns a bicycle",
+    ]
     assert all("score" not in h for h in newest)
-    assert [h["content"] for h in ok(await call(server, "memory_recall", query="  ",
-                                                max_results=2))] == [
-        "Alice sold a car", "Alice bought a kayak"
-    ]  # fmt: skip
+    assert [
+        h["content"] for h in ok(await call(server, "memory_recall", query="  ", max_results=2))
+    ] == ["Alice sold a car", "Alice bought a kayak"]
     page = ok(await call(server, "memory_list", limit=2))
     assert len(page["items"]) == 2 and page["next_cursor"]
     rest = ok(await call(server, "memory_list", limit=2, cursor=page["next_cursor"]))
@@ -221,22 +249,35 @@ async def test_recall_without_query_lists_the_newest(
     ("tool", "args", "message"),
     [
         ("memory_save", {"key": "k", "value": ""}, "invalid_input: content must not be empty"),
-        ("memory_save", {"key": "k", "value": "v", "confidence": 2},
-         "invalid_input: confidence must be from 0 to 1, got 2"),
+        (
+            "memory_save",
+            {"key": "k", "value": "v", "confidence": 2},
+            "invalid_input: confidence must be from 0 to 1, got 2",
+        ),
         ("memory_save", {"key": " ", "value": "v"}, "invalid_input: key must not be empty"),
-        ("memory_recall", {"query": "tea", "max_results": 0},
-         "invalid_input: max_results must be an integer from 1 to 100, got 0"),
-        ("memory_recall", {"max_results": 1000},
-         "invalid_input: max_results must be an integer from 1 to 100, got 1000"),
+        (
+            "memory_recall",
+            {"query": "tea", "max_results": 0},
+            "invalid_input: max_results must be an integer from 1 to 100, got 0",
+        ),
+        (
+            "memory_recall",
+            {"max_results": 1000},
+            "invalid_input: max_results must be an integer from 1 to 100, got 1000",
+        ),
         ("memory_list", {"limit": 0}, "invalid_input: limit must be an integer from 1 to 100"),
         ("memory_list", {"cursor": "???"}, "invalid_input: invalid cursor"),
         ("memory_forget", {"memory_id": "nope"}, "not_found: memory 'nope' not found"),
     ],
-)  # fmt: skip
+)
 async def test_invalid_input_is_a_precise_tool_error_and_writes_nothing(
-    serve: Callable[[Principal], MCPServer], memory: Memory,
-    db_counts: Callable[[Memory], dict[str, int]], tool: str, args: dict[str, Any], message: str,
-) -> None:  # fmt: skip
+    serve: Callable[[Principal], MCPServer],
+    memory: Memory,
+    db_counts: Callable[[Memory], dict[str, int]],
+    tool: str,
+    args: dict[str, Any],
+    message: str,
+) -> None:
     server = serve(ALICE)
     ok(await call(server, "memory_save", key="k", value="Alice likes tea"))
     before = db_counts(memory)
@@ -249,10 +290,14 @@ async def test_invalid_input_is_a_precise_tool_error_and_writes_nothing(
 
 @pytest.mark.parametrize(
     ("exc", "code"),
-    [(Unauthenticated("an API key is required"), "unauthenticated"),
-     (PermissionDenied("memory is switched off for organization 'default'"),
-      "permission_denied")],
-)  # fmt: skip
+    [
+        (Unauthenticated("an API key is required"), "unauthenticated"),
+        (
+            PermissionDenied("memory is switched off for organization 'default'"),
+            "permission_denied",
+        ),
+    ],
+)
 async def test_a_resolver_that_refuses_fails_every_call_and_writes_nothing(
     memory: Memory, db_counts: Callable[[Memory], dict[str, int]], exc: Exception, code: str
 ) -> None:
@@ -262,10 +307,12 @@ async def test_a_resolver_that_refuses_fails_every_call_and_writes_nothing(
     server = build_mcp(memory, refuse)
     before = db_counts(memory)
     calls: list[tuple[str, dict[str, Any]]] = [
-        ("memory_save", {"key": "k", "value": "v"}), ("memory_recall", {"query": "v"}),
-        ("memory_recall", {"max_results": 0}), ("memory_list", {}),
+        ("memory_save", {"key": "k", "value": "v"}),
+        ("memory_recall", {"query": "v"}),
+        ("memory_recall", {"max_results": 0}),
+        ("memory_list", {}),
         ("memory_forget", {"memory_id": "x"}),
-    ]  # fmt: skip
+    ]
     async with Client(server) as client:
         for tool, args in calls:
             assert error(await client.call_tool(tool, args)).endswith(f"{code}: {exc}")
@@ -353,9 +400,10 @@ async def test_http_headers_name_the_caller(memory: Memory) -> None:
     async def as_caller(api_key: str | None, tool: str, **args: Any) -> CallToolResult:
         headers = {"X-API-Key": api_key} if api_key else {}
         async with httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1:8000",
+            transport=httpx2.ASGITransport(app=app),
+            base_url="http://127.0.0.1:8000",
             headers=headers,
-        ) as http:  # fmt: skip
+        ) as http:
             transport = streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http)
             async with Client(transport) as client:
                 return await client.call_tool(tool, args)
@@ -404,9 +452,10 @@ async def test_the_mcp_command_serves_the_root_options_user_over_stdio(
 ) -> None:
     db = tmp_path / "cli.db"
     params = StdioServerParameters(
-        command=sys.executable, args=["-c", _CLI, "--db", str(db), "--user", "alice", "mcp"],
+        command=sys.executable,
+        args=["-c", _CLI, "--db", str(db), "--user", "alice", "mcp"],
         env=_env(tmp_path),
-    )  # fmt: skip
+    )
     saved, hits = await _save_and_recall(params)
     assert saved["scope"] == "user:alice"
     assert [h["id"] for h in hits] == [saved["id"]]
@@ -417,9 +466,13 @@ async def test_the_mcp_command_serves_the_root_options_user_over_stdio(
 def test_the_mcp_command_rejects_a_bad_key_before_serving(tmp_path: Path) -> None:
     env = {**_env(tmp_path), "KENNING_API_KEY": "not-a-key"}
     done = subprocess.run(
-        [sys.executable, "-c", _CLI, "mcp"], env=env, input="", capture_output=True, text=True,
+        [sys.executable, "-c", _CLI, "mcp"],
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
         timeout=60,
-    )  # fmt: skip
+    )
     assert done.returncode == 3  # bad credentials exit like a refused permission
     assert "error: malformed API key" in done.stderr
     assert done.stdout == ""

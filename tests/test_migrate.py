@@ -75,32 +75,56 @@ def _fill_org(mem: Memory, clock: FixedClock, org: str) -> dict[str, str]:
         return mem.remember(content, scope=scope, principal=who, **fields).id
 
     ids = {
-        "drink": remember(f"Alice at {org} drinks green tea every morning", "user:alice",
-                          key="favourite drink", tags=["drink", "habit"],
-                          metadata={"n": 3, "nested": {"b": [1, 2.5], "a": None}}),
-        "deploy": remember(f"{org} never deploys on a Friday afternoon", "team:eng",
-                           memory_type="procedural", importance=5, event_at="2024-11-02T10:00:00Z"),
-        "editor": remember("Bob's favourite editor is Helix", "persona_user:helper/bob",
-                           key="editor", source="mcp_tool", session_id="s1", agent_id="a1"),
+        "drink": remember(
+            f"Alice at {org} drinks green tea every morning",
+            "user:alice",
+            key="favourite drink",
+            tags=["drink", "habit"],
+            metadata={"n": 3, "nested": {"b": [1, 2.5], "a": None}},
+        ),
+        "deploy": remember(
+            f"{org} never deploys on a Friday afternoon",
+            "team:eng",
+            memory_type="procedural",
+            importance=5,
+            event_at="2024-11-02T10:00:00Z",
+        ),
+        "editor": remember(
+            "Bob's favourite editor is Helix",
+            "persona_user:helper/bob",
+            key="editor",
+            source="mcp_tool",
+            session_id="s1",
+            agent_id="a1",
+        ),
         "persona": remember("The helper persona answers in short sentences", "persona:helper"),
-        "policy": remember(f"{org} policy: expenses need a receipt", f"org:{org}",
-                           confidence=0.95, tags=["policy"]),
+        "policy": remember(
+            f"{org} policy: expenses need a receipt", f"org:{org}", confidence=0.95, tags=["policy"]
+        ),
         "old": remember("An old fact, archived later", "user:alice"),
         "gone": remember(f"A secret of {org} that gets forgotten", "user:alice", key="secret"),
-    }  # fmt: skip
-    work = mem.create_sector("Work", scope="team:eng", topics=["deploys"], decay_multiplier=1.5,
-                             principal=who)  # fmt: skip
+    }
+    work = mem.create_sector(
+        "Work", scope="team:eng", topics=["deploys"], decay_multiplier=1.5, principal=who
+    )
     mem.create_sector("Releases", scope="team:eng", parent_id=work.id, principal=who)
-    ids["sectored"] = remember(f"{org} deploys are announced in #releases", "team:eng",
-                               tags=["deploys"])  # fmt: skip
+    ids["sectored"] = remember(
+        f"{org} deploys are announced in #releases", "team:eng", tags=["deploys"]
+    )
     mem.set_policy("scope:team:eng", retention_days=365, principal=who)
-    mem.set_policy("layer:personal", memory_type="episodic", capacity=500, review=True,
-                   principal=who)  # fmt: skip
+    mem.set_policy(
+        "layer:personal", memory_type="episodic", capacity=500, review=True, principal=who
+    )
     clock.advance(seconds=61.5)
-    mem.update(ids["deploy"], content=f"{org} never deploys on Fridays or before holidays",
-               principal=who)  # fmt: skip
-    mem.upsert("favourite drink", f"Alice at {org} now drinks oolong tea", scope="user:alice",
-               principal=who)  # fmt: skip
+    mem.update(
+        ids["deploy"], content=f"{org} never deploys on Fridays or before holidays", principal=who
+    )
+    mem.upsert(
+        "favourite drink",
+        f"Alice at {org} now drinks oolong tea",
+        scope="user:alice",
+        principal=who,
+    )
     mem.archive(ids["old"], principal=who)
     mem.feedback(ids["policy"], "upvote", principal=who)
     mem.update(ids["editor"], tags=["tools"], metadata={"since": 2021}, principal=who)
@@ -131,10 +155,14 @@ def snapshot(url: str, embedder: Embedder, ids: Mapping[str, Mapping[str, str]])
                 "list": listed,
                 "get": [mem.get(i, principal=who).to_dict() for i in live],
                 "history": {i: _no_seq(mem.history(i, principal=who)) for i in live},
-                "recall": {q: [(h.memory.id, round(h.score, 6)) for h in
-                               mem.recall(q, 5, scopes=ALL_SCOPES, principal=who)]
-                           for q in QUERIES},
-            }  # fmt: skip
+                "recall": {
+                    q: [
+                        (h.memory.id, round(h.score, 6))
+                        for h in mem.recall(q, 5, scopes=ALL_SCOPES, principal=who)
+                    ]
+                    for q in QUERIES
+                },
+            }
     return out
 
 
@@ -152,17 +180,21 @@ def migrate(
 def sqlite_counts(url: str) -> dict[str, int]:
     """Row counts of the tables a copy writes, read straight from the file."""
     with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as conn:
-        return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                for t in ("memories", "vectors", "memories_fts", "history", "scopes")}  # fmt: skip
+        return {
+            t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("memories", "vectors", "memories_fts", "history", "scopes")
+        }
 
 
 # -- the round trip ---------------------------------------------------------------------
 
 
 def test_sqlite_to_postgresql_to_sqlite_is_lossless(
-    source: tuple[str, dict[str, dict[str, str]]], pg_url: Callable[[], str], tmp_path: Path,
+    source: tuple[str, dict[str, dict[str, str]]],
+    pg_url: Callable[[], str],
+    tmp_path: Path,
     embedder: Embedder,
-) -> None:  # fmt: skip
+) -> None:
     src, ids = source
     pg, back = pg_url(), f"sqlite:///{tmp_path / 'back.db'}"
     steps: list[int] = []
@@ -196,8 +228,9 @@ def test_the_copy_keeps_keys_unique_and_writable(
     migrate(src, pg)
     with Memory(pg, embedder=embedder, clock=FixedClock(T0)) as mem:
         who = admin("globex")
-        updated = mem.upsert("favourite drink", "Alice at globex drinks water", scope="user:alice",
-                             principal=who)  # fmt: skip
+        updated = mem.upsert(
+            "favourite drink", "Alice at globex drinks water", scope="user:alice", principal=who
+        )
         assert updated.id == ids["globex"]["drink"] and updated.version == 3
         assert mem.remember("A new memory after the move", principal=who).org_id == "globex"
 
@@ -231,34 +264,58 @@ def _fill_directory(store: Store, org: str, audit_lines: int = 5) -> None:
     def at(seconds: float) -> Any:
         return T0 + timedelta(seconds=seconds)
 
-    docs = {("org", org): {"name": org.title(), "mode": "org", "memory_enabled": True},
-            ("user", "alice"): {"role": "admin", "teams": {"eng": "lead"}, "personas": ["helper"]},
-            ("user", "bob"): {"role": "member", "disabled": True},
-            ("team", "eng"): {"name": "Engineering", "memory_enabled": False},
-            ("persona", "helper"): {"name": "Helper"}}  # fmt: skip
+    docs = {
+        ("org", org): {"name": org.title(), "mode": "org", "memory_enabled": True},
+        ("user", "alice"): {"role": "admin", "teams": {"eng": "lead"}, "personas": ["helper"]},
+        ("user", "bob"): {"role": "member", "disabled": True},
+        ("team", "eng"): {"name": "Engineering", "memory_enabled": False},
+        ("persona", "helper"): {"name": "Helper"},
+    }
     for n, ((kind, entry_id), doc) in enumerate(docs.items()):
         store.put_entry(DirectoryEntry(org, kind, entry_id, doc, at(n + 0.123456)))
-    store.put_api_key(ApiKey(f"{org}-k1", org, "alice", "laptop", f"hash-1-{org}", at(10.5),
-                             "root", persona="helper"))  # fmt: skip
-    store.put_api_key(ApiKey(f"{org}-k2", org, "bob", "ci", f"hash-2-{org}", at(11.5), "alice",
-                             revoked_at=at(99.25)))  # fmt: skip
-    store.append_audit([
-        AuditEntry(org, at(20 + i + 0.5), "alice" if i % 2 else "root", f"admin.step.{i}",
-                   target=f"t{i}", outcome="denied" if i == 3 else "ok",
-                   detail={"i": i, "nested": {"x": [1, 2.5, None]}}, request_id=f"r{i}")
-        for i in range(audit_lines)
-    ])  # fmt: skip
+    store.put_api_key(
+        ApiKey(
+            f"{org}-k1", org, "alice", "laptop", f"hash-1-{org}", at(10.5), "root", persona="helper"
+        )
+    )
+    store.put_api_key(
+        ApiKey(
+            f"{org}-k2", org, "bob", "ci", f"hash-2-{org}", at(11.5), "alice", revoked_at=at(99.25)
+        )
+    )
+    store.append_audit(
+        [
+            AuditEntry(
+                org,
+                at(20 + i + 0.5),
+                "alice" if i % 2 else "root",
+                f"admin.step.{i}",
+                target=f"t{i}",
+                outcome="denied" if i == 3 else "ok",
+                detail={"i": i, "nested": {"x": [1, 2.5, None]}},
+                request_id=f"r{i}",
+            )
+            for i in range(audit_lines)
+        ]
+    )
 
 
 def _directory_of(url: str, embedder: Embedder, orgs: Sequence[str]) -> dict[str, Any]:
     """Every org's entries, keys and audit log (without ``seq``) as ``url``'s store holds them."""
     store = open_store(Settings(database_url=url), embedder.model_id, embedder.dim)
     try:
-        return {org: {"entries": [e for kind in ("org", "user", "team", "persona")
-                                  for e in store.entries(org, kind)],
-                      "keys": store.api_keys(org),
-                      "audit": _no_seq(store.audit(org, limit=1000))}
-                for org in orgs}  # fmt: skip
+        return {
+            org: {
+                "entries": [
+                    e
+                    for kind in ("org", "user", "team", "persona")
+                    for e in store.entries(org, kind)
+                ],
+                "keys": store.api_keys(org),
+                "audit": _no_seq(store.audit(org, limit=1000)),
+            }
+            for org in orgs
+        }
     finally:
         store.close()
 
@@ -280,9 +337,12 @@ def with_directory(
 
 
 def test_directory_keys_and_audit_are_copied(
-    with_directory: tuple[str, list[str]], pg_url: Callable[[], str], tmp_path: Path,
-    embedder: Embedder, monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+    with_directory: tuple[str, list[str]],
+    pg_url: Callable[[], str],
+    tmp_path: Path,
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     src, orgs = with_directory
     monkeypatch.setattr("kenning.migrate._AUDIT_PAGE", 2)  # several pages, a partial and an empty
     pg, back = pg_url(), f"sqlite:///{tmp_path / 'back.db'}"
@@ -362,9 +422,10 @@ def test_other_organizations_in_the_destination_are_kept(
 
 
 def test_refuses_the_same_database(
-    source: tuple[str, dict[str, dict[str, str]]], pg_url: Callable[[], str],
+    source: tuple[str, dict[str, dict[str, str]]],
+    pg_url: Callable[[], str],
     pg_server: ThrowawayPostgres,
-) -> None:  # fmt: skip
+) -> None:
     src, _ = source
     path = src.removeprefix("sqlite:///")
     for other in (src, path, f"sqlite:///{Path(path).parent}/./{Path(path).name}"):
@@ -397,9 +458,13 @@ def test_refuses_the_same_database(
     ],
 )
 def test_bad_urls_are_precise_invalid_input(
-    source: tuple[str, dict[str, dict[str, str]]], tmp_path: Path, src: str, dst: str,
-    field: str, message: str,
-) -> None:  # fmt: skip
+    source: tuple[str, dict[str, dict[str, str]]],
+    tmp_path: Path,
+    src: str,
+    dst: str,
+    field: str,
+    message: str,
+) -> None:
     (tmp_path / "junk.txt").write_text("not a database, just some text " * 100)
     fill = {"tmp": str(tmp_path), "src": source[0]}
     with pytest.raises(InvalidInput, match=message) as err:
@@ -459,9 +524,11 @@ def _flip_vector(row: dict[str, Any]) -> None:
     [(_drop_history, "history entries in the source"), (_flip_vector, "differs")],
 )
 def test_verification_names_the_org_and_the_difference(
-    source: tuple[str, dict[str, dict[str, str]]], tmp_path: Path,
-    damage: Callable[[dict[str, Any]], None], detail: str,
-) -> None:  # fmt: skip
+    source: tuple[str, dict[str, dict[str, str]]],
+    tmp_path: Path,
+    damage: Callable[[dict[str, Any]], None],
+    detail: str,
+) -> None:
     src, ids = source
     with open_stores(src, str(tmp_path / "lossy.db")) as (store, dest):
         with pytest.raises(VerificationError, match=detail) as err:

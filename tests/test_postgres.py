@@ -235,8 +235,14 @@ def test_keyword_ranking_matches_the_sqlite_store(
     try:
         for mem in (sqlite_mem, pg_mem):
             mem.remember_many([{"content": t} for t in texts])
-        queries = ["library roof", "storm harbour", "bees library", "jazz music teaches",
-                   "Chen chess openings", "volcano geology"]  # fmt: skip
+        queries = [
+            "library roof",
+            "storm harbour",
+            "bees library",
+            "jazz music teaches",
+            "Chen chess openings",
+            "volcano geology",
+        ]
         for query in queries:
             results = []
             for mem in (sqlite_mem, pg_mem):
@@ -327,12 +333,20 @@ def graph_orgs(two_orgs: Memory) -> Iterator[Memory]:
     """two_orgs plus linked pairs in user:alice and org:acme, and an alias on Alice."""
     admin = _admin("root", "acme")
     mem = two_orgs
-    a1, a2 = mem.remember_many([{"content": "Alice hides the Zurich key", "scope": "user:alice"},
-                                {"content": "Alice flies to Zurich", "scope": "user:alice"}],
-                               principal=admin)  # fmt: skip
-    o1, o2 = mem.remember_many([{"content": "Acme opens a Lisbon office", "scope": "org:acme"},
-                                {"content": "Lisbon office hires", "scope": "org:acme"}],
-                               principal=admin)  # fmt: skip
+    a1, a2 = mem.remember_many(
+        [
+            {"content": "Alice hides the Zurich key", "scope": "user:alice"},
+            {"content": "Alice flies to Zurich", "scope": "user:alice"},
+        ],
+        principal=admin,
+    )
+    o1, o2 = mem.remember_many(
+        [
+            {"content": "Acme opens a Lisbon office", "scope": "org:acme"},
+            {"content": "Lisbon office hires", "scope": "org:acme"},
+        ],
+        principal=admin,
+    )
     mem.graph.link(a1.id, a2.id, "causes", principal=admin)
     mem.graph.link(o1.id, o2.id, "elaborates", principal=admin)
     mem.graph.alias("Zurich", "ZRH", principal=admin)
@@ -349,8 +363,9 @@ def test_graph_rows_are_visible_only_through_visible_memories(
 ) -> None:
     """No WHERE clause: the policies alone hide alice's links, mentions, entities, aliases."""
     bob = ("", "", "acme|user:bob,acme|org:acme")
-    org_ids = {r.id for r in graph_orgs.list(principal=_admin("root", "acme"),
-                                              scopes="org:acme").items}  # fmt: skip
+    org_ids = {
+        r.id for r in graph_orgs.list(principal=_admin("root", "acme"), scopes="org:acme").items
+    }
     links = _as_app_role(pg_url, "SELECT src, dst, relation FROM links", bob)
     assert links and all(s in org_ids and d in org_ids for s, d, _ in links)
     assert "causes" not in {r for _, _, r in links}
@@ -374,8 +389,9 @@ def test_raw_graph_writes_outside_the_context_are_refused(graph_orgs: Memory, pg
         for table in ("links", "mentions", "entities", "entity_aliases"):
             assert conn.execute(f"DELETE FROM {table}").rowcount == 0, table
         conn.rollback()
-    alice_ids = [r.id for r in graph_orgs.list(principal=_admin("root", "acme"),
-                                               scopes="user:alice").items]  # fmt: skip
+    alice_ids = [
+        r.id for r in graph_orgs.list(principal=_admin("root", "acme"), scopes="user:alice").items
+    ]
     with psycopg.connect(pg_url) as conn:
         conn.execute(_CTX, bob)
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
@@ -435,9 +451,7 @@ def lifecycle_orgs(two_orgs: Memory) -> Iterator[Memory]:
     yield mem
 
 
-def test_lifecycle_tables_without_context_read_nothing(
-    lifecycle_orgs: Memory, pg_url: str
-) -> None:
+def test_lifecycle_tables_without_context_read_nothing(lifecycle_orgs: Memory, pg_url: str) -> None:
     for table in ("access_log", "sectors", "policies"):
         assert _as_app_role(pg_url, f"SELECT count(*) FROM {table}", None) == [(0,)], table
 

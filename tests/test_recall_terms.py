@@ -41,8 +41,9 @@ def test_names_in_most_memories_are_dropped_for_that_reader(
     melanie = Principal.member("melanie")
     _diary(mem, caroline, "Caroline", 30)
     _diary(mem, melanie, "Melanie", 30)
-    result = mem.recall("What did Caroline hear from the adoption agency?", 3,
-                        explain=True, principal=caroline)  # fmt: skip
+    result = mem.recall(
+        "What did Caroline hear from the adoption agency?", 3, explain=True, principal=caroline
+    )
     assert result.dropped_terms == ["caroline"]
     assert result[0].memory.content.startswith("The adoption agency")
     # Counting is per reader: in melanie's memories "caroline" is rare, so it stays.

@@ -144,8 +144,10 @@ def test_both_negated_is_agreement_not_contradiction() -> None:
 def test_negation_flip_supersedes() -> None:
     d = decide("I don't drink coffee anymore", nb("m1", "I drink coffee every morning", 0.72))
     assert (d.action, d.target, d.reason) == (
-        Action.SUPERSEDE, "m1", "contradiction: negation flipped",
-    )  # fmt: skip
+        Action.SUPERSEDE,
+        "m1",
+        "contradiction: negation flipped",
+    )
     d = decide("Sarah is no longer vegan", nb("m1", "Sarah is vegan", 0.95))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     # a negation about something else is no flip
@@ -171,10 +173,13 @@ def test_number_change_needs_same_kind_and_same_subject() -> None:
         ("Alice works at Google", "Alice now works at Stripe", "'Google' -> 'Stripe'"),
         ("Bob is the team lead", "Alice is the team lead now", "'Bob' -> 'Alice'"),
         ("The offsite is in Porto", "The offsite is in Lisbon", "'Porto' -> 'Lisbon'"),
-        ("The wifi password is tulip42", "The wifi password is now orchid17",
-         "'tulip42' -> 'orchid17'"),
+        (
+            "The wifi password is tulip42",
+            "The wifi password is now orchid17",
+            "'tulip42' -> 'orchid17'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_template_with_a_single_valued_slot_supersedes(old: str, new: str, changed: str) -> None:
     d = decide(new, nb("m1", old, 0.6))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
@@ -199,19 +204,26 @@ def test_template_without_a_single_value_cue_is_a_new_fact(old: str, new: str) -
 
 
 def test_change_marker_with_shared_subject_supersedes() -> None:
-    d = decide("The team switched from Jira to Linear for tickets",
-               nb("m1", "The team uses Jira for tickets", 0.81))  # fmt: skip
+    d = decide(
+        "The team switched from Jira to Linear for tickets",
+        nb("m1", "The team uses Jira for tickets", 0.81),
+    )
     assert (d.action, d.reason) == (Action.SUPERSEDE, "contradiction: change marker 'switched'")
-    d = decide("The report deadline moved to next Monday",
-               nb("m1", "The deadline for the report is Friday", 0.81))  # fmt: skip
+    d = decide(
+        "The report deadline moved to next Monday",
+        nb("m1", "The deadline for the report is Friday", 0.81),
+    )
     assert d.action is Action.SUPERSEDE
     # a change marker about another subject
     assert act("I moved my desk to the window", "The team uses Jira", 0.55) is Action.ADD
 
 
 def test_slot_family_catches_far_apart_paraphrased_changes() -> None:
-    d = decide("I moved to Berlin", nb("m1", "I live in Paris", 0.45),
-               nb("m2", "I work as a graphic designer", 0.23))  # fmt: skip
+    d = decide(
+        "I moved to Berlin",
+        nb("m1", "I live in Paris", 0.45),
+        nb("m2", "I work as a graphic designer", 0.23),
+    )
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     assert d.reason == "contradiction: residence changed 'Paris' -> 'Berlin'"
     assert act("I moved to Berlin", "I live in Paris", 0.3) is Action.ADD
@@ -323,8 +335,11 @@ def test_valid_llm_answer_is_used() -> None:
     system, user = chat.seen[0]
     assert system.role == "system" and "supersede" in system.content
     payload = json.loads(user.content)
-    assert payload["new"] == {"content": "I moved to Berlin", "key": None,
-                              "said_at": "2025-01-01T00:00:00+00:00"}  # fmt: skip
+    assert payload["new"] == {
+        "content": "I moved to Berlin",
+        "key": None,
+        "said_at": "2025-01-01T00:00:00+00:00",
+    }
     assert [e["id"] for e in payload["existing"]] == ["m1", "m2"]
 
 
@@ -409,10 +424,19 @@ def test_shipped_cases_are_package_data_and_well_formed() -> None:
 
 def test_bad_cases_file_is_rejected(tmp_path: Path) -> None:
     bad = tmp_path / "cases.json"
-    bad.write_text(json.dumps([{
-        "id": "x", "category": "duplicate", "existing": [{"id": "m1", "content": "a"}],
-        "new": {"content": "a"}, "expected": {"action": "noop", "target": "m2"},
-    }]))  # fmt: skip
+    bad.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "x",
+                    "category": "duplicate",
+                    "existing": [{"id": "m1", "content": "a"}],
+                    "new": {"content": "a"},
+                    "expected": {"action": "noop", "target": "m2"},
+                }
+            ]
+        )
+    )
     with pytest.raises(InvalidInput, match="expected target"):
         load_cases(bad)
 
@@ -465,6 +489,7 @@ def test_bench_command(tmp_path: Path, minilm: Embedder, monkeypatch: pytest.Mon
 def test_batch_candidates_are_the_closest_earlier_items_of_the_same_scope() -> None:
     """Within a batch, an item is compared with the earlier items of its own scope at
     or above the floor; only the closest few are kept, ties at the cut included."""
+
     def rec(n: int, scope: str) -> MemoryRecord:
         return MemoryRecord(f"m{n}", "default", Scope.parse(scope), f"fact {n}")
 

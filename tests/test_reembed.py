@@ -32,9 +32,11 @@ def _all_stale(mem: Memory, org: str = "default") -> list[tuple[str, str]]:
 
 
 def test_reembed_replaces_every_old_vector_and_only_for_admins(
-    make_memory: Callable[..., Memory], old_model: Embedder, caplog: pytest.LogCaptureFixture,
+    make_memory: Callable[..., Memory],
+    old_model: Embedder,
+    caplog: pytest.LogCaptureFixture,
     make_sentences: Callable[..., list[str]],
-) -> None:  # fmt: skip
+) -> None:
     texts = make_sentences(25)
     before = make_memory(embedder=old_model)
     made = before.remember_many([{"content": t} for t in texts])

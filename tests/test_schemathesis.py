@@ -65,12 +65,15 @@ _DOC = create_app().openapi()
 def _schema(phases: list[str], modes: str) -> Any:
     """The document as a schemathesis schema with the test's generation settings
     (``modes``: "all", or "positive" for valid data only)."""
-    config = schemathesis.Config.from_dict({
-        "seed": 20250301,
-        "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True, "mode": modes},
-        "phases": {p: {"enabled": p in phases}
-                   for p in ("examples", "coverage", "fuzzing", "stateful")},
-    })  # fmt: skip
+    config = schemathesis.Config.from_dict(
+        {
+            "seed": 20250301,
+            "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True, "mode": modes},
+            "phases": {
+                p: {"enabled": p in phases} for p in ("examples", "coverage", "fuzzing", "stateful")
+            },
+        }
+    )
     loaded = schemathesis.openapi.from_dict(_DOC, config=config)
     loaded.hook(flatmap_path_parameters)
     loaded.hook(flatmap_query)
@@ -104,27 +107,52 @@ def _serve(embedder: Embedder, where: Any, caller: str) -> Iterator[dict[str, An
     keys = bootstrap_org(mem, ORG)
     admin = admin_of(ORG)
     alice = mem.directory.principal(ORG, "alice")
-    seeded = mem.write([
-        {"content": f"Chen teaches river fishing, note {i}", "scope": scope,
-         "session_id": "chat-1", "status": status, "tags": ["fishing"]}
-        for i, (scope, status) in enumerate([
-            ("user:root", "active"), ("user:alice", "active"), ("team:eng", "active"),
-            (f"org:{ORG}", "active"), (f"org:{ORG}", "pending_review"),
-            ("team:eng", "pending_review"), ("user:root", "active"), ("user:alice", "active"),
-        ] * 2)
-    ], principal=admin)  # fmt: skip
-    mem.write([{"content": "Alice prefers tea over coffee", "scope": "user:alice"}],
-              principal=alice)  # fmt: skip
+    seeded = mem.write(
+        [
+            {
+                "content": f"Chen teaches river fishing, note {i}",
+                "scope": scope,
+                "session_id": "chat-1",
+                "status": status,
+                "tags": ["fishing"],
+            }
+            for i, (scope, status) in enumerate(
+                [
+                    ("user:root", "active"),
+                    ("user:alice", "active"),
+                    ("team:eng", "active"),
+                    (f"org:{ORG}", "active"),
+                    (f"org:{ORG}", "pending_review"),
+                    ("team:eng", "pending_review"),
+                    ("user:root", "active"),
+                    ("user:alice", "active"),
+                ]
+                * 2
+            )
+        ],
+        principal=admin,
+    )
+    mem.write(
+        [{"content": "Alice prefers tea over coffee", "scope": "user:alice"}], principal=alice
+    )
     spare = [mem.directory.create_key(admin, u, "spare")[0].id for u in ("alice", "lena", "bob")]
     ids = [r.record.id for r in seeded]
     KNOWN.clear()
-    KNOWN.update({
-        "memory_id": ids, "a": ids, "b": ids, "session_id": ["chat-1"], "name": ["Chen"],
-        "team_id": ["eng", "ops"], "persona_id": ["helper"], "key_id": spare,
-        # never the caller itself: a generated change to its own role or status would
-        # turn the rest of the pass into 401s and 403s
-        "user_id": [u for u in ("alice", "lena", "bob") if u != caller],
-    })  # fmt: skip
+    KNOWN.update(
+        {
+            "memory_id": ids,
+            "a": ids,
+            "b": ids,
+            "session_id": ["chat-1"],
+            "name": ["Chen"],
+            "team_id": ["eng", "ops"],
+            "persona_id": ["helper"],
+            "key_id": spare,
+            # never the caller itself: a generated change to its own role or status would
+            # turn the rest of the pass into 401s and 403s
+            "user_id": [u for u in ("alice", "lena", "bob") if u != caller],
+        }
+    )
     try:
         yield {"app": create_app(memory=mem), "key": keys[caller], "mem": mem}
     finally:
@@ -160,8 +188,12 @@ def _call(case: schemathesis.Case, server: dict[str, Any]) -> None:
     case.call_and_validate(app=server["app"], headers=headers, checks=CHECKS)
 
 
-_SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,
-                     suppress_health_check=list(HealthCheck))  # fmt: skip
+_SETTINGS = settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
 
 admin_schema = _schema(["examples", "coverage", "fuzzing"], "all")
 member_schema = _schema(["examples", "fuzzing"], "positive")
@@ -192,22 +224,38 @@ def test_every_operation_as_a_member(
 FOUND = [
     ("GET /v1/admin/audit", {"query": {"before_seq": 2**63}}, 422, "before_seq"),
     ("GET /v1/admin/audit", {"query": {"since": "0001-01-01T00:00:00"}}, 200, None),
-    ("POST /v1/memories", {"body": {"content": "late", "event_at": "9999-12-31T23:00:00-05:00"}},
-     400, "event_at"),
-    ("GET /v1/memories", {"query": {"created_after": "0001-01-01T00:00:00+05:00"}}, 400,
-     "created_after"),
-    ("POST /v1/recall", {"body": {"query": "x", "filters": {"metadata": {"n": 2**70}}}}, 400,
-     "filters"),
+    (
+        "POST /v1/memories",
+        {"body": {"content": "late", "event_at": "9999-12-31T23:00:00-05:00"}},
+        400,
+        "event_at",
+    ),
+    (
+        "GET /v1/memories",
+        {"query": {"created_after": "0001-01-01T00:00:00+05:00"}},
+        400,
+        "created_after",
+    ),
+    (
+        "POST /v1/recall",
+        {"body": {"query": "x", "filters": {"metadata": {"n": 2**70}}}},
+        400,
+        "filters",
+    ),
     ("PUT /v1/admin/policies", {"body": {"capacity": 2**31}}, 422, "capacity"),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("label", "data", "status", "field"), FOUND,
-                         ids=[f"{f[0]} {f[3]}" for f in FOUND])  # fmt: skip
+@pytest.mark.parametrize(
+    ("label", "data", "status", "field"), FOUND, ids=[f"{f[0]} {f[3]}" for f in FOUND]
+)
 def test_inputs_that_crashed_the_server_are_precise_errors(
-    admin_server: dict[str, Any], label: str, data: dict[str, Any], status: int,
+    admin_server: dict[str, Any],
+    label: str,
+    data: dict[str, Any],
+    status: int,
     field: str | None,
-) -> None:  # fmt: skip
+) -> None:
     method, path = label.split(" ", 1)
     case = admin_schema[path][method].Case(**data)
     headers = {"Authorization": f"Bearer {admin_server['key']}"}

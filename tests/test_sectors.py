@@ -36,9 +36,15 @@ def sector(
     name: str | None = None,
 ) -> SectorInfo:
     return SectorInfo(
-        id=id, name=name or id, parent_id=parent, decay_multiplier=mult, topics=topics,
-        centroid=centroid, size=size, max_size=100,
-    )  # fmt: skip
+        id=id,
+        name=name or id,
+        parent_id=parent,
+        decay_multiplier=mult,
+        topics=topics,
+        centroid=centroid,
+        size=size,
+        max_size=100,
+    )
 
 
 # Root > Work > Project_A > Meeting_Notes ; Root > Personal > Health

@@ -38,8 +38,11 @@ def test_serve_prints_a_first_key_serves_and_stops_gracefully(tmp_path: Path) ->
     env = {**os.environ, "KENNING_HOME": str(tmp_path), "KENNING_GRAPH_EXTRACTOR": "rules"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "kenning.cli", "serve", "--new-key", "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(base, proc)
@@ -52,8 +55,12 @@ def test_serve_prints_a_first_key_serves_and_stops_gracefully(tmp_path: Path) ->
         auth = {"Authorization": f"Bearer {key.group(1)}"}
         me = httpx.get(f"{base}/v1/me", headers=auth, timeout=10).json()
         assert me["user"]["role"] == "admin" and me["org"]["id"] == "default"
-        made = httpx.post(f"{base}/v1/memories", headers=auth, timeout=30,
-                          json={"content": "The server remembers this"})  # fmt: skip
+        made = httpx.post(
+            f"{base}/v1/memories",
+            headers=auth,
+            timeout=30,
+            json={"content": "The server remembers this"},
+        )
         assert made.status_code == 201 and made.headers["x-request-id"]
         assert httpx.get(f"{base}/v1/memories", timeout=10).status_code == 401
         ui = httpx.get(f"{base}/", timeout=10, follow_redirects=False)
@@ -100,6 +107,11 @@ def test_admin_commands_manage_the_directory(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["--db", db, "--user", "alice", "admin", "team", "x", "--json"])
     assert refused.exit_code == 3
     other = ok("init-org", "globex", "--admin", "eve", "--mode", "personal")
-    assert other["org"] == {"id": "globex", "name": "globex", "mode": "personal",  # type: ignore[index]
-                            "memory_enabled": True, "review": False}  # fmt: skip
+    assert other["org"] == {
+        "id": "globex",
+        "name": "globex",
+        "mode": "personal",  # type: ignore[index]
+        "memory_enabled": True,
+        "review": False,
+    }
     assert other["user_id"] == "eve" and str(other["secret"]).startswith("kn_")  # type: ignore[index]

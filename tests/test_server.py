@@ -33,8 +33,9 @@ def env(open_memory: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         mem.close()
 
 
-def _write(env: dict[str, Any], who: str, content: str, scope: str | None = None,
-           **fields: Any) -> Any:  # fmt: skip
+def _write(
+    env: dict[str, Any], who: str, content: str, scope: str | None = None, **fields: Any
+) -> Any:
     body = {"content": content, **({"scope": scope} if scope else {}), **fields}
     return env["api"].call("POST", "/v1/memories", key=env["keys"][who], json=body)
 
@@ -115,10 +116,14 @@ def test_bearer_jwt_with_a_configured_key(env: dict[str, Any], tmp_path: Path) -
         good = jwt.encode({"sub": "alice", "org": ACME, "exp": exp}, secret, "HS256")
         me = api.call("GET", "/v1/me", key=good).json()
         assert me["user"]["id"] == "alice" and me["key_id"] is None
-        expired = jwt.encode({"sub": "alice", "org": ACME, "exp": exp - dt.timedelta(hours=1)},
-                             secret, "HS256")  # fmt: skip
-        forged = jwt.encode({"sub": "root", "org": ACME, "exp": exp}, "wrong-key-0123456789abcdef"
-                            "0123456789", "HS256")  # fmt: skip
+        expired = jwt.encode(
+            {"sub": "alice", "org": ACME, "exp": exp - dt.timedelta(hours=1)}, secret, "HS256"
+        )
+        forged = jwt.encode(
+            {"sub": "root", "org": ACME, "exp": exp},
+            "wrong-key-0123456789abcdef0123456789",
+            "HS256",
+        )
         stranger = jwt.encode({"sub": "mallory", "org": ACME, "exp": exp}, secret, "HS256")
         for token in (expired, forged, stranger):
             assert api.call("GET", "/v1/me", key=token).status_code == 401
@@ -133,42 +138,47 @@ def test_bearer_jwt_with_a_configured_key(env: dict[str, Any], tmp_path: Path) -
 #: "team" is the caller's team (eng), "foreign team" one they are not in (ops).
 MATRIX = [
     # role,      target,          read,  write
-    ("alice",    "own personal",  True,  True),
-    ("alice",    "other personal", False, False),
-    ("alice",    "team",          True,  True),
-    ("alice",    "foreign team",  False, False),
-    ("alice",    "organization",  True,  False),
-    ("lena",     "own personal",  True,  True),
-    ("lena",     "other personal", False, False),
-    ("lena",     "team",          True,  True),
-    ("lena",     "foreign team",  False, False),
-    ("lena",     "organization",  True,  False),
-    ("root",     "own personal",  True,  True),
-    ("root",     "other personal", True, True),
-    ("root",     "team",          True,  True),
-    ("root",     "foreign team",  True,  True),
-    ("root",     "organization",  True,  True),
-    (None,       "own personal",  False, False),
-    (None,       "team",          False, False),
-    (None,       "organization",  False, False),
-]  # fmt: skip
+    ("alice", "own personal", True, True),
+    ("alice", "other personal", False, False),
+    ("alice", "team", True, True),
+    ("alice", "foreign team", False, False),
+    ("alice", "organization", True, False),
+    ("lena", "own personal", True, True),
+    ("lena", "other personal", False, False),
+    ("lena", "team", True, True),
+    ("lena", "foreign team", False, False),
+    ("lena", "organization", True, False),
+    ("root", "own personal", True, True),
+    ("root", "other personal", True, True),
+    ("root", "team", True, True),
+    ("root", "foreign team", True, True),
+    ("root", "organization", True, True),
+    (None, "own personal", False, False),
+    (None, "team", False, False),
+    (None, "organization", False, False),
+]
 
 
 def _scope_of(who: str | None, target: str) -> str:
     me = who or "alice"
     return {
-        "own personal": f"user:{me}", "other personal": "user:bob",
-        "team": "team:eng", "foreign team": "team:ops", "organization": f"org:{ACME}",
-    }[target]  # fmt: skip
+        "own personal": f"user:{me}",
+        "other personal": "user:bob",
+        "team": "team:eng",
+        "foreign team": "team:ops",
+        "organization": f"org:{ACME}",
+    }[target]
 
 
 @pytest.mark.parametrize(("who", "target", "can_read", "can_write"), MATRIX)
-def test_access_matrix(env: dict[str, Any], who: str | None, target: str, can_read: bool,
-                       can_write: bool) -> None:  # fmt: skip
+def test_access_matrix(
+    env: dict[str, Any], who: str | None, target: str, can_read: bool, can_write: bool
+) -> None:
     api, mem = env["api"], env["mem"]
     scope = _scope_of(who, target)
-    seeded = mem.remember(f"matrix fact for {who} in {target}", scope=scope,
-                          principal=admin_of(ACME))  # fmt: skip
+    seeded = mem.remember(
+        f"matrix fact for {who} in {target}", scope=scope, principal=admin_of(ACME)
+    )
     key = env["keys"][who] if who else None
     read = api.call("GET", f"/v1/memories/{seeded.id}", key=key)
     listed = api.call("GET", "/v1/memories", key=key, params={"scope": scope})
@@ -181,8 +191,9 @@ def test_access_matrix(env: dict[str, Any], who: str | None, target: str, can_re
     before = _count(mem)
     body = {"content": f"written by {who} into {target}", "scope": scope}
     wrote = api.call("POST", "/v1/memories", key=key, json=body)
-    changed = api.call("PATCH", f"/v1/memories/{seeded.id}", key=key,
-                       json={"content": f"changed by {who}"})  # fmt: skip
+    changed = api.call(
+        "PATCH", f"/v1/memories/{seeded.id}", key=key, json={"content": f"changed by {who}"}
+    )
     assert (wrote.status_code == 201) is can_write, wrote.text
     assert (changed.status_code == 200) is can_write, changed.text
     if not can_write:
@@ -194,27 +205,43 @@ def test_access_matrix(env: dict[str, Any], who: str | None, target: str, can_re
 # -- cross-tenant ----------------------------------------------------------------------
 
 _BODIES: dict[str, dict[str, Any]] = {
-    "memory.update": {"content": "x"}, "memory.feedback": {"kind": "upvote"},
-    "review.approve": {}, "review.reject": {}, "session.ingest": {"messages": ["hello"]},
-}  # fmt: skip
+    "memory.update": {"content": "x"},
+    "memory.feedback": {"kind": "upvote"},
+    "review.approve": {},
+    "review.reject": {},
+    "session.ingest": {"messages": ["hello"]},
+}
 
 
 def test_cross_tenant_attempts_on_every_route_reveal_nothing(env: dict[str, Any]) -> None:
     api, mem = env["api"], env["mem"]
-    secret = mem.remember("acme launch code is TANGERINE", scope="user:alice",
-                          principal=admin_of(ACME), session_id="acme-s1")  # fmt: skip
-    pending = mem.remember("acme pending rumour TANGERINE", scope=f"org:{ACME}",
-                           status="pending_review", principal=admin_of(ACME))  # fmt: skip
+    secret = mem.remember(
+        "acme launch code is TANGERINE",
+        scope="user:alice",
+        principal=admin_of(ACME),
+        session_id="acme-s1",
+    )
+    pending = mem.remember(
+        "acme pending rumour TANGERINE",
+        scope=f"org:{ACME}",
+        status="pending_review",
+        principal=admin_of(ACME),
+    )
     _, evil = mem.directory.bootstrap("globex", "eve", "test")
     before = _count(mem)
     stats = api.call("GET", "/v1/stats", key=evil).json()  # globex holds nothing yet
     assert sum(s["total_memories"] for s in stats) == 0
-    ids = {"memory_id": secret.id, "session_id": "acme-s1", "name": "TANGERINE",
-           "key_id": mem.directory.keys(admin_of(ACME), "alice")[0].id}  # fmt: skip
+    ids = {
+        "memory_id": secret.id,
+        "session_id": "acme-s1",
+        "name": "TANGERINE",
+        "key_id": mem.directory.keys(admin_of(ACME), "alice")[0].id,
+    }
     tried = 0
     for route in _routes(env):
-        params = [p for p in ("memory_id", "session_id", "name", "key_id") if f"{{{p}}}" in
-                  route.path]  # fmt: skip
+        params = [
+            p for p in ("memory_id", "session_id", "name", "key_id") if f"{{{p}}}" in route.path
+        ]
         if not params:
             continue
         for method in route.methods - {"HEAD"}:
@@ -234,9 +261,12 @@ def test_cross_tenant_attempts_on_every_route_reveal_nothing(env: dict[str, Any]
     for method, path, kw in (
         ("GET", "/v1/memories", {"params": {"scope": "all"}}),
         ("POST", "/v1/recall", {"json": {"query": "launch code TANGERINE", "scopes": "all"}}),
-        ("GET", "/v1/review", {}), ("GET", "/v1/admin/audit", {}), ("GET", "/v1/admin/users", {}),
-        ("GET", "/v1/keys", {}), ("GET", "/v1/graph/neighbours", {"params": {"entity": "alice"}}),
-    ):  # fmt: skip
+        ("GET", "/v1/review", {}),
+        ("GET", "/v1/admin/audit", {}),
+        ("GET", "/v1/admin/users", {}),
+        ("GET", "/v1/keys", {}),
+        ("GET", "/v1/graph/neighbours", {"params": {"entity": "alice"}}),
+    ):
         r = api.call(method, path, key=evil, **kw)
         leak = ("launch code", "rumour", '"alice"', '"user:alice"')
         assert r.status_code in (200, 404) and not any(x in r.text for x in leak), (path, r.text)
@@ -254,11 +284,19 @@ def test_users_see_edit_and_delete_their_own_memories(env: dict[str, Any]) -> No
     api, keys = env["api"], env["keys"]
     mine = _write(env, "bob", "Bob keeps his bike in the garage").json()["memory"]
     assert mine["scope"] == "user:bob"
-    edited = api.call("PATCH", f"/v1/memories/{mine['id']}", key=keys["bob"],
-                      json={"content": "Bob keeps his bike in the shed", "expected_version": 1})
+    edited = api.call(
+        "PATCH",
+        f"/v1/memories/{mine['id']}",
+        key=keys["bob"],
+        json={"content": "Bob keeps his bike in the shed", "expected_version": 1},
+    )
     assert edited.status_code == 200 and edited.json()["version"] == 2
-    stale = api.call("PATCH", f"/v1/memories/{mine['id']}", key=keys["bob"],
-                     json={"content": "stale", "expected_version": 1})
+    stale = api.call(
+        "PATCH",
+        f"/v1/memories/{mine['id']}",
+        key=keys["bob"],
+        json={"content": "stale", "expected_version": 1},
+    )
     assert stale.status_code == 409
     history = api.call("GET", f"/v1/memories/{mine['id']}/history", key=keys["bob"]).json()
     assert [h["op"] for h in history] == ["create", "update"]
@@ -271,18 +309,38 @@ def test_users_see_edit_and_delete_their_own_memories(env: dict[str, Any]) -> No
 
 def test_recall_and_upsert_and_batch_round_trip(env: dict[str, Any]) -> None:
     api, key = env["api"], env["keys"]["alice"]
-    put = api.call("PUT", "/v1/memories/by-key", key=key,
-                   json={"key": "favourite tea", "content": "Alice drinks oolong"})
-    again = api.call("PUT", "/v1/memories/by-key", key=key,
-                     json={"key": "favourite tea", "content": "Alice drinks sencha"})
+    put = api.call(
+        "PUT",
+        "/v1/memories/by-key",
+        key=key,
+        json={"key": "favourite tea", "content": "Alice drinks oolong"},
+    )
+    again = api.call(
+        "PUT",
+        "/v1/memories/by-key",
+        key=key,
+        json={"key": "favourite tea", "content": "Alice drinks sencha"},
+    )
     assert put.status_code == again.status_code == 200
     assert put.json()["id"] == again.json()["id"] and again.json()["content"].endswith("sencha")
-    batch = api.call("POST", "/v1/memories/batch", key=key, json={"items": [
-        {"content": "The eng standup is at 9:30", "scope": "team:eng"},
-        {"content": "Alice's laptop is a ThinkPad"}]})  # fmt: skip
+    batch = api.call(
+        "POST",
+        "/v1/memories/batch",
+        key=key,
+        json={
+            "items": [
+                {"content": "The eng standup is at 9:30", "scope": "team:eng"},
+                {"content": "Alice's laptop is a ThinkPad"},
+            ]
+        },
+    )
     assert batch.status_code == 201 and [w["action"] for w in batch.json()] == ["add", "add"]
-    hits = api.call("POST", "/v1/recall", key=key,
-                    json={"query": "what tea does Alice drink?", "k": 3, "explain": True}).json()
+    hits = api.call(
+        "POST",
+        "/v1/recall",
+        key=key,
+        json={"query": "what tea does Alice drink?", "k": 3, "explain": True},
+    ).json()
     assert hits["hits"][0]["memory"]["content"] == "Alice drinks sencha"
     assert hits["hits"][0]["explain"]["final"] == hits["hits"][0]["score"]
     hint = api.call("POST", "/v1/hint", key=key, json={"query": "tea"}).json()["hint"]
@@ -302,19 +360,27 @@ def test_team_review_queue_for_leads(env: dict[str, Any]) -> None:
         direct = _write(env, "lena", "Eng retro is every other Friday", "team:eng")
         assert direct.json()["memory"]["status"] == "active"  # the lead's own write
         mid = held.json()["memory"]["id"]
-        assert mid in {m["id"] for m in api.call("GET", "/v1/review", key=keys["lena"])
-                       .json()["items"]}  # fmt: skip
+        assert mid in {
+            m["id"] for m in api.call("GET", "/v1/review", key=keys["lena"]).json()["items"]
+        }
         for outsider in ("bob", "alice"):
             queue = api.call("GET", "/v1/review", key=keys[outsider]).json()["items"]
             assert mid not in {m["id"] for m in queue}
             denied = api.call("POST", f"/v1/review/{mid}/approve", key=keys[outsider], json={})
             assert denied.status_code in (403, 404)
-        recall = api.call("POST", "/v1/recall", key=keys["alice"],
-                          json={"query": "on-call rotation", "scopes": ["team:eng"]}).json()
+        recall = api.call(
+            "POST",
+            "/v1/recall",
+            key=keys["alice"],
+            json={"query": "on-call rotation", "scopes": ["team:eng"]},
+        ).json()
         assert mid not in {h["memory"]["id"] for h in recall["hits"]}  # pending: not recalled
-        ok = api.call("POST", f"/v1/review/{mid}/approve", key=keys["lena"],
-                      json={"changes": {"content": "The eng on-call rotation changes on Monday "
-                                        "at 10:00"}})  # fmt: skip
+        ok = api.call(
+            "POST",
+            f"/v1/review/{mid}/approve",
+            key=keys["lena"],
+            json={"changes": {"content": "The eng on-call rotation changes on Monday at 10:00"}},
+        )
         assert ok.status_code == 200 and ok.json()["status"] == "active"
         assert ok.json()["content"].endswith("10:00")
         ops = [h.op for h in mem.history(mid, principal=admin_of(ACME))]
@@ -323,28 +389,41 @@ def test_team_review_queue_for_leads(env: dict[str, Any]) -> None:
         assert again.status_code == 409
         a = _write(env, "alice", "Eng uses trunk-based development", "team:eng").json()
         b = _write(env, "alice", "Eng deploys from the release branch", "team:eng").json()
-        bulk = api.call("POST", "/v1/review/bulk", key=keys["lena"], json={
-            "ids": [a["memory"]["id"], b["memory"]["id"], "nope"], "action": "reject",
-            "reason": "not agreed"})  # fmt: skip
+        bulk = api.call(
+            "POST",
+            "/v1/review/bulk",
+            key=keys["lena"],
+            json={
+                "ids": [a["memory"]["id"], b["memory"]["id"], "nope"],
+                "action": "reject",
+                "reason": "not agreed",
+            },
+        )
         assert set(bulk.json()["done"]) == {a["memory"]["id"], b["memory"]["id"]}
         assert set(bulk.json()["failed"]) == {"nope"}
-        assert api.call("GET", f"/v1/memories/{a['memory']['id']}",
-                        key=keys["lena"]).status_code == 404  # fmt: skip
+        assert (
+            api.call("GET", f"/v1/memories/{a['memory']['id']}", key=keys["lena"]).status_code
+            == 404
+        )
     finally:
         api.call("PUT", "/v1/admin/teams/eng", key=keys["root"], json={"review": False})
 
 
 def test_org_layer_writes_wait_for_approval_when_review_is_on(env: dict[str, Any]) -> None:
     api, keys = env["api"], env["keys"]
-    assert api.call("PATCH", "/v1/admin/org", key=keys["root"],
-                    json={"review": True}).status_code == 200  # fmt: skip
+    assert (
+        api.call("PATCH", "/v1/admin/org", key=keys["root"], json={"review": True}).status_code
+        == 200
+    )
     try:
         held = _write(env, "root", "Expense reports are due on the 5th", f"org:{ACME}").json()
         assert held["memory"]["status"] == "pending_review"
-        assert api.call("POST", f"/v1/review/{held['memory']['id']}/approve", key=keys["lena"],
-                        json={}).status_code in (403, 404)  # fmt: skip
-        ok = api.call("POST", f"/v1/review/{held['memory']['id']}/approve", key=keys["root"],
-                      json={})  # fmt: skip
+        assert api.call(
+            "POST", f"/v1/review/{held['memory']['id']}/approve", key=keys["lena"], json={}
+        ).status_code in (403, 404)
+        ok = api.call(
+            "POST", f"/v1/review/{held['memory']['id']}/approve", key=keys["root"], json={}
+        )
         assert ok.json()["status"] == "active"
         seen = api.call("GET", f"/v1/memories/{held['memory']['id']}", key=keys["alice"])
         assert seen.status_code == 200
@@ -358,14 +437,20 @@ def test_org_layer_writes_wait_for_approval_when_review_is_on(env: dict[str, Any
 def test_memory_switches_for_org_team_and_persona(env: dict[str, Any]) -> None:
     api, keys = env["api"], env["keys"]
     persona = {"X-Kenning-Persona": "helper"}
-    saved = api.call("POST", "/v1/memories", key=keys["alice"], headers=persona,
-                     json={"content": "Alice asked the helper to use metric units"})
+    saved = api.call(
+        "POST",
+        "/v1/memories",
+        key=keys["alice"],
+        headers=persona,
+        json={"content": "Alice asked the helper to use metric units"},
+    )
     assert saved.json()["memory"]["scope"] == "persona_user:helper/alice"
     api.call("PUT", "/v1/admin/personas/helper", key=keys["root"], json={"memory_enabled": False})
     api.call("PUT", "/v1/admin/teams/eng", key=keys["root"], json={"memory_enabled": False})
     try:
-        off = api.call("POST", "/v1/recall", key=keys["alice"], headers=persona,
-                       json={"query": "units"})  # fmt: skip
+        off = api.call(
+            "POST", "/v1/recall", key=keys["alice"], headers=persona, json={"query": "units"}
+        )
         assert off.status_code == 403 and "persona" in off.json()["error"]["message"]
         team = _write(env, "alice", "Eng note while switched off", "team:eng")
         assert team.status_code == 403
@@ -385,8 +470,9 @@ def test_memory_switches_for_org_team_and_persona(env: dict[str, Any]) -> None:
 
 def test_org_modes_decide_the_default_recall(env: dict[str, Any]) -> None:
     api, keys, mem = env["api"], env["keys"], env["mem"]
-    mem.remember("The office wifi password rotates monthly", scope=f"org:{ACME}",
-                 principal=admin_of(ACME))  # fmt: skip
+    mem.remember(
+        "The office wifi password rotates monthly", scope=f"org:{ACME}", principal=admin_of(ACME)
+    )
     ask = {"query": "office wifi password"}
 
     def scopes() -> set[str]:
@@ -415,8 +501,9 @@ def test_audit_log_records_writes_and_admin_actions(env: dict[str, Any]) -> None
     assert ("bob", "memory.remember", wrote) in by_action
     assert ("root", "admin.user.create", "dave") in by_action
     assert ("root", "memory.get", wrote) in by_action
-    only = api.call("GET", "/v1/admin/audit", key=keys["root"],
-                    params={"action": "admin.", "user": "root"}).json()
+    only = api.call(
+        "GET", "/v1/admin/audit", key=keys["root"], params={"action": "admin.", "user": "root"}
+    ).json()
     assert only and all(a["action"].startswith("admin.") and a["actor"] == "root" for a in only)
     assert [a["seq"] for a in lines] == sorted((a["seq"] for a in lines), reverse=True)
     assert api.call("GET", "/v1/admin/audit", key=keys["alice"]).status_code == 403
@@ -431,23 +518,37 @@ def test_bad_input_gets_one_error_schema_and_writes_nothing(env: dict[str, Any])
         ("POST", "/v1/memories", {"content": "x", "scope": "planet:mars"}, 400),
         ("POST", "/v1/memories", {"content": "x", "bogus": 1}, 422),
         ("POST", "/v1/memories", {"content": "x" * 30_000}, 400),
-        ("POST", "/v1/memories/batch", {"items": [{"content": "ok"}, {"content": "x",
-                                                                      "scope": "nope"}]}, 400),
+        (
+            "POST",
+            "/v1/memories/batch",
+            {"items": [{"content": "ok"}, {"content": "x", "scope": "nope"}]},
+            400,
+        ),
         ("POST", "/v1/recall", {"query": "x", "k": 100_000}, 400),
         ("POST", "/v1/recall", {"query": "x", "filters": {"colour": "red"}}, 400),
         ("GET", "/v1/memories?limit=0", None, 422),
-    ]  # fmt: skip
+    ]
     for method, path, body, status in cases:
         r = api.call(method, path, key=key, json=body, headers={"X-Request-Id": "req-42"})
         assert r.status_code == status, (path, body, r.text)
         err = r.json()["error"]
         assert err["message"] and err["code"] and err["request_id"] == "req-42"
         assert r.headers["x-request-id"] == "req-42"
-    big = api.call("POST", "/v1/memories", key=key, content=b"{" + b" " * 5_000_000 + b"}",
-                   headers={"Content-Type": "application/json"})  # fmt: skip
+    big = api.call(
+        "POST",
+        "/v1/memories",
+        key=key,
+        content=b"{" + b" " * 5_000_000 + b"}",
+        headers={"Content-Type": "application/json"},
+    )
     assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
-    bad_utf8 = api.call("POST", "/v1/memories", key=key, content=b'{"content": "\xff\xfe"}',
-                        headers={"Content-Type": "application/json"})  # fmt: skip
+    bad_utf8 = api.call(
+        "POST",
+        "/v1/memories",
+        key=key,
+        content=b'{"content": "\xff\xfe"}',
+        headers={"Content-Type": "application/json"},
+    )
     assert bad_utf8.status_code in (400, 422)
     assert _count(mem) == before
 
@@ -485,9 +586,10 @@ def test_mcp_over_http_on_the_server_uses_the_api_key(env: dict[str, Any]) -> No
 
     async def as_caller(api_key: str, tool: str, **args: Any) -> Any:
         async with httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=api.app), base_url="http://127.0.0.1:8765",
+            transport=httpx2.ASGITransport(app=api.app),
+            base_url="http://127.0.0.1:8765",
             headers={"Authorization": f"Bearer {api_key}"},
-        ) as http:  # fmt: skip
+        ) as http:
             transport = streamable_http_client("http://127.0.0.1:8765/mcp/", http_client=http)
             async with Client(transport) as client:
                 return await client.call_tool(tool, args)
@@ -496,6 +598,7 @@ def test_mcp_over_http_on_the_server_uses_the_api_key(env: dict[str, Any]) -> No
     assert not saved.is_error, saved
     mine = api.run(as_caller(keys["bob"], "memory_recall", query="MCP note"))
     theirs = api.run(as_caller(keys["alice"], "memory_recall", query="MCP note"))
+
     def text(result: Any) -> str:
         return " ".join(c.text for c in result.content)
 
@@ -508,8 +611,12 @@ def test_insight_traffic_curves_entities_and_access_log(env: dict[str, Any]) -> 
     api, key = env["api"], env["keys"]["bob"]
     made = _write(env, "bob", "Bob met Priya Raman in Lisbon about the Falcon project").json()
     mid = made["memory"]["id"]
-    assert api.call("POST", f"/v1/memories/{mid}/feedback", key=key,
-                    json={"kind": "upvote"}).status_code == 200  # fmt: skip
+    assert (
+        api.call(
+            "POST", f"/v1/memories/{mid}/feedback", key=key, json={"kind": "upvote"}
+        ).status_code
+        == 200
+    )
     env["mem"].reinforce(mid, principal=env["mem"].directory.principal(ACME, "bob"))
     env["mem"].flush()
     days = api.call("GET", "/v1/insight/traffic", key=key, params={"days": 7}).json()
@@ -518,12 +625,15 @@ def test_insight_traffic_curves_entities_and_access_log(env: dict[str, Any]) -> 
     assert sum(d.get("reinforce", 0) for d in other) == 0  # bob's memory is not alice's
     log = api.call("GET", f"/v1/memories/{mid}/access-log", key=key).json()
     assert [a["access_type"] for a in log] == ["reinforce"]
-    assert api.call("GET", f"/v1/memories/{mid}/access-log",
-                    key=env["keys"]["alice"]).status_code == 404  # fmt: skip
+    assert (
+        api.call("GET", f"/v1/memories/{mid}/access-log", key=env["keys"]["alice"]).status_code
+        == 404
+    )
     names = {e["label"] for e in api.call("GET", f"/v1/memories/{mid}/entities", key=key).json()}
     assert {"Priya Raman", "Lisbon"} <= names
-    curves = api.call("GET", "/v1/insight/strength-curves", key=key,
-                      params={"days": 100, "points": 5}).json()
+    curves = api.call(
+        "GET", "/v1/insight/strength-curves", key=key, params={"days": 100, "points": 5}
+    ).json()
     semantic = [s for _, s in curves["semantic"]]
     assert semantic == sorted(semantic, reverse=True) and semantic[0] > semantic[-1]
     assert curves["semantic, important"][-1][1] > curves["semantic, trivial"][-1][1]

@@ -69,8 +69,7 @@ def _check(mem: Memory, store: SQLiteStore) -> None:
     for query in QUERIES:
         found = store.keyword_search(query, view, MemoryFilter(), 25)
         with store._read() as conn:  # and it was the in-process path that answered
-            direct = store._keyword_in_process(conn, query_terms(query), view,
-                                               MemoryFilter(), 25)  # fmt: skip
+            direct = store._keyword_in_process(conn, query_terms(query), view, MemoryFilter(), 25)
         assert direct == found
         _same_ranking(found, _fts5(store, query, view))
 

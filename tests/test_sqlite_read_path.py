@@ -133,9 +133,10 @@ def test_keyword_search_returns_the_true_bm25_top_inside_the_scopes(
     for query in ("harbour quartz meeting", "lantern meadow budget note", "quartz"):
         found = store.keyword_search(query, view, MemoryFilter(), 20)
         match = " OR ".join(
-            f'"{w}"' for w in query.split() if w in ("harbour", "quartz", "meeting", "lantern",
-                                                      "meadow", "budget")
-        )  # fmt: skip
+            f'"{w}"'
+            for w in query.split()
+            if w in ("harbour", "quartz", "meeting", "lantern", "meadow", "budget")
+        )
         truth = _plain_bm25(store.path, match, allowed, 20)
         assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in truth]
         assert {scope_of[i] for i, _ in found} <= allowed
@@ -290,15 +291,21 @@ def test_a_time_window_checked_in_the_mirror_agrees_with_sql(
     mem = make_memory()
     store = _sqlite(mem)
     t0 = clock.now()
-    made = [mem.remember(f"Harbour log {i}: the lantern boat came in",
-                         event_at=t0 - timedelta(days=i)) for i in range(12)]  # fmt: skip
+    made = [
+        mem.remember(f"Harbour log {i}: the lantern boat came in", event_at=t0 - timedelta(days=i))
+        for i in range(12)
+    ]
     made.append(mem.remember("Harbour lantern story without a date"))  # created_at = t0
     mem.update(made[3].id, event_at=t0 - timedelta(days=30))
     view = mem.policy.readable(mem.principal)
     query = mem.embedder.embed("lantern boat in the harbour")
-    windows = [(t0 - timedelta(days=5), t0 - timedelta(days=1)), (t0 - timedelta(days=2), None),
-               (None, t0 - timedelta(days=7)), (t0, t0 + timedelta(days=1)),
-               (t0 - timedelta(days=31), t0 - timedelta(days=29))]  # fmt: skip
+    windows = [
+        (t0 - timedelta(days=5), t0 - timedelta(days=1)),
+        (t0 - timedelta(days=2), None),
+        (None, t0 - timedelta(days=7)),
+        (t0, t0 + timedelta(days=1)),
+        (t0 - timedelta(days=31), t0 - timedelta(days=29)),
+    ]
     for start, end in windows:
         timed = MemoryFilter(event_after=start, event_before=end)
         assert timed.is_timed_only and not timed.is_plain
@@ -309,11 +316,15 @@ def test_a_time_window_checked_in_the_mirror_agrees_with_sql(
         assert dense == store.vector_search(query, view, by_sql, 20)
         words = store.keyword_search("harbour lantern", view, timed, 20)
         assert words == store.keyword_search("harbour lantern", view, by_sql, 20)
-        expected = {r.id for r in made
-                    if (start is None or mem.get(r.id).said_at >= start)
-                    and (end is None or mem.get(r.id).said_at < end)}  # fmt: skip
+        expected = {
+            r.id
+            for r in made
+            if (start is None or mem.get(r.id).said_at >= start)
+            and (end is None or mem.get(r.id).said_at < end)
+        }
         assert {i for i, _ in dense} == expected == {i for i, _ in words}
     assert store.vectors.last_plan.method == "exact"
+
 
 def test_scope_neighbours_of_a_batch_equal_one_search_per_item(
     make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
@@ -369,15 +380,38 @@ def test_a_row_round_trips_every_field_in_column_order() -> None:
 
     t = datetime(2026, 1, 1, tzinfo=UTC)
     record = MemoryRecord(
-        id="m1", org_id="o1", scope=Scope.team("t1"), content="c", key="k",
-        memory_type=MemoryType.PROCEDURAL, importance=4, confidence=0.61,
-        status=Status.ARCHIVED, tags=("a", "b"), metadata={"x": 1}, source="mcp",
-        source_channel_id="ch", agent_id="ag", session_id="se", episode_id="ep",
-        created_by="cb", created_at=t, updated_at=t + timedelta(1),
-        event_at=t + timedelta(2), valid_from=t + timedelta(3), valid_to=t + timedelta(4),
-        strength=0.42, decay_rate=0.93, access_count=5, reinforcement_count=6,
-        last_accessed=t + timedelta(5), sector_id="sec", supersedes="s1",
-        superseded_by="s2", version=7, content_hash="h",
-    )  # fmt: skip
+        id="m1",
+        org_id="o1",
+        scope=Scope.team("t1"),
+        content="c",
+        key="k",
+        memory_type=MemoryType.PROCEDURAL,
+        importance=4,
+        confidence=0.61,
+        status=Status.ARCHIVED,
+        tags=("a", "b"),
+        metadata={"x": 1},
+        source="mcp",
+        source_channel_id="ch",
+        agent_id="ag",
+        session_id="se",
+        episode_id="ep",
+        created_by="cb",
+        created_at=t,
+        updated_at=t + timedelta(1),
+        event_at=t + timedelta(2),
+        valid_from=t + timedelta(3),
+        valid_to=t + timedelta(4),
+        strength=0.42,
+        decay_rate=0.93,
+        access_count=5,
+        reinforcement_count=6,
+        last_accessed=t + timedelta(5),
+        sector_id="sec",
+        supersedes="s1",
+        superseded_by="s2",
+        version=7,
+        content_hash="h",
+    )
     row = (*record_params(record), "team", "t1", None)
     assert record_from_row(row) == record

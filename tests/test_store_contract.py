@@ -495,8 +495,11 @@ def test_deleted_memories_trails_export_and_import_within_scope(
     dest = make_memory("dst")
     assert dest.store.import_tombstones(trails) == 1
     assert [h.op for h in dest.history(gone.id)] == ["create", "update", "delete"]
+
     def no_seq(rows: Any) -> list[dict[str, Any]]:
-        return [{**r, "history": [{k: v for k, v in h.items() if k != "seq"}
-                                  for h in r["history"]]} for r in rows]  # fmt: skip
+        return [
+            {**r, "history": [{k: v for k, v in h.items() if k != "seq"} for h in r["history"]]}
+            for r in rows
+        ]
 
     assert no_seq(dest.store.iter_tombstones(admin_view)) == no_seq(trails)

@@ -38,14 +38,17 @@ def entry(org: str, kind: str, entry_id: str, seconds: float = 0.5, **doc: Any) 
     return DirectoryEntry(org, kind, entry_id, doc, at(seconds))
 
 
-def key(key_id: str, org: str = "acme", user: str = "alice", seconds: float = 1.25,
-        **fields: Any) -> ApiKey:  # fmt: skip
-    return ApiKey(key_id, org, user, f"{key_id} laptop", f"sha256-of-{key_id}", at(seconds),
-                  "root", **fields)  # fmt: skip
+def key(
+    key_id: str, org: str = "acme", user: str = "alice", seconds: float = 1.25, **fields: Any
+) -> ApiKey:
+    return ApiKey(
+        key_id, org, user, f"{key_id} laptop", f"sha256-of-{key_id}", at(seconds), "root", **fields
+    )
 
 
-def line(action: str, org: str = "acme", actor: str = "alice", seconds: float = 0.0,
-         **fields: Any) -> AuditEntry:  # fmt: skip
+def line(
+    action: str, org: str = "acme", actor: str = "alice", seconds: float = 0.0, **fields: Any
+) -> AuditEntry:
     return AuditEntry(org, at(seconds), actor, action, **fields)
 
 
@@ -82,8 +85,10 @@ def test_entries_put_get_replace_list_and_delete(store: Store) -> None:
 
 
 def test_entries_of_two_organizations_are_distinct(store: Store) -> None:
-    ours, theirs = entry("acme", "user", "sam", name="Sam A"), entry("globex", "user", "sam",
-                                                                     name="Sam G")  # fmt: skip
+    ours, theirs = (
+        entry("acme", "user", "sam", name="Sam A"),
+        entry("globex", "user", "sam", name="Sam G"),
+    )
     store.put_entry(ours)
     store.put_entry(theirs)
     assert store.get_entry("acme", "user", "sam") == ours
@@ -142,18 +147,27 @@ def test_api_keys_are_listed_per_org_and_user_oldest_first(store: Store) -> None
 
 
 def test_audit_assigns_increasing_seq_and_reads_newest_first(store: Store) -> None:
-    first = [line("memory.remember", seconds=1, seq=999, target="m1", detail={"n": 1}),
-             line("memory.recall", seconds=2, seq=999, request_id="r-2"),
-             line("admin.key.create", seconds=2, seq=0, target="k1", outcome="denied",
-                  detail={"why": "not admin", "nested": {"a": [1, None]}})]  # fmt: skip
+    first = [
+        line("memory.remember", seconds=1, seq=999, target="m1", detail={"n": 1}),
+        line("memory.recall", seconds=2, seq=999, request_id="r-2"),
+        line(
+            "admin.key.create",
+            seconds=2,
+            seq=0,
+            target="k1",
+            outcome="denied",
+            detail={"why": "not admin", "nested": {"a": [1, None]}},
+        ),
+    ]
     store.append_audit(first)
     store.append_audit([])
     store.append_audit([line("memory.forget", seconds=3, target="m1")])
     got = store.audit("acme")
     seqs = [e.seq for e in got]
     assert seqs == sorted(seqs, reverse=True) and len(set(seqs)) == 4 and 999 not in seqs
-    assert _no_seq(got) == _no_seq([line("memory.forget", seconds=3, target="m1"),
-                                    *reversed(first)])  # fmt: skip
+    assert _no_seq(got) == _no_seq(
+        [line("memory.forget", seconds=3, target="m1"), *reversed(first)]
+    )
     store.append_audit([line("memory.recall", seconds=4)])
     assert store.audit("acme", limit=1)[0].seq > seqs[0]
 
@@ -161,18 +175,20 @@ def test_audit_assigns_increasing_seq_and_reads_newest_first(store: Store) -> No
 @pytest.fixture
 def audited(store: Store) -> Store:
     """A store with a varied audit log in acme and a little of it in globex."""
-    store.append_audit([
-        line("memory.remember", actor="alice", seconds=1),
-        line("admin.key.create", actor="root", seconds=2, target="k1"),
-        line("admin_key.create", actor="root", seconds=3),
-        line("adminXkey.create", actor="root", seconds=4),
-        line("administer", actor="root", seconds=5),
-        line("50%.off", actor="bob", seconds=6),
-        line("500.off", actor="bob", seconds=7),
-        line("admin.user.put", actor="root", seconds=8, target="bob"),
-        line("admin.key.create", org="globex", actor="root", seconds=9),
-        line("memory.recall", actor="alice", seconds=10),
-    ])  # fmt: skip
+    store.append_audit(
+        [
+            line("memory.remember", actor="alice", seconds=1),
+            line("admin.key.create", actor="root", seconds=2, target="k1"),
+            line("admin_key.create", actor="root", seconds=3),
+            line("adminXkey.create", actor="root", seconds=4),
+            line("administer", actor="root", seconds=5),
+            line("50%.off", actor="bob", seconds=6),
+            line("500.off", actor="bob", seconds=7),
+            line("admin.user.put", actor="root", seconds=8, target="bob"),
+            line("admin.key.create", org="globex", actor="root", seconds=9),
+            line("memory.recall", actor="alice", seconds=10),
+        ]
+    )
     return store
 
 
@@ -182,13 +198,18 @@ def _actions(entries: list[AuditEntry]) -> list[str]:
 
 def test_audit_filters_by_actor_and_action_prefix(audited: Store) -> None:
     assert _actions(audited.audit("acme", actor="alice")) == ["memory.recall", "memory.remember"]
-    assert _actions(audited.audit("acme", action="admin.")) == ["admin.user.put",
-                                                                "admin.key.create"]  # fmt: skip
+    assert _actions(audited.audit("acme", action="admin.")) == [
+        "admin.user.put",
+        "admin.key.create",
+    ]
     assert _actions(audited.audit("acme", action="admin.key.create")) == ["admin.key.create"]
     assert _actions(audited.audit("acme", actor="root", action="admin")) == [
-        "admin.user.put", "administer", "adminXkey.create", "admin_key.create",
+        "admin.user.put",
+        "administer",
+        "adminXkey.create",
+        "admin_key.create",
         "admin.key.create",
-    ]  # fmt: skip
+    ]
     assert audited.audit("acme", actor="carol") == []
     assert audited.audit("acme", action="memory.remember.") == []
 
@@ -222,8 +243,9 @@ def test_audit_since_before_seq_and_limit(audited: Store) -> None:
 
 def test_audit_of_one_organization_only(audited: Store) -> None:
     theirs = audited.audit("globex")
-    assert _no_seq(theirs) == _no_seq([line("admin.key.create", org="globex", actor="root",
-                                            seconds=9)])  # fmt: skip
+    assert _no_seq(theirs) == _no_seq(
+        [line("admin.key.create", org="globex", actor="root", seconds=9)]
+    )
     assert theirs[0].seq not in {e.seq for e in audited.audit("acme")}
     assert audited.audit("initech") == []
 
@@ -233,9 +255,11 @@ def test_audit_of_one_organization_only(audited: Store) -> None:
 
 @pytest.fixture
 def older_database(
-    tmp_path: Path, database_url: Callable[..., str], embedder: Embedder,
+    tmp_path: Path,
+    database_url: Callable[..., str],
+    embedder: Embedder,
     monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[str]:  # fmt: skip
+) -> Iterator[str]:
     """The URL of a database migrated up to ``005`` (before the directory) that holds a memory."""
     url = database_url(tmp_path / "older", migrated=False)
     with monkeypatch.context() as patch:

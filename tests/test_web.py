@@ -32,9 +32,15 @@ from kenning.server import create_app
 from kenning.stores.postgres.throwaway import free_port
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
 ACME = "acme"
 XSS = "<img src=x onerror=alert(1)>"
@@ -61,8 +67,14 @@ class LiveServer:
     def __init__(self, app: Any) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                access_log=False, lifespan="on")  # fmt: skip
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -89,8 +101,9 @@ class Site:
     mem: Memory
     clock: ShiftClock = field(default_factory=ShiftClock)
 
-    def call(self, method: str, path: str, who: str | None = None, key: str | None = None,
-             **kw: Any) -> httpx.Response:  # fmt: skip
+    def call(
+        self, method: str, path: str, who: str | None = None, key: str | None = None, **kw: Any
+    ) -> httpx.Response:
         secret = key or (self.keys[who] if who else None)
         headers = {"Authorization": f"Bearer {secret}"} if secret else {}
         return httpx.request(method, self.base + path, headers=headers, timeout=30, **kw)
@@ -104,29 +117,84 @@ def _seed(mem: Memory, clock: ShiftClock) -> dict[str, str]:
     root = admin_of(ACME)
     ids: dict[str, str] = {}
     rows: list[tuple[str, Any, str, float, dict[str, Any]]] = [
-        ("falcon_meeting", alice, "Alice met Priya Raman in Lisbon to plan the Falcon project "
-         "launch", 20, {"tags": ["falcon", "travel"], "confidence": 0.92}),
-        ("falcon_launch", alice, "The Falcon project launches in May with Priya Raman as the "
-         "technical lead", 12, {"tags": ["falcon"], "importance": 4}),
-        ("falcon_delay", alice, "Falcon's launch date moved because the Lisbon data centre "
-         "failed its audit", 3, {"memory_type": "episodic", "confidence": 0.7}),
-        ("falcon_deploy", alice, "To deploy Falcon: run make release, then tag the commit", 5,
-         {"memory_type": "procedural", "confidence": 0.95}),
-        ("tea", alice, "Alice prefers green tea in the morning and coffee after lunch", 60,
-         {"tags": ["preferences"], "confidence": 0.55}),
-        ("bike", alice, "Alice keeps her bike in the garage next to the workbench", 200,
-         {"confidence": 0.8}),
+        (
+            "falcon_meeting",
+            alice,
+            "Alice met Priya Raman in Lisbon to plan the Falcon project launch",
+            20,
+            {"tags": ["falcon", "travel"], "confidence": 0.92},
+        ),
+        (
+            "falcon_launch",
+            alice,
+            "The Falcon project launches in May with Priya Raman as the technical lead",
+            12,
+            {"tags": ["falcon"], "importance": 4},
+        ),
+        (
+            "falcon_delay",
+            alice,
+            "Falcon's launch date moved because the Lisbon data centre failed its audit",
+            3,
+            {"memory_type": "episodic", "confidence": 0.7},
+        ),
+        (
+            "falcon_deploy",
+            alice,
+            "To deploy Falcon: run make release, then tag the commit",
+            5,
+            {"memory_type": "procedural", "confidence": 0.95},
+        ),
+        (
+            "tea",
+            alice,
+            "Alice prefers green tea in the morning and coffee after lunch",
+            60,
+            {"tags": ["preferences"], "confidence": 0.55},
+        ),
+        (
+            "bike",
+            alice,
+            "Alice keeps her bike in the garage next to the workbench",
+            200,
+            {"confidence": 0.8},
+        ),
         ("brompton", alice, "Alice's bike is a blue Brompton she bought in Utrecht", 150, {}),
-        ("roadmap", alice, "Alice is drafting the Q3 roadmap this week", 0.2,
-         {"memory_type": "working", "confidence": 0.35}),
-        ("standup", lena, "The eng standup is at 9:30 in the Atlas room", 40,
-         {"scope": "team:eng"}),
-        ("trunk", lena, "Eng uses trunk-based development with short-lived branches", 8,
-         {"scope": "team:eng", "confidence": 0.9}),
-        ("expenses", root, "Expense reports are due on the 5th of each month", 100,
-         {"scope": f"org:{ACME}", "confidence": 0.97}),
-        ("wifi", root, "The office wifi password rotates on the first Monday of each month", 400,
-         {"scope": f"org:{ACME}"}),
+        (
+            "roadmap",
+            alice,
+            "Alice is drafting the Q3 roadmap this week",
+            0.2,
+            {"memory_type": "working", "confidence": 0.35},
+        ),
+        (
+            "standup",
+            lena,
+            "The eng standup is at 9:30 in the Atlas room",
+            40,
+            {"scope": "team:eng"},
+        ),
+        (
+            "trunk",
+            lena,
+            "Eng uses trunk-based development with short-lived branches",
+            8,
+            {"scope": "team:eng", "confidence": 0.9},
+        ),
+        (
+            "expenses",
+            root,
+            "Expense reports are due on the 5th of each month",
+            100,
+            {"scope": f"org:{ACME}", "confidence": 0.97},
+        ),
+        (
+            "wifi",
+            root,
+            "The office wifi password rotates on the first Monday of each month",
+            400,
+            {"scope": f"org:{ACME}"},
+        ),
         ("salary", bob, "Bob's salary review is in June; he will ask for a raise to 91k", 9, {}),
     ]
     for name, who, content, days_ago, fields in rows:
@@ -141,9 +209,13 @@ def _seed(mem: Memory, clock: ShiftClock) -> dict[str, str]:
         ("brompton", "bike", "elaborates", 0.7),
     ):
         mem.graph.link(ids[a], ids[b], relation, weight, principal=alice)
-    for days_ago, names in ((6, ["falcon_launch", "tea"]), (4, ["falcon_launch"]),
-                            (2, ["falcon_delay", "bike", "falcon_launch"]), (1, ["tea"]),
-                            (0, ["falcon_launch", "falcon_deploy"])):  # fmt: skip
+    for days_ago, names in (
+        (6, ["falcon_launch", "tea"]),
+        (4, ["falcon_launch"]),
+        (2, ["falcon_delay", "bike", "falcon_launch"]),
+        (1, ["tea"]),
+        (0, ["falcon_launch", "falcon_deploy"]),
+    ):
         clock.back = timedelta(days=days_ago)
         for name in names:
             mem.reinforce(ids[name], principal=alice)
@@ -180,16 +252,26 @@ class Tab:
     """A browser page on the site, with what it requested and what went wrong."""
 
     def __init__(self, browser: Any, base: str) -> None:
-        self.context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 860},
-                                           locale="en-GB", timezone_id="UTC")  # fmt: skip
+        self.context = browser.new_context(
+            base_url=base,
+            viewport={"width": 1280, "height": 860},
+            locale="en-GB",
+            timezone_id="UTC",
+        )
         self.page = self.context.new_page()
         self.urls: list[str] = []
         self.errors: list[str] = []
         self.dialogs: list[str] = []
         self.page.on("request", lambda r: self.urls.append(r.url))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
-                     and "Failed to load resource" not in m.text else None)  # fmt: skip
+        self.page.on(
+            "console",
+            lambda m: (
+                self.errors.append(m.text)
+                if m.type == "error" and "Failed to load resource" not in m.text
+                else None
+            ),
+        )
 
         def on_dialog(d: Any) -> None:
             self.dialogs.append(d.message)
@@ -270,8 +352,16 @@ def test_sign_in_search_and_open_a_hit(tab: Tab, site: Site) -> None:
     first = _cards(page).first
     expect(first).to_contain_text("Falcon project launches in May")
     breakdown = first.get_by_label("Score breakdown")
-    for part in ("Dense", "Keyword", "Graph", "Confidence", "Temporal", "Strength",
-                 "Layer boost", "Final"):  # fmt: skip
+    for part in (
+        "Dense",
+        "Keyword",
+        "Graph",
+        "Confidence",
+        "Temporal",
+        "Strength",
+        "Layer boost",
+        "Final",
+    ):
         expect(breakdown).to_contain_text(part)
     expect(page.locator(".result-list")).not_to_contain_text("salary")  # bob's
     tab.shot("search")
@@ -279,7 +369,8 @@ def test_sign_in_search_and_open_a_hit(tab: Tab, site: Site) -> None:
     first.get_by_role("link").click()
     expect(page.get_by_role("heading", name="Memory", exact=True)).to_be_visible()
     expect(page.locator("#memory-content")).to_have_text(
-        "The Falcon project launches in May with Priya Raman as the technical lead")
+        "The Falcon project launches in May with Priya Raman as the technical lead"
+    )
     assert page.url.endswith(f"#/memory/{site.ids['falcon_launch']}")
     provenance = page.locator("section", has=page.get_by_role("heading", name="Provenance"))
     for label in ("Source", "Agent", "Session", "Episode", "Created by", "Valid from"):
@@ -317,8 +408,10 @@ def test_filters_and_list_pagination(tab: Tab, site: Site) -> None:
     page.get_by_role("button", name="Reset filters").click()
     # paging: 25 notes of alice's, 20 a page
     alice = site.mem.directory.principal(ACME, "alice")
-    notes = [site.mem.remember(f"Alice's paging note number {i}", principal=alice,
-                               tags=["paging"]).id for i in range(25)]  # fmt: skip
+    notes = [
+        site.mem.remember(f"Alice's paging note number {i}", principal=alice, tags=["paging"]).id
+        for i in range(25)
+    ]
     try:
         _page_through(page)
     finally:
@@ -353,7 +446,8 @@ def test_edit_and_see_the_history_and_a_conflict(tab: Tab, site: Site) -> None:
     page.get_by_role("button", name="Save changes").click()
     expect(page.locator("#status")).to_contain_text("version 2")
     expect(page.locator("#memory-content")).to_have_text(
-        "Alice keeps her bike in the shed behind the house")
+        "Alice keeps her bike in the shed behind the house"
+    )
     history = page.locator("#history tbody tr")
     expect(history).to_have_count(2)
     expect(history.nth(1)).to_contain_text("update")
@@ -366,8 +460,12 @@ def test_edit_and_see_the_history_and_a_conflict(tab: Tab, site: Site) -> None:
     # someone else changes it while the form is open: the save is refused, not lost
     page.get_by_role("button", name="Edit").click()
     page.get_by_label("Content").fill("Alice keeps her bike at the office")
-    changed = site.call("PATCH", f"/v1/memories/{mid}", "alice",
-                        json={"content": "Alice keeps her bike in the basement"})
+    changed = site.call(
+        "PATCH",
+        f"/v1/memories/{mid}",
+        "alice",
+        json={"content": "Alice keeps her bike in the basement"},
+    )
     assert changed.status_code == 200
     page.get_by_role("button", name="Save changes").click()
     expect(page.locator(".form-problem")).to_contain_text("someone changed this memory")
@@ -382,8 +480,9 @@ def test_edit_and_see_the_history_and_a_conflict(tab: Tab, site: Site) -> None:
 
 
 def test_delete_with_confirmation_and_it_is_gone_from_search(tab: Tab, site: Site) -> None:
-    made = site.call("POST", "/v1/memories", "alice",
-                     json={"content": "Alice's gym locker code is 4512"}).json()["memory"]
+    made = site.call(
+        "POST", "/v1/memories", "alice", json={"content": "Alice's gym locker code is 4512"}
+    ).json()["memory"]
     page = tab.sign_in(site.keys["alice"])
     page.get_by_label("Search memories").fill("gym locker code")
     page.get_by_role("button", name="Search", exact=True).click()
@@ -410,12 +509,18 @@ def test_a_team_lead_approves_edits_and_rejects_pending_memories(tab: Tab, site:
     assert site.call("PUT", "/v1/admin/teams/eng", "root", json={"review": True}).status_code == 200
     try:
         held = []
-        for text in ("The eng on-call rotation changes on Mondays",
-                     "Eng deploys from the release branch on Thursdays",
-                     "Eng code freeze starts two days before a release",
-                     "Eng retro notes go in the team wiki"):  # fmt: skip
-            r = site.call("POST", "/v1/memories", "alice",
-                          json={"content": text, "scope": "team:eng", "agent_id": "claude"})
+        for text in (
+            "The eng on-call rotation changes on Mondays",
+            "Eng deploys from the release branch on Thursdays",
+            "Eng code freeze starts two days before a release",
+            "Eng retro notes go in the team wiki",
+        ):
+            r = site.call(
+                "POST",
+                "/v1/memories",
+                "alice",
+                json={"content": text, "scope": "team:eng", "agent_id": "claude"},
+            )
             assert r.json()["memory"]["status"] == "pending_review"
             held.append(r.json()["memory"]["id"])
         page = tab.sign_in(site.keys["lena"])
@@ -586,9 +691,16 @@ def test_insight_renders_the_charts_and_the_audit_log(tab: Tab, site: Site) -> N
 
 
 def test_memory_content_is_rendered_as_text_never_as_html(tab: Tab, site: Site) -> None:
-    made = site.call("POST", "/v1/memories", "alice", json={
-        "content": f"Alice pasted {XSS} into her notes", "tags": ["xss"],
-        "metadata": {"note": XSS}}).json()["memory"]  # fmt: skip
+    made = site.call(
+        "POST",
+        "/v1/memories",
+        "alice",
+        json={
+            "content": f"Alice pasted {XSS} into her notes",
+            "tags": ["xss"],
+            "metadata": {"note": XSS},
+        },
+    ).json()["memory"]
     page = tab.sign_in(site.keys["alice"])
     page.get_by_label("Search memories").fill("Alice pasted into her notes")
     page.get_by_role("button", name="Search", exact=True).click()
@@ -613,8 +725,9 @@ def test_ui_responses_carry_a_strict_content_security_policy(site: Site) -> None
     script = httpx.get(site.base + "/ui/app.js", timeout=10)
     assert script.status_code == 200 and "javascript" in script.headers["content-type"]
     assert script.headers["content-security-policy"] == csp
-    assert "innerHTML" not in "".join(p.read_text() for p in
-                                      (SHOTS.parents[1] / "src/kenning/web/static").glob("*.js"))
+    assert "innerHTML" not in "".join(
+        p.read_text() for p in (SHOTS.parents[1] / "src/kenning/web/static").glob("*.js")
+    )
     assert httpx.get(site.base + "/docs", timeout=10).status_code == 200
     assert httpx.get(site.base + "/ui/nope.js", timeout=10).status_code == 404
 
@@ -624,12 +737,15 @@ def test_ui_responses_carry_a_strict_content_security_policy(site: Site) -> None
 
 def test_sign_in_search_and_detail_on_each_store(
     browser: Any, make_memory: Callable[..., Memory], store_kind: str
-) -> None:  # fmt: skip
+) -> None:
     mem = make_memory("web")
     keys = bootstrap_org(mem, ACME)
     alice = mem.directory.principal(ACME, "alice")
-    mid = mem.remember(f"On {store_kind}, Alice's favourite hiking trail is the Kungsleden",
-                       principal=alice, tags=["hiking"]).id  # fmt: skip
+    mid = mem.remember(
+        f"On {store_kind}, Alice's favourite hiking trail is the Kungsleden",
+        principal=alice,
+        tags=["hiking"],
+    ).id
     mem.remember("Bob's hiking boots are size 44", principal=mem.directory.principal(ACME, "bob"))
     with LiveServer(create_app(memory=mem)) as server:
         t = Tab(browser, server.base)

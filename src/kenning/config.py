@@ -106,13 +106,23 @@ class Lifecycle(BaseSettings):
     # -- strength (HMD, seed 003) ---------------------------------------------------
     #: Strength a new memory starts with, per memory type.
     initial_strength: dict[str, float] = Field(
-        default_factory=lambda: {"episodic": 0.8, "semantic": 0.8, "procedural": 0.9,
-                                 "working": 0.6})  # fmt: skip
+        default_factory=lambda: {
+            "episodic": 0.8,
+            "semantic": 0.8,
+            "procedural": 0.9,
+            "working": 0.6,
+        }
+    )
     #: Per-day decay rate (0.85-0.99, seed 003), per memory type: working memory
     #: fades within days, procedures last longest.
     decay_rate: dict[str, float] = Field(
-        default_factory=lambda: {"episodic": 0.95, "semantic": 0.97, "procedural": 0.98,
-                                 "working": 0.90})  # fmt: skip
+        default_factory=lambda: {
+            "episodic": 0.95,
+            "semantic": 0.97,
+            "procedural": 0.98,
+            "working": 0.90,
+        }
+    )
     #: Strength added by one access (a recall hit, an explicit reinforce).
     reinforcement: float = Field(0.15, ge=0, le=1)
     #: Recall hits are reinforced (one batched write per recall, off the caller's path).
@@ -289,7 +299,6 @@ class Settings(BaseSettings):
     #: named in the query gains this much fused relevance.
     author_boost: float = Field(0.3, ge=0, le=2)
     author_fields: tuple[str, ...] = ("speaker", "author")
-
 
     # memory graph (seed 002): the write-side projection
     #: Project memories into the graph (entities, topics, links); False: nothing

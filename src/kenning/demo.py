@@ -53,8 +53,14 @@ def _show(console: Console, title: str, mem: Memory, query: str, who: Principal)
     for hit in result:
         e = hit.explain
         assert e is not None
-        table.add_row(f"{hit.score:.3f}", hit.memory.scope.key, hit.memory.content,
-                      f"{e.relevance:.2f}", f"{e.confidence:.2f}", f"{e.temporal:.2f}")  # fmt: skip
+        table.add_row(
+            f"{hit.score:.3f}",
+            hit.memory.scope.key,
+            hit.memory.content,
+            f"{e.relevance:.2f}",
+            f"{e.confidence:.2f}",
+            f"{e.temporal:.2f}",
+        )
     console.print(table)
     console.print(f"  [dim]timings ms: {result.timings_ms}[/]")
 
@@ -62,21 +68,30 @@ def _show(console: Console, title: str, mem: Memory, query: str, who: Principal)
 def _lifecycle(console: Console, mem: Memory, alice: Principal) -> None:
     """A conversation in, facts out, a contradiction superseded, and the prompt hint."""
     console.rule("conversation and lifecycle")
-    result = mem.ingest([
-        {"role": "user", "name": "Alice", "content": "I moved to Porto last month."},
-        {"role": "assistant", "name": "helper", "content": "Nice! How is it going?"},
-        {"role": "user", "name": "Alice", "content": "I love the riverside walks."},
-    ], "demo-chat", principal=alice)  # fmt: skip
+    result = mem.ingest(
+        [
+            {"role": "user", "name": "Alice", "content": "I moved to Porto last month."},
+            {"role": "assistant", "name": "helper", "content": "Nice! How is it going?"},
+            {"role": "user", "name": "Alice", "content": "I love the riverside walks."},
+        ],
+        "demo-chat",
+        principal=alice,
+    )
     for fact in result.facts:
         console.print(f"  fact [bold]{fact.action.value}[/]: {fact.record.content}")
     first = mem.remember("Alice's badge number is 4471", principal=alice)
     (change,) = mem.write([{"content": "Alice's badge number is 5102"}], principal=alice)
-    console.print(f"  '{change.record.content}': {change.action.value} "
-                  f"({change.reason}); the old value stays in history")  # fmt: skip
+    console.print(
+        f"  '{change.record.content}': {change.action.value} "
+        f"({change.reason}); the old value stays in history"
+    )
     assert change.target in (first.id, None)
     console.print("memory hint for a system prompt:")
-    console.print(mem.build_hint(query="where does Alice live?", max_chars=600, principal=alice),
-                  markup=False, highlight=False)  # fmt: skip
+    console.print(
+        mem.build_hint(query="where does Alice live?", max_chars=600, principal=alice),
+        markup=False,
+        highlight=False,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -93,8 +108,10 @@ def main(argv: list[str] | None = None) -> None:
         with Memory(path, principal=who["admin"]) as mem:
             for user, scope, text in _SEED:
                 mem.remember(text, scope=scope, principal=who[user], source="user_input")
-            console.print(f"stored {len(_SEED)} memories in {path} "
-                          f"({time.perf_counter() - t:.1f}s incl. model load)")  # fmt: skip
+            console.print(
+                f"stored {len(_SEED)} memories in {path} "
+                f"({time.perf_counter() - t:.1f}s incl. model load)"
+            )
             _show(console, "recall", mem, "what does Alice drink?", who["alice"])
             _show(console, "recall", mem, "which database do we use for billing?", who["alice"])
             _show(console, "isolation", mem, "food allergies", who["alice"])
@@ -119,8 +136,10 @@ def main(argv: list[str] | None = None) -> None:
             console.print(f"forgotten; history keeps: {ops}")
             _lifecycle(console, mem, who["alice"])
             for layer in mem.stats(principal=who["admin"]):
-                console.print(f"  layer {layer.layer}: {layer.total_memories} memories, "
-                              f"avg confidence {layer.avg_confidence}")  # fmt: skip
+                console.print(
+                    f"  layer {layer.layer}: {layer.total_memories} memories, "
+                    f"avg confidence {layer.avg_confidence}"
+                )
         console.rule("done — try `kenning --help`")
 
 

@@ -82,9 +82,18 @@ log = logging.getLogger("kenning.engine")
 
 ScopesArg = Scope | str | Iterable[Scope | str] | None
 _UPDATABLE = (
-    "content", "key", "memory_type", "importance", "confidence", "tags", "metadata",
-    "event_at", "valid_from", "valid_to", "sector_id",
-)  # fmt: skip
+    "content",
+    "key",
+    "memory_type",
+    "importance",
+    "confidence",
+    "tags",
+    "metadata",
+    "event_at",
+    "valid_from",
+    "valid_to",
+    "sector_id",
+)
 
 
 def _settings_from_env() -> Settings:
@@ -130,9 +139,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall")
         self._lock = threading.Lock()
         self._strength = StrengthModel(self.store, self.settings.lifecycle.reinforcement)
-        self._recall = RecallPipeline(
-            self.store, self._query_embedder, self._pool, self._strength
-        )
+        self._recall = RecallPipeline(self.store, self._query_embedder, self._pool, self._strength)
         self._projector = Projector(self.store, self.settings, extractor)
         self._chat = chat if chat is not None else chat_model_from_settings(self.settings)
         self._planner = WritePlanner(
@@ -223,9 +230,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         source = clean_text(item.get("source", "api"), "source", 64)
         confidence = item.get("confidence")
         confidence = (
-            source_reliability(source)
-            if confidence is None
-            else clean_confidence(confidence)
+            source_reliability(source) if confidence is None else clean_confidence(confidence)
         )
         status = item.get("status", Status.ACTIVE)
         if status not in (Status.ACTIVE, Status.PENDING_REVIEW, "active", "pending_review"):
@@ -275,9 +280,13 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
     # -- writes -----------------------------------------------------------------------
 
     def remember(
-        self, content: str, *, scope: Scope | str | None = None, principal: Principal | None = None,
+        self,
+        content: str,
+        *,
+        scope: Scope | str | None = None,
+        principal: Principal | None = None,
         **fields: Any,
-    ) -> MemoryRecord:  # fmt: skip
+    ) -> MemoryRecord:
         """Store one memory and return it.
 
         ``fields`` may set ``key``, ``memory_type``, ``importance``, ``confidence``,
@@ -369,16 +378,24 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         graph = None
         if plan.inserts:
             graph = self._projector.for_insert(
-                [r for r, _ in plan.inserts], np.stack([v for _, v in plan.inserts]), plan.links,
-                plan.neighbours, extracted,
+                [r for r, _ in plan.inserts],
+                np.stack([v for _, v in plan.inserts]),
+                plan.links,
+                plan.neighbours,
+                extracted,
             )
         self.store.insert(plan.inserts, who.user_id, graph=graph, replacements=plan.replacements)
         return plan.results
 
     def upsert(
-        self, key: str, content: str, *, scope: Scope | str | None = None,
-        principal: Principal | None = None, **fields: Any,
-    ) -> MemoryRecord:  # fmt: skip
+        self,
+        key: str,
+        content: str,
+        *,
+        scope: Scope | str | None = None,
+        principal: Principal | None = None,
+        **fields: Any,
+    ) -> MemoryRecord:
         """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics).
 
         On update, the updatable ``fields`` change too; provenance fields
@@ -396,18 +413,27 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
                 self.policy.check_write(who, existing.scope)
                 changes = {k: v for k, v in fields.items() if k in _UPDATABLE}
                 return self.update(
-                    existing.id, content=content, principal=who, _op="upsert",
-                    _status=Status.ACTIVE, **changes,
-                )  # fmt: skip
+                    existing.id,
+                    content=content,
+                    principal=who,
+                    _op="upsert",
+                    _status=Status.ACTIVE,
+                    **changes,
+                )
             except Conflict:
                 continue
         raise Conflict(f"key {clean!r} kept changing under concurrent writers; try again")
 
     def update(
-        self, memory_id: str, *, principal: Principal | None = None,
-        expected_version: int | None = None, _op: str = "update",
-        _status: Status | None = None, **changes: Any,
-    ) -> MemoryRecord:  # fmt: skip
+        self,
+        memory_id: str,
+        *,
+        principal: Principal | None = None,
+        expected_version: int | None = None,
+        _op: str = "update",
+        _status: Status | None = None,
+        **changes: Any,
+    ) -> MemoryRecord:
         """Change fields of a memory (content is re-embedded); returns the new state."""
         who = self._who(principal)
         unknown = set(changes) - set(_UPDATABLE)
@@ -436,9 +462,14 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         if "content" in diff or "tags" in diff:
             graph = self._projector.for_update(new, vector)
         return self.store.replace(
-            new, vector, op=_op, actor=who.user_id, changes=diff,
-            expected_version=expected_version, graph=graph,
-        )  # fmt: skip
+            new,
+            vector,
+            op=_op,
+            actor=who.user_id,
+            changes=diff,
+            expected_version=expected_version,
+            graph=graph,
+        )
 
     def _apply_changes(self, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord:
         s = self.settings
@@ -525,8 +556,9 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         record = self._visible(memory_id, who)
         if fb in (FeedbackKind.VALIDATE, FeedbackKind.CONTRADICT):
             self.policy.check_write(who, record.scope)
-        new = replace(record, confidence=adjust_confidence(record.confidence, fb),
-                      updated_at=self.clock.now())  # fmt: skip
+        new = replace(
+            record, confidence=adjust_confidence(record.confidence, fb), updated_at=self.clock.now()
+        )
         changes = {"feedback": fb.value, "confidence": [record.confidence, new.confidence]}
         return self.store.replace(new, None, op="feedback", actor=who.user_id, changes=changes)
 
@@ -559,8 +591,11 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         who = self._who(principal)
         query = clean_text(query, "query", self.settings.max_content_chars)
         k = clean_k(k, self.settings.max_k)
-        floor = self.settings.min_confidence if min_confidence is None else clean_confidence(
-            min_confidence, "min_confidence")  # fmt: skip
+        floor = (
+            self.settings.min_confidence
+            if min_confidence is None
+            else clean_confidence(min_confidence, "min_confidence")
+        )
         flt = build_filter(filters)
         view = self.policy.resolve(who, scopes, layers)
         if sector is not None:
@@ -635,9 +670,12 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         return n
 
     def import_jsonl(
-        self, lines: Iterable[str], *, principal: Principal | None = None,
+        self,
+        lines: Iterable[str],
+        *,
+        principal: Principal | None = None,
         progress: Callable[[int], None] | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Load an export in one transaction; every row is checked before any is written."""
         who = self._who(principal)
         rows = list(_parse_export(lines, who, self.policy, self.embedder.dim))
@@ -645,9 +683,12 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         return len(rows)
 
     def reembed(
-        self, *, batch_size: int = 256, principal: Principal | None = None,
+        self,
+        *,
+        batch_size: int = 256,
+        principal: Principal | None = None,
         progress: Callable[[int], None] | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Give every memory of the caller's organization a vector of the configured
         model (those made by another model, e.g. after the default changed); admins
         only. Each batch is one transaction, so an interrupted run resumes where it
@@ -677,26 +718,43 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         migrate``, it is not offered through the server). Organization -> count."""
         return {
             org: self.reembed(
-                batch_size=batch_size, progress=progress,
-                principal=Principal(org_id=org, user_id=self.principal.user_id,
-                                    roles=frozenset({Role.ADMIN})),
+                batch_size=batch_size,
+                progress=progress,
+                principal=Principal(
+                    org_id=org, user_id=self.principal.user_id, roles=frozenset({Role.ADMIN})
+                ),
             )
             for org in self.store.organizations()
-        }  # fmt: skip
+        }
 
 
 #: History ops that take a memory out of recall; ``restore`` undoes the latest.
-RETIRING_OPS = frozenset(
-    {"archive", "supersede", "shadow", "forget", "retention", "evict"}
-)
+RETIRING_OPS = frozenset({"archive", "supersede", "shadow", "forget", "retention", "evict"})
 #: The fields a retiring op may change besides the status, restored from its history row.
 _UNDONE = ("valid_to", "superseded_by", "confidence")
 
 _REMEMBER_FIELDS = frozenset(
-    {"content", "scope", "key", "memory_type", "importance", "confidence", "tags", "metadata",
-     "source", "source_channel_id", "agent_id", "session_id", "episode_id", "sector_id",
-     "event_at", "valid_from", "valid_to", "status"}
-)  # fmt: skip
+    {
+        "content",
+        "scope",
+        "key",
+        "memory_type",
+        "importance",
+        "confidence",
+        "tags",
+        "metadata",
+        "source",
+        "source_channel_id",
+        "agent_id",
+        "session_id",
+        "episode_id",
+        "sector_id",
+        "event_at",
+        "valid_from",
+        "valid_to",
+        "status",
+    }
+)
 
 
 def _encode_cursor(record: MemoryRecord) -> str:

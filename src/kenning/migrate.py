@@ -46,9 +46,14 @@ from .models import ScopeKind
 from .stores import Store, display_url, inspect_database, open_store
 
 __all__ = [
-    "CopyReport", "OrgReport", "VerificationError", "copy_store", "count_memories",
-    "open_stores", "org_digest",
-]  # fmt: skip
+    "CopyReport",
+    "OrgReport",
+    "VerificationError",
+    "copy_store",
+    "count_memories",
+    "open_stores",
+    "org_digest",
+]
 
 Progress = Callable[[int], None]
 
@@ -84,10 +89,17 @@ class OrgReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"org_id": self.org_id, "memories": self.memories, "history": self.history,
-                "checksum": self.checksum, "sectors": self.sectors,
-                "policies": self.policies, "entries": self.entries,
-                "api_keys": self.api_keys, "audit": self.audit}  # fmt: skip
+        return {
+            "org_id": self.org_id,
+            "memories": self.memories,
+            "history": self.history,
+            "checksum": self.checksum,
+            "sectors": self.sectors,
+            "policies": self.policies,
+            "entries": self.entries,
+            "api_keys": self.api_keys,
+            "audit": self.audit,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +120,12 @@ class CopyReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"memories": self.memories, "history": self.history, "verified": True,
-                "organizations": [o.to_dict() for o in self.organizations]}  # fmt: skip
+        return {
+            "memories": self.memories,
+            "history": self.history,
+            "verified": True,
+            "organizations": [o.to_dict() for o in self.organizations],
+        }
 
 
 # -- canonical form and checksums -------------------------------------------------------
@@ -128,8 +144,12 @@ def canonical_row(row: Mapping[str, Any]) -> bytes:
     """
     vector = base64.b64decode(row["vector"])
     history = [{k: v for k, v in h.items() if k != "seq"} for h in row.get("history", [])]
-    data = {"record": row["record"], "vector": vector.hex(), "model_id": row.get("model_id"),
-            "history": history}  # fmt: skip
+    data = {
+        "record": row["record"],
+        "vector": vector.hex(),
+        "model_id": row.get("model_id"),
+        "history": history,
+    }
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -156,8 +176,12 @@ class _Digest:
 def canonical_tombstone(row: Mapping[str, Any]) -> bytes:
     """A deleted memory's trail (:meth:`Store.iter_tombstones`) as canonical JSON, no ``seq``."""
     history = [{k: v for k, v in h.items() if k != "seq"} for h in row["history"]]
-    data = {"memory_id": row["memory_id"], "org_id": row["org_id"], "scope": row["scope"],
-            "history": history}  # fmt: skip
+    data = {
+        "memory_id": row["memory_id"],
+        "org_id": row["org_id"],
+        "scope": row["scope"],
+        "history": history,
+    }
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -205,26 +229,44 @@ def _verify(source: Store, dest: Store, org_id: str) -> OrgReport:
     """Re-read one organization on both sides; raise :class:`VerificationError` on a difference."""
     src, dst = _digest(source, org_id), _digest(dest, org_id)
     if src.memories != dst.memories:
-        raise VerificationError(org_id, f"{src.memories} memories in the source, "
-                                f"{dst.memories} in the destination")  # fmt: skip
+        raise VerificationError(
+            org_id, f"{src.memories} memories in the source, {dst.memories} in the destination"
+        )
     if src.tombstones != dst.tombstones:
-        raise VerificationError(org_id, f"{src.tombstones} deleted memories' trails in the "
-                                f"source, {dst.tombstones} in the destination")  # fmt: skip
+        raise VerificationError(
+            org_id,
+            f"{src.tombstones} deleted memories' trails in the "
+            f"source, {dst.tombstones} in the destination",
+        )
     if src.history != dst.history:
-        raise VerificationError(org_id, f"{src.history} history entries in the source, "
-                                f"{dst.history} in the destination")  # fmt: skip
+        raise VerificationError(
+            org_id, f"{src.history} history entries in the source, {dst.history} in the destination"
+        )
     if src.checksum != dst.checksum:
-        raise VerificationError(org_id, f"checksum {src.checksum} in the source, "
-                                f"{dst.checksum} in the destination; "
-                                f"{_first_difference(src, dst)}")  # fmt: skip
+        raise VerificationError(
+            org_id,
+            f"checksum {src.checksum} in the source, "
+            f"{dst.checksum} in the destination; "
+            f"{_first_difference(src, dst)}",
+        )
     src_settings, dst_settings = _org_settings(source, org_id), _org_settings(dest, org_id)
     for what, a, b in zip(("sectors", "policies"), src_settings, dst_settings, strict=True):
         if a != b:
-            raise VerificationError(org_id, f"{what} differ: {len(a)} in the source, "
-                                    f"{len(b)} in the destination")  # fmt: skip
+            raise VerificationError(
+                org_id, f"{what} differ: {len(a)} in the source, {len(b)} in the destination"
+            )
     entries, keys, audit = _verify_directory(source, dest, org_id)
-    return OrgReport(org_id, src.memories, src.history, src.checksum,
-                     len(src_settings[0]), len(src_settings[1]), entries, keys, audit)  # fmt: skip
+    return OrgReport(
+        org_id,
+        src.memories,
+        src.history,
+        src.checksum,
+        len(src_settings[0]),
+        len(src_settings[1]),
+        entries,
+        keys,
+        audit,
+    )
 
 
 def _verify_directory(source: Store, dest: Store, org_id: str) -> tuple[int, int, int]:
@@ -235,13 +277,17 @@ def _verify_directory(source: Store, dest: Store, org_id: str) -> tuple[int, int
         a: list[Any] = read(source, org_id)
         b: list[Any] = read(dest, org_id)
         if a != b:
-            raise VerificationError(org_id, f"directory {what} differ: {len(a)} in the "
-                                    f"source, {len(b)} in the destination")  # fmt: skip
+            raise VerificationError(
+                org_id,
+                f"directory {what} differ: {len(a)} in the source, {len(b)} in the destination",
+            )
         counts.append(len(a))
     src_audit, dst_audit = _audit_digest(source, org_id), _audit_digest(dest, org_id)
     if src_audit != dst_audit:
-        raise VerificationError(org_id, f"audit lines differ: {src_audit[0]} in the source, "
-                                f"{dst_audit[0]} in the destination")  # fmt: skip
+        raise VerificationError(
+            org_id,
+            f"audit lines differ: {src_audit[0]} in the source, {dst_audit[0]} in the destination",
+        )
     return counts[0], counts[1], src_audit[0]
 
 
@@ -278,12 +324,15 @@ def _audit_digest(store: Store, org_id: str) -> tuple[int, str]:
 def _org_settings(store: Store, org_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The organization's sectors (with their centroids) and policies, comparable."""
     sectors = [
-        {**s.to_dict(), "centroid": None if s.centroid is None
-         else hashlib.sha256(s.centroid.astype("<f4").tobytes()).hexdigest()}
+        {
+            **s.to_dict(),
+            "centroid": None
+            if s.centroid is None
+            else hashlib.sha256(s.centroid.astype("<f4").tobytes()).hexdigest(),
+        }
         for s in store.sectors(whole_org(org_id))
-    ]  # fmt: skip
-    return (sorted(sectors, key=lambda d: d["id"]),
-            [p.to_dict() for p in store.policies(org_id)])  # fmt: skip
+    ]
+    return (sorted(sectors, key=lambda d: d["id"]), [p.to_dict() for p in store.policies(org_id)])
 
 
 # -- copying ------------------------------------------------------------------------------
@@ -413,8 +462,9 @@ def _check_pair(from_url: str, to_url: str) -> tuple[str, str, tuple[str, int]]:
     src = inspect_database(from_url, field="from")
     dst = inspect_database(to_url, field="to")
     if src.identity == dst.identity:
-        raise InvalidInput(f"source and destination are the same database "
-                           f"({display_url(src.url)})", field="to")  # fmt: skip
+        raise InvalidInput(
+            f"source and destination are the same database ({display_url(src.url)})", field="to"
+        )
     if src.model is None:
         raise InvalidInput(f"from: {display_url(src.url)} holds no kenning store", field="from")
     if dst.model is not None and dst.model != src.model:

@@ -58,9 +58,13 @@ class ReviewMethods:
                 record.status = Status.PENDING_REVIEW
 
     def review_queue(
-        self, *, scopes: ScopesArg = None, limit: int = 50, cursor: str | None = None,
+        self,
+        *,
+        scopes: ScopesArg = None,
+        limit: int = 50,
+        cursor: str | None = None,
         principal: Principal | None = None,
-    ) -> Page:  # fmt: skip
+    ) -> Page:
         """Pending memories the caller may review, newest first, one page at a time.
 
         ``scopes``: None for every scope the caller reviews, or named scopes
@@ -79,22 +83,29 @@ class ReviewMethods:
             for scope in view.scopes:
                 self.policy.check_review(who, scope)
         return self.list(
-            scopes=named, filters=MemoryFilter(statuses=frozenset({Status.PENDING_REVIEW})),
-            limit=limit, cursor=cursor, principal=who,
-        )  # fmt: skip
+            scopes=named,
+            filters=MemoryFilter(statuses=frozenset({Status.PENDING_REVIEW})),
+            limit=limit,
+            cursor=cursor,
+            principal=who,
+        )
 
     def approve(
-        self, memory_id: str, *, changes: Mapping[str, Any] | None = None,
+        self,
+        memory_id: str,
+        *,
+        changes: Mapping[str, Any] | None = None,
         principal: Principal | None = None,
-    ) -> MemoryRecord:  # fmt: skip
+    ) -> MemoryRecord:
         """Make a pending memory active, optionally editing it on the way (``changes``
         as :meth:`update` takes them); the history records ``approve``."""
         who = self._who(principal)
         record = self._pending(memory_id, who)
         if changes is not None and not isinstance(changes, Mapping):
             raise InvalidInput("changes must be an object", field="changes")
-        return self.update(record.id, principal=who, _op="approve", _status=Status.ACTIVE,
-                           **dict(changes or {}))  # fmt: skip
+        return self.update(
+            record.id, principal=who, _op="approve", _status=Status.ACTIVE, **dict(changes or {})
+        )
 
     def reject(
         self, memory_id: str, *, reason: str | None = None, principal: Principal | None = None
@@ -109,9 +120,13 @@ class ReviewMethods:
             raise NotFound(f"memory {memory_id!r} not found")
 
     def review_many(
-        self, ids: Sequence[str], action: str, *, reason: str | None = None,
+        self,
+        ids: Sequence[str],
+        action: str,
+        *,
+        reason: str | None = None,
         principal: Principal | None = None,
-    ) -> tuple[dict[str, str], dict[str, str]]:  # fmt: skip
+    ) -> tuple[dict[str, str], dict[str, str]]:
         """Approve or reject several pending memories, each on its own: returns
         ``(done, failed)``, id → ``approved``/``rejected`` and id → the error."""
         if action not in ("approve", "reject"):

@@ -42,9 +42,15 @@ def source_reliability(source: str) -> float:
 
 
 def component_confidence(
-    *, source: str, entities: int, entities_with_properties: int, relationships: int,
-    validated: bool, validation_pending: bool, feedback: float | None,
-) -> dict[str, float]:  # fmt: skip
+    *,
+    source: str,
+    entities: int,
+    entities_with_properties: int,
+    relationships: int,
+    validated: bool,
+    validation_pending: bool,
+    feedback: float | None,
+) -> dict[str, float]:
     """Seed 000's confidence from its components, with each component shown.
 
     Weighted: source reliability 0.25, entity extraction 0.20 (0.2 per entity
@@ -59,10 +65,16 @@ def component_confidence(
         "validation": 1.0 if validated else 0.5 if validation_pending else 0.0,
         "feedback": 0.5 if feedback is None else min(1.0, max(0.0, feedback)),
     }
-    weights = {"source": 0.25, "entities": 0.20, "relationships": 0.15, "validation": 0.20,
-               "feedback": 0.20}  # fmt: skip
+    weights = {
+        "source": 0.25,
+        "entities": 0.20,
+        "relationships": 0.15,
+        "validation": 0.20,
+        "feedback": 0.20,
+    }
     parts["confidence"] = round(sum(parts[k] * w for k, w in weights.items()), 3)
     return parts
+
 
 #: Seed 000's confidence adjustments.
 CONFIDENCE_ADJUSTMENTS: Mapping[FeedbackKind, float] = {

@@ -219,10 +219,25 @@ def _set_of(value: object, field: str, convert: Any) -> frozenset[Any]:
 
 
 _FILTER_KEYS = {
-    "types", "statuses", "tags_any", "tags_all", "tags", "created_after", "created_before",
-    "event_after", "event_before", "metadata", "min_importance", "source", "agent_id",
-    "session_id", "episode_id", "sector_id", "key", "sectors",
-}  # fmt: skip
+    "types",
+    "statuses",
+    "tags_any",
+    "tags_all",
+    "tags",
+    "created_after",
+    "created_before",
+    "event_after",
+    "event_before",
+    "metadata",
+    "min_importance",
+    "source",
+    "agent_id",
+    "session_id",
+    "episode_id",
+    "sector_id",
+    "key",
+    "sectors",
+}
 
 
 def build_filter(filters: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilter:
@@ -249,8 +264,9 @@ def build_filter(filters: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilt
             if not out[name]:
                 raise InvalidInput("statuses must name at least one status", field=name)
         elif name in ("tags_any", "tags_all", "tags"):
-            out["tags_all" if name == "tags" else name] = frozenset(clean_tags(
-                [value] if isinstance(value, str) else value, 64))  # fmt: skip
+            out["tags_all" if name == "tags" else name] = frozenset(
+                clean_tags([value] if isinstance(value, str) else value, 64)
+            )
         elif name.endswith(("_after", "_before")):
             out[name] = clean_time(value, name)
         elif name == "metadata":

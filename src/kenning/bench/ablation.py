@@ -72,16 +72,35 @@ def run_ablation(
     variants = {name: variant_settings(base, flat, sc) for name, (flat, sc) in CONFIGS.items()}
     out: dict[str, Any] = {name: {} for name in CONFIGS}
     for split_name in splits:
-        results = run_locomo_variants(data, split_name, variants, settings=base,  # type: ignore[arg-type]
-                                      embedder=embedder)  # fmt: skip
+        results = run_locomo_variants(
+            data,
+            split_name,
+            variants,
+            settings=base,  # type: ignore[arg-type]
+            embedder=embedder,
+        )
         for name, result in results.items():
             out[name][split_name] = {
                 key: result[key]
-                for key in ("recall@1", "recall@5", "recall@10", "recall@20", "all_hit@10",
-                            "all_hit@20", "questions", "latency_ms")
-            } | {"by_category": {c: {m: round(v[m], 3) for m in ("recall@10", "recall@20",
-                                                               "all_hit@10", "all_hit@20")}
-                                 for c, v in result["by_category"].items()}}  # fmt: skip
+                for key in (
+                    "recall@1",
+                    "recall@5",
+                    "recall@10",
+                    "recall@20",
+                    "all_hit@10",
+                    "all_hit@20",
+                    "questions",
+                    "latency_ms",
+                )
+            } | {
+                "by_category": {
+                    c: {
+                        m: round(v[m], 3)
+                        for m in ("recall@10", "recall@20", "all_hit@10", "all_hit@20")
+                    }
+                    for c, v in result["by_category"].items()
+                }
+            }
             if progress:
                 progress(f"{name} / {split_name}: R@10 {result['recall@10']:.3f}")
     return out

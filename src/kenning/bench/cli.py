@@ -20,11 +20,12 @@ bench_app = typer.Typer(
 StoreOpt = Annotated[
     str | None,
     typer.Option(
-        "--store", metavar="URL",
+        "--store",
+        metavar="URL",
         help="An empty database to run on (postgresql://… or sqlite:///…); "
         "default: a temporary SQLite file.",
     ),
-]  # fmt: skip
+]
 
 
 def _split(name: str) -> Literal["dev", "holdout", "all"]:
@@ -111,9 +112,14 @@ def scale(
     from .scale import run_scale
 
     result = run_scale(
-        n, synthetic=synthetic_vectors, queries=queries, settings=_settings(set_), db_path=db,
-        repeat=repeat, store=store,
-    )  # fmt: skip
+        n,
+        synthetic=synthetic_vectors,
+        queries=queries,
+        settings=_settings(set_),
+        db_path=db,
+        repeat=repeat,
+        store=store,
+    )
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 
@@ -166,8 +172,14 @@ def load(
     from .load import run_load
 
     result = run_load(
-        store=store, workers=workers, clients=clients, duration=duration, requests=requests,
-        write_ratio=write_ratio, seed_memories=seed_memories, port=port,
+        store=store,
+        workers=workers,
+        clients=clients,
+        duration=duration,
+        requests=requests,
+        write_ratio=write_ratio,
+        seed_memories=seed_memories,
+        port=port,
         progress=lambda msg: typer.echo(msg, err=True),
-    )  # fmt: skip
+    )
     typer.echo(json.dumps(result, indent=None if as_json else 2))

@@ -46,8 +46,9 @@ def run_ingest_locomo(
     convs = split(load_locomo(data), split_name)
     clock = FixedClock(convs[0].last_session_date)
     with tempfile.TemporaryDirectory(prefix="kenning-ingest-") as tmp:
-        mem = open_bench_memory(store, Path(tmp) / "ingest.db", settings, embedder=embedder,
-                                clock=clock)  # fmt: skip
+        mem = open_bench_memory(
+            store, Path(tmp) / "ingest.db", settings, embedder=embedder, clock=clock
+        )
         try:
             dia_of: dict[str, str] = {}
             fact_evidence: dict[str, list[str]] = {}
@@ -60,16 +61,20 @@ def run_ingest_locomo(
                     said = list(group)
                     clock.set(said[0].session_date + timedelta(hours=1))
                     done = mem.ingest(
-                        [{"content": t.document, "name": t.speaker, "at": t.session_date}
-                         for t in said],
-                        f"{conv.sample_id}/session_{session}", principal=who,
-                    )  # fmt: skip
+                        [
+                            {"content": t.document, "name": t.speaker, "at": t.session_date}
+                            for t in said
+                        ],
+                        f"{conv.sample_id}/session_{session}",
+                        principal=who,
+                    )
                     for t, record in zip(said, done.turns, strict=True):
                         dia_of[record.id] = t.dia_id
                     for f in done.facts:
                         actions[f.action.value] = actions.get(f.action.value, 0) + 1
-                        ids = [dia_of[e] for e in f.record.metadata.get("evidence", [])
-                               if e in dia_of]  # fmt: skip
+                        ids = [
+                            dia_of[e] for e in f.record.metadata.get("evidence", []) if e in dia_of
+                        ]
                         fact_evidence.setdefault(f.record.id, []).extend(ids)
                     turns += len(said)
                     facts += len(done.facts)
@@ -99,11 +104,17 @@ def run_ingest_locomo(
     result = score(rankings, questions, ks=(1, 5, 10, 20))
     evidence = {e for q in questions for e in q.evidence}
     covered = {d for ids in fact_evidence.values() for d in ids}
-    result.update({
-        "split": split_name, "conversations": [c.sample_id for c in convs], "turns": turns,
-        "facts": facts, "fact_actions": actions, "evidence_turns": len(evidence),
-        "evidence_turns_with_fact": len(evidence & covered),
-        "evidence_coverage": round(len(evidence & covered) / max(1, len(evidence)), 4),
-        "ingest_per_s": round(turns / ingest_s, 1),
-    })  # fmt: skip
+    result.update(
+        {
+            "split": split_name,
+            "conversations": [c.sample_id for c in convs],
+            "turns": turns,
+            "facts": facts,
+            "fact_actions": actions,
+            "evidence_turns": len(evidence),
+            "evidence_turns_with_fact": len(evidence & covered),
+            "evidence_coverage": round(len(evidence & covered) / max(1, len(evidence)), 4),
+            "ingest_per_s": round(turns / ingest_s, 1),
+        }
+    )
     return result

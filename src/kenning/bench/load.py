@@ -122,18 +122,20 @@ class LoadText:
         """A question the memories can answer (more or less well)."""
         r = self.rng
         name, project, place = r.choice(_NAMES), r.choice(_PROJECTS), r.choice(_PLACES)
-        return r.choice((
-            f"What does {name} like to drink?",
-            f"When is the {project} launch?",
-            f"Is {name} allergic to anything?",
-            f"Which tool does the team use for {r.choice(_PURPOSES)}?",
-            f"Who is travelling to {place}?",
-            f"What are {name}'s hobbies?",
-            f"Who owns the {project} budget?",
-            f"What did the {project} retro decide?",
-            f"Who reviews {name}'s pull requests?",
-            f"Where does {name}'s sister live?",
-        ))  # fmt: skip
+        return r.choice(
+            (
+                f"What does {name} like to drink?",
+                f"When is the {project} launch?",
+                f"Is {name} allergic to anything?",
+                f"Which tool does the team use for {r.choice(_PURPOSES)}?",
+                f"Who is travelling to {place}?",
+                f"What are {name}'s hobbies?",
+                f"Who owns the {project} budget?",
+                f"What did the {project} retro decide?",
+                f"Who reviews {name}'s pull requests?",
+                f"Where does {name}'s sister live?",
+            )
+        )
 
 
 @dataclass
@@ -219,15 +221,30 @@ def run_load(
                 say(f"server ready after {startup_s:.1f} s; warming up")
                 names = [u for u in keys if u != ADMIN]
                 roster = [
-                    _Client(u, TEAMS[int(u[1:]) % len(TEAMS)], keys[u],
-                            LoadText(random.Random(1000 + i), f"c{i}"))
+                    _Client(
+                        u,
+                        TEAMS[int(u[1:]) % len(TEAMS)],
+                        keys[u],
+                        LoadText(random.Random(1000 + i), f"c{i}"),
+                    )
                     for i, u in ((i, names[i % len(names)]) for i in range(clients))
-                ]  # fmt: skip
+                ]
                 warm, tally = _Tally(), _Tally()
-                elapsed, clients_cpu, per_worker = asyncio.run(_clients(
-                    base, roster, keys[ADMIN], warm, tally, write_ratio, warmup, duration,
-                    requests, workers, say,
-                ))  # fmt: skip
+                elapsed, clients_cpu, per_worker = asyncio.run(
+                    _clients(
+                        base,
+                        roster,
+                        keys[ADMIN],
+                        warm,
+                        tally,
+                        write_ratio,
+                        warmup,
+                        duration,
+                        requests,
+                        workers,
+                        say,
+                    )
+                )
             finally:
                 say("stopping the server")
                 t = time.perf_counter()
@@ -279,10 +296,11 @@ def run_load(
         "cpu_s": {"server": round(server_cpu, 1), "clients": round(clients_cpu, 1)},
         "server_log_tail": log_tail if (log_errors or total_errors or not graceful) else [],
         "machine": {
-            "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
             "python": platform.python_version(),
         },
-    }  # fmt: skip
+    }
 
 
 # -- preparation -----------------------------------------------------------------------
@@ -333,11 +351,25 @@ def _prepare(
 def _start_server(url: str, workers: int, port: int, home: Path, log: IO[bytes]) -> Any:
     home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "KENNING_DATABASE_URL": url, "KENNING_HOME": str(home)}
-    cmd = [sys.executable, "-m", "kenning.cli", "serve", "--port", str(port),
-           "--workers", str(workers)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "kenning.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
     # its own session: the server and its workers form one process group to kill if need be
-    return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    return subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def _wait_ready(base: str, proc: Any, timeout: float, log_path: Path) -> str:
@@ -432,10 +464,18 @@ def _log_errors(path: Path) -> tuple[int, list[str]]:
 
 
 async def _clients(
-    base: str, roster: list[_Client], admin_key: str, warm: _Tally, tally: _Tally,
-    write_ratio: float, warmup: float, duration: float, requests: int | None, workers: int,
+    base: str,
+    roster: list[_Client],
+    admin_key: str,
+    warm: _Tally,
+    tally: _Tally,
+    write_ratio: float,
+    warmup: float,
+    duration: float,
+    requests: int | None,
+    workers: int,
     say: Progress,
-) -> tuple[float, float, list[dict[str, int]]]:  # fmt: skip
+) -> tuple[float, float, list[dict[str, int]]]:
     """Warm-up, then the measured run, on the same connections (one per client).
 
     The workers load the embedding model and the entity extractor on first use,
@@ -447,11 +487,15 @@ async def _clients(
     """
     async with contextlib.AsyncExitStack() as stack:
         https = [
-            await stack.enter_async_context(httpx.AsyncClient(
-                base_url=base, headers={"Authorization": f"Bearer {c.key}"},
-                timeout=REQUEST_TIMEOUT_S))
+            await stack.enter_async_context(
+                httpx.AsyncClient(
+                    base_url=base,
+                    headers={"Authorization": f"Bearer {c.key}"},
+                    timeout=REQUEST_TIMEOUT_S,
+                )
+            )
             for c in roster
-        ]  # fmt: skip
+        ]
         await _drive(https, roster, warm, write_ratio, warmup, None, prime=True)
         say(f"running {len(roster)} clients")
         own_before = _cpu(resource.RUSAGE_SELF)
@@ -461,9 +505,15 @@ async def _clients(
 
 
 async def _drive(
-    https: list[httpx.AsyncClient], roster: list[_Client], tally: _Tally, write_ratio: float,
-    duration: float, requests: int | None, *, prime: bool = False,
-) -> float:  # fmt: skip
+    https: list[httpx.AsyncClient],
+    roster: list[_Client],
+    tally: _Tally,
+    write_ratio: float,
+    duration: float,
+    requests: int | None,
+    *,
+    prime: bool = False,
+) -> float:
     """Run every client until ``duration`` has passed (or ``requests`` were sent, in
     all); returns the wall seconds from the start to the last answer. With ``prime``
     client ``i`` starts, ``i`` x 50 ms in, with one remember and one recall."""
@@ -525,9 +575,12 @@ async def _per_worker(base: str, admin_key: str, workers: int) -> list[dict[str,
 
 
 async def _one_op(
-    http: httpx.AsyncClient, client: _Client, rng: random.Random, tally: _Tally,
+    http: httpx.AsyncClient,
+    client: _Client,
+    rng: random.Random,
+    tally: _Tally,
     write: bool,
-) -> None:  # fmt: skip
+) -> None:
     op = "remember" if write else "recall"
     if write:
         body: dict[str, Any] = {"content": client.text.memory()}
@@ -590,6 +643,9 @@ def _summary(values: list[float]) -> dict[str, Any]:
         return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
     return {
-        "count": len(ordered), "p50_ms": round(statistics.median(ordered), 1),
-        "p95_ms": pick(0.95), "p99_ms": pick(0.99), "max_ms": round(ordered[-1], 1),
-    }  # fmt: skip
+        "count": len(ordered),
+        "p50_ms": round(statistics.median(ordered), 1),
+        "p95_ms": pick(0.95),
+        "p99_ms": pick(0.99),
+        "max_ms": round(ordered[-1], 1),
+    }

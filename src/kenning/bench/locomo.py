@@ -41,9 +41,16 @@ def run_locomo(
 ) -> dict[str, Any]:
     """Run the retrieval task and return the metrics dict (see module docstring)."""
     results = run_locomo_variants(
-        data, split_name, {"default": None}, settings=settings, embedder=embedder,
-        db_path=db_path, store=store, k_max=k_max, progress=progress,
-    )  # fmt: skip
+        data,
+        split_name,
+        {"default": None},
+        settings=settings,
+        embedder=embedder,
+        db_path=db_path,
+        store=store,
+        k_max=k_max,
+        progress=progress,
+    )
     return results["default"]
 
 

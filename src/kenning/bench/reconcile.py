@@ -28,8 +28,14 @@ __all__ = ["DEFAULT_CASES", "load_cases", "run_reconcile_bench"]
 DEFAULT_CASES = Path(__file__).parent / "data" / "reconcile_cases.json"
 
 _CATEGORIES = (
-    "duplicate", "paraphrase", "update", "contradiction", "elaboration", "unrelated", "related",
-)  # fmt: skip
+    "duplicate",
+    "paraphrase",
+    "update",
+    "contradiction",
+    "elaboration",
+    "unrelated",
+    "related",
+)
 
 
 def load_cases(path: Path | str | None = None) -> list[dict[str, Any]]:
@@ -60,9 +66,9 @@ def _when(value: str | None) -> datetime | None:
 def _items(
     cases: Sequence[dict[str, Any]], embedder: Embedder
 ) -> list[tuple[Incoming, list[Neighbour]]]:
-    texts = sorted({c["new"]["content"] for c in cases} | {
-        e["content"] for c in cases for e in c["existing"]
-    })  # fmt: skip
+    texts = sorted(
+        {c["new"]["content"] for c in cases} | {e["content"] for c in cases for e in c["existing"]}
+    )
     rows = np.asarray(embedder.embed_batch(texts), dtype=np.float32)
     vec = {t: rows[i] for i, t in enumerate(texts)}
     items = []
@@ -71,11 +77,14 @@ def _items(
         v = vec[new["content"]]
         near = [
             Neighbour(
-                id=e["id"], content=e["content"], similarity=float(vec[e["content"]] @ v),
-                key=e.get("key"), said_at=_when(e.get("said_at")),
+                id=e["id"],
+                content=e["content"],
+                similarity=float(vec[e["content"]] @ v),
+                key=e.get("key"),
+                said_at=_when(e.get("said_at")),
             )
             for e in case["existing"]
-        ]  # fmt: skip
+        ]
         items.append(
             (Incoming(new["content"], key=new.get("key"), said_at=_when(new.get("said_at"))), near)
         )
@@ -111,12 +120,14 @@ def run_reconcile_bench(
         by_split[case.get("split", "all")].append(ok)
         confusion[want["action"]][got.action.value] += 1
         if not ok:
-            errors.append({
-                "id": case["id"],
-                "expected": {"action": want["action"], "target": want.get("target")},
-                "got": {"action": got.action.value, "target": got.target},
-                "reason": got.reason,
-            })  # fmt: skip
+            errors.append(
+                {
+                    "id": case["id"],
+                    "expected": {"action": want["action"], "target": want.get("target")},
+                    "got": {"action": got.action.value, "target": got.target},
+                    "reason": got.reason,
+                }
+            )
     n_right = sum(sum(v) for v in right.values())
     return {
         "cases": len(cases),

@@ -167,18 +167,24 @@ def run_scale(
             mem.recall(texts[0], 10, scopes=ALL_SCOPES, principal=admin)  # loads + builds index
             warm_s = time.perf_counter() - t
             typical_user = Principal(
-                org_id="bench", user_id="u3", roles=frozenset({Role.MEMBER}),
+                org_id="bench",
+                user_id="u3",
+                roles=frozenset({Role.MEMBER}),
                 teams={"t0": TeamRole.MEMBER, "t1": TeamRole.MEMBER},
-            )  # fmt: skip
+            )
             passes = []
             for run in range(max(1, repeat)):
                 base = 1 + 2 * queries * run
                 worst = texts[base : base + queries]
                 typical = texts[base + queries : base + 2 * queries]
-                passes.append({
-                    "recall_ms": _time_recalls(mem, worst, admin, ALL_SCOPES, progress),
-                    "recall_ms_typical": _time_recalls(mem, typical, typical_user, None, progress),
-                })  # fmt: skip
+                passes.append(
+                    {
+                        "recall_ms": _time_recalls(mem, worst, admin, ALL_SCOPES, progress),
+                        "recall_ms_typical": _time_recalls(
+                            mem, typical, typical_user, None, progress
+                        ),
+                    }
+                )
             plan = getattr(mem.store, "last_plan", None)
             kind = mem.store.kind
         finally:
@@ -195,7 +201,8 @@ def run_scale(
         "model_only_per_s": round(model_rate, 1),
         "ingest_vs_model": None if rate is None else round(rate / model_rate, 3),
         "models_only_per_s": None if models_rate is None else round(models_rate, 1),
-        "ingest_vs_models": None if rate is None or models_rate is None
+        "ingest_vs_models": None
+        if rate is None or models_rate is None
         else round(rate / models_rate, 3),
         "bulk_index_build_s": build_s,
         "index_load_and_build_s": round(warm_s, 2),
@@ -209,9 +216,12 @@ def run_scale(
 
 
 def _ingest(
-    mem: Memory, n: int, batch: int, admin: Principal,
+    mem: Memory,
+    n: int,
+    batch: int,
+    admin: Principal,
     progress: Callable[[str, int], None] | None,
-) -> tuple[float, float | None]:  # fmt: skip
+) -> tuple[float, float | None]:
     """Write the ``n`` benchmark memories in batches: (seconds in all, of which index build).
 
     A store that builds its search indexes faster in one go (PostgreSQL's

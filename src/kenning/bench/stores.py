@@ -13,9 +13,13 @@ __all__ = ["open_bench_memory"]
 
 
 def open_bench_memory(
-    store: str | None, default_path: Path, settings: Settings | None, *,
-    require_empty: bool = True, **kw: Any,
-) -> Memory:  # fmt: skip
+    store: str | None,
+    default_path: Path,
+    settings: Settings | None,
+    *,
+    require_empty: bool = True,
+    **kw: Any,
+) -> Memory:
     """A Memory on ``store`` (``postgresql://…`` or ``sqlite:///…``), else on ``default_path``.
 
     A benchmark measures a store it filled itself, so a given database must be

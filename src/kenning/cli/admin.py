@@ -20,8 +20,9 @@ from .args import JsonOpt
 
 __all__ = ["admin_app", "serve_command"]
 
-admin_app: typer.Typer = typer.Typer(help="Organizations, users, teams, personas, API keys, audit.",
-                        no_args_is_help=True)  # fmt: skip
+admin_app: typer.Typer = typer.Typer(
+    help="Organizations, users, teams, personas, API keys, audit.", no_args_is_help=True
+)
 key_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
 admin_app.add_typer(key_app, name="key")
 
@@ -43,17 +44,19 @@ def serve_command(
     host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
     workers: Annotated[int | None, typer.Option(help="Worker processes (PostgreSQL).")] = None,
-    new_key: Annotated[bool, typer.Option(
-        "--new-key", help="Mint a fresh admin API key for --user and print it.")] = False,
-) -> None:  # fmt: skip
+    new_key: Annotated[
+        bool, typer.Option("--new-key", help="Mint a fresh admin API key for --user and print it.")
+    ] = False,
+) -> None:
     """Run the REST API, MCP endpoint and web UI (uvicorn)."""
     from ..server.run import bootstrap, serve
 
     state = _state(ctx)
     mem = _mem(ctx)
     settings = mem.settings
-    updates = {k: v for k, v in {"host": host, "port": port, "workers": workers}.items()
-               if v is not None}  # fmt: skip
+    updates = {
+        k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None
+    }
     server = settings.server.model_copy(update=updates)
     base = f"http://{server.host}:{server.port}"
     render.say(f"kenning server on {base}  (store: {location(settings)})", err=True)
@@ -74,44 +77,53 @@ def _cmd(app: typer.Typer, name: str) -> Callable[[F], F]:
 
 @_cmd(admin_app, "init-org")
 def init_org(
-    ctx: typer.Context, org_id: str,
+    ctx: typer.Context,
+    org_id: str,
     admin: Annotated[str, typer.Option("--admin", help="The first admin's user id.")] = "admin",
     name: Annotated[str | None, typer.Option()] = None,
     mode: Annotated[str, typer.Option(help="personal | org | org_no_global")] = "org",
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Create an organization with its first admin and print that admin's API key
     (once). Whoever can run this has the database: it is the operator's command."""
     mem = _mem(ctx)
     mem.directory.ensure_org(org_id, name, mode)
     key, secret = mem.directory.bootstrap(org_id, admin, "init-org")
-    _show({"org": mem.directory.org(org_id).to_dict(), **key.to_dict(), "secret": secret},
-          as_json)  # fmt: skip
+    _show({"org": mem.directory.org(org_id).to_dict(), **key.to_dict(), "secret": secret}, as_json)
 
 
 @_cmd(admin_app, "org")
 def org(
-    ctx: typer.Context, name: Annotated[str | None, typer.Option()] = None,
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Option()] = None,
     mode: Annotated[str | None, typer.Option(help="personal | org | org_no_global")] = None,
-    memory: OnOff = None, review: OnOff = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    memory: OnOff = None,
+    review: OnOff = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Show or change the organization (mode, memory switch, org-layer review)."""
     mem = _mem(ctx)
     who = mem.principal
     if name is None and mode is None and memory is None and review is None:
         _show(mem.directory.org(who.org_id).to_dict(), as_json)
         return
-    _show(mem.directory.set_org(who, name=name, mode=mode, memory_enabled=memory,
-                                review=review).to_dict(), as_json)  # fmt: skip
+    _show(
+        mem.directory.set_org(
+            who, name=name, mode=mode, memory_enabled=memory, review=review
+        ).to_dict(),
+        as_json,
+    )
 
 
 @_cmd(admin_app, "user")
 def user(
-    ctx: typer.Context, user_id: str, name: Annotated[str | None, typer.Option()] = None,
+    ctx: typer.Context,
+    user_id: str,
+    name: Annotated[str | None, typer.Option()] = None,
     role: Annotated[Role | None, typer.Option()] = None,
     disabled: Annotated[bool | None, typer.Option("--disabled/--enabled")] = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Create a user or change their name, role or disabled flag."""
     mem = _mem(ctx)
     found = mem.directory.put_user(mem.principal, user_id, name=name, role=role, disabled=disabled)
@@ -127,22 +139,30 @@ def users(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 @_cmd(admin_app, "team")
 def team(
-    ctx: typer.Context, team_id: str, name: Annotated[str | None, typer.Option()] = None,
-    memory: OnOff = None, review: OnOff = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context,
+    team_id: str,
+    name: Annotated[str | None, typer.Option()] = None,
+    memory: OnOff = None,
+    review: OnOff = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Create a team or change its name or switches."""
     mem = _mem(ctx)
-    found = mem.directory.put_team(mem.principal, team_id, name=name, memory_enabled=memory,
-                                   review=review)  # fmt: skip
+    found = mem.directory.put_team(
+        mem.principal, team_id, name=name, memory_enabled=memory, review=review
+    )
     _show(found.to_dict(), as_json)
 
 
 @_cmd(admin_app, "member")
 def member(
-    ctx: typer.Context, team_id: str, user_id: str,
+    ctx: typer.Context,
+    team_id: str,
+    user_id: str,
     role: Annotated[TeamRole, typer.Option()] = TeamRole.MEMBER,
-    remove: Annotated[bool, typer.Option("--remove")] = False, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    remove: Annotated[bool, typer.Option("--remove")] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Put a user in a team (or --remove them)."""
     mem = _mem(ctx)
     found = mem.directory.set_member(mem.principal, team_id, user_id, None if remove else role)
@@ -151,34 +171,46 @@ def member(
 
 @_cmd(admin_app, "persona")
 def persona(
-    ctx: typer.Context, persona_id: str, name: Annotated[str | None, typer.Option()] = None,
-    memory: OnOff = None, review: OnOff = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context,
+    persona_id: str,
+    name: Annotated[str | None, typer.Option()] = None,
+    memory: OnOff = None,
+    review: OnOff = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Create a persona or change its name or switches."""
     mem = _mem(ctx)
-    found = mem.directory.put_persona(mem.principal, persona_id, name=name,
-                                      memory_enabled=memory, review=review)  # fmt: skip
+    found = mem.directory.put_persona(
+        mem.principal, persona_id, name=name, memory_enabled=memory, review=review
+    )
     _show(found.to_dict(), as_json)
 
 
 @_cmd(admin_app, "grant")
 def grant(
-    ctx: typer.Context, persona_id: str, user_id: str,
+    ctx: typer.Context,
+    persona_id: str,
+    user_id: str,
     lead: Annotated[bool, typer.Option("--lead", help="May curate its shared memory.")] = False,
-    revoke: Annotated[bool, typer.Option("--revoke")] = False, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    revoke: Annotated[bool, typer.Option("--revoke")] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Let a user use a persona (or --revoke it)."""
     mem = _mem(ctx)
-    found = mem.directory.grant_persona(mem.principal, persona_id, user_id, use=not revoke,
-                                        lead=lead)  # fmt: skip
+    found = mem.directory.grant_persona(
+        mem.principal, persona_id, user_id, use=not revoke, lead=lead
+    )
     _show(found.to_dict(), as_json)
 
 
 @_cmd(key_app, "create")
 def key_create(
-    ctx: typer.Context, user_id: str, name: Annotated[str, typer.Option()] = "cli",
-    persona: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    ctx: typer.Context,
+    user_id: str,
+    name: Annotated[str, typer.Option()] = "cli",
+    persona: Annotated[str | None, typer.Option()] = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Mint an API key for a user; the secret is printed this once."""
     mem = _mem(ctx)
     key, secret = mem.directory.create_key(mem.principal, user_id, name, persona=persona)
@@ -187,9 +219,10 @@ def key_create(
 
 @_cmd(key_app, "list")
 def key_list(
-    ctx: typer.Context, user_id: Annotated[str | None, typer.Option("--user-id")] = None,
+    ctx: typer.Context,
+    user_id: Annotated[str | None, typer.Option("--user-id")] = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """List API keys (never their secrets)."""
     mem = _mem(ctx)
     _show([k.to_dict() for k in mem.directory.keys(mem.principal, user_id)], as_json)
@@ -204,10 +237,12 @@ def key_revoke(ctx: typer.Context, key_id: str, as_json: JsonOpt = False) -> Non
 
 @_cmd(admin_app, "audit")
 def audit(
-    ctx: typer.Context, user_id: Annotated[str | None, typer.Option("--user-id")] = None,
+    ctx: typer.Context,
+    user_id: Annotated[str | None, typer.Option("--user-id")] = None,
     action: Annotated[str | None, typer.Option(help="prefix, e.g. admin.")] = None,
-    limit: Annotated[int, typer.Option()] = 50, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    limit: Annotated[int, typer.Option()] = 50,
+    as_json: JsonOpt = False,
+) -> None:
     """The audit log, newest first."""
     mem = _mem(ctx)
     lines = mem.directory.audit(mem.principal, user=user_id, action=action, limit=limit)

@@ -66,8 +66,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit code of each error kind; any other KenningError exits with 1.
 EXIT_CODES: tuple[tuple[type[KenningError], int], ...] = (
-    (InvalidInput, 2), (PermissionDenied, 3), (Unauthenticated, 3), (NotFound, 4), (Conflict, 5),
-)  # fmt: skip
+    (InvalidInput, 2),
+    (PermissionDenied, 3),
+    (Unauthenticated, 3),
+    (NotFound, 4),
+    (Conflict, 5),
+)
 _JSON_FLAG = "kenning.json"
 
 
@@ -133,10 +137,13 @@ class _State:
         user = self.user or DEFAULT_USER
         role = self.role or (Role.ADMIN if user == DEFAULT_USER else Role.MEMBER)
         return Principal(
-            org_id=self.org, user_id=user, roles=frozenset({role}),
+            org_id=self.org,
+            user_id=user,
+            roles=frozenset({role}),
             teams={t: TeamRole.MEMBER for t in self.teams},
-            personas=frozenset(self.personas), active_persona=self.active_persona,
-        )  # fmt: skip
+            personas=frozenset(self.personas),
+            active_persona=self.active_persona,
+        )
 
     def open(self) -> Memory:
         if self.memory is None:
@@ -169,25 +176,47 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     ctx: typer.Context,
-    db: Annotated[str | None, typer.Option(
-        "--db", metavar="PATH|URL", help="A SQLite file, sqlite:///PATH or "
-        "postgresql://USER@HOST/DB (default: $KENNING_DATABASE_URL, else "
-        "$KENNING_HOME/kenning.db, else ~/.kenning/kenning.db).")] = None,
-    org: Annotated[str, typer.Option(
-        "--org", metavar="ID", help="Your organization.")] = DEFAULT_ORG,
-    user: Annotated[str | None, typer.Option(
-        "--user", metavar="ID", help="Your user id (default: 'default', an org admin).")] = None,
-    role: Annotated[Role | None, typer.Option(
-        "--role", help="Org role (default: admin for the default user, else member).")] = None,
-    team: Annotated[list[str] | None, typer.Option(
-        "--team", metavar="ID", help="A team you are a member of (repeatable).")] = None,
-    persona: Annotated[list[str] | None, typer.Option(
-        "--persona", metavar="ID", help="A persona you may use (repeatable).")] = None,
-    active_persona: Annotated[str | None, typer.Option(
-        "--active-persona", metavar="ID", help="The persona you act as.")] = None,
-    version: Annotated[bool, typer.Option(
-        "--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
-) -> None:  # fmt: skip
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            metavar="PATH|URL",
+            help="A SQLite file, sqlite:///PATH or "
+            "postgresql://USER@HOST/DB (default: $KENNING_DATABASE_URL, else "
+            "$KENNING_HOME/kenning.db, else ~/.kenning/kenning.db).",
+        ),
+    ] = None,
+    org: Annotated[
+        str, typer.Option("--org", metavar="ID", help="Your organization.")
+    ] = DEFAULT_ORG,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", metavar="ID", help="Your user id (default: 'default', an org admin)."
+        ),
+    ] = None,
+    role: Annotated[
+        Role | None,
+        typer.Option("--role", help="Org role (default: admin for the default user, else member)."),
+    ] = None,
+    team: Annotated[
+        list[str] | None,
+        typer.Option("--team", metavar="ID", help="A team you are a member of (repeatable)."),
+    ] = None,
+    persona: Annotated[
+        list[str] | None,
+        typer.Option("--persona", metavar="ID", help="A persona you may use (repeatable)."),
+    ] = None,
+    active_persona: Annotated[
+        str | None, typer.Option("--active-persona", metavar="ID", help="The persona you act as.")
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
     """kenning: scoped long-term memory for agents, local-first."""
     state = _State(db, org, user, role, team or [], persona or [], active_persona)
     ctx.obj = state
@@ -205,10 +234,11 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     who = mem.principal
     roles = sorted(r.value for r in who.roles)
     info = {
-        "database": location(mem.settings), "embedder": mem.embedder.model_id,
+        "database": location(mem.settings),
+        "embedder": mem.embedder.model_id,
         "dim": mem.embedder.dim,
         "principal": {"org_id": who.org_id, "user_id": who.user_id, "roles": roles},
-    }  # fmt: skip
+    }
     state.close()
     if as_json:
         render.emit(info)
@@ -221,31 +251,61 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 @_command("remember")
 def remember(
     ctx: typer.Context,
-    content: Annotated[str | None, typer.Argument(
-        metavar="[CONTENT]", help="The memory text; - reads it from stdin.",
-        show_default=False)] = None,
-    file: Annotated[str | None, typer.Option(
-        "--file", "-f", metavar="FILE", help="JSONL batch (- for stdin): one object of remember "
-        "fields per line; options given here are defaults for every line. All or nothing.")] = None,
-    scope: ScopeOpt = None, key: KeyOpt = None, memory_type: TypeOpt = None,
-    importance: ImportanceOpt = None, confidence: ConfidenceOpt = None, tag: TagsOpt = None,
-    meta: MetaOpt = None, source: SourceOpt = None, event_at: EventAtOpt = None,
-    session: SessionOpt = None, agent: AgentOpt = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    content: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CONTENT]", help="The memory text; - reads it from stdin.", show_default=False
+        ),
+    ] = None,
+    file: Annotated[
+        str | None,
+        typer.Option(
+            "--file",
+            "-f",
+            metavar="FILE",
+            help="JSONL batch (- for stdin): one object of remember "
+            "fields per line; options given here are defaults for every line. All or nothing.",
+        ),
+    ] = None,
+    scope: ScopeOpt = None,
+    key: KeyOpt = None,
+    memory_type: TypeOpt = None,
+    importance: ImportanceOpt = None,
+    confidence: ConfidenceOpt = None,
+    tag: TagsOpt = None,
+    meta: MetaOpt = None,
+    source: SourceOpt = None,
+    event_at: EventAtOpt = None,
+    session: SessionOpt = None,
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Store a memory (or a batch of them with --file)."""
-    fields = given(scope=scope, key=key, memory_type=memory_type, importance=importance,
-                   confidence=confidence, tags=tag, metadata=parse_meta(meta), source=source,
-                   event_at=event_at, session_id=session, agent_id=agent)  # fmt: skip
+    fields = given(
+        scope=scope,
+        key=key,
+        memory_type=memory_type,
+        importance=importance,
+        confidence=confidence,
+        tags=tag,
+        metadata=parse_meta(meta),
+        source=source,
+        event_at=event_at,
+        session_id=session,
+        agent_id=agent,
+    )
     if (content is None) == (file is None):
-        raise InvalidInput("give CONTENT (- for stdin) or --file FILE, not both or neither",
-                           field="content")  # fmt: skip
+        raise InvalidInput(
+            "give CONTENT (- for stdin) or --file FILE, not both or neither", field="content"
+        )
     if content is not None:
         record = _mem(ctx).remember(stdin_or(content), **fields)
         if as_json:
             render.emit(record.to_dict())
         else:
-            render.say(f"remembered {record.id} in {record.scope.key} "
-                       f"(confidence {record.confidence:.2f})")  # fmt: skip
+            render.say(
+                f"remembered {record.id} in {record.scope.key} (confidence {record.confidence:.2f})"
+            )
         return
     assert file is not None
     items: list[Any] = []
@@ -271,21 +331,33 @@ def recall(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
     k: Annotated[int, typer.Option("-k", "--k", metavar="N", help="How many hits.")] = 10,
-    scope: ScopesOpt = None, all_scopes: AllScopesOpt = False, layer: LayersOpt = None,
-    memory_type: TypesOpt = None, tag: TagsOpt = None, since: SinceOpt = None,
-    until: UntilOpt = None, meta: MetaOpt = None,
-    min_confidence: Annotated[float | None, typer.Option(
-        "--min-confidence", metavar="0-1", help="Drop hits below this confidence.")] = None,
-    explain: Annotated[bool, typer.Option(
-        "--explain", help="Show the score breakdown and per-stage timings.")] = False,
+    scope: ScopesOpt = None,
+    all_scopes: AllScopesOpt = False,
+    layer: LayersOpt = None,
+    memory_type: TypesOpt = None,
+    tag: TagsOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    meta: MetaOpt = None,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option("--min-confidence", metavar="0-1", help="Drop hits below this confidence."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show the score breakdown and per-stage timings.")
+    ] = False,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """The memories that best answer QUERY, ranked."""
     result = _mem(ctx).recall(
-        query, k, scopes=scopes_arg(scope, all_scopes), layers=layer or None,
+        query,
+        k,
+        scopes=scopes_arg(scope, all_scopes),
+        layers=layer or None,
         filters=filters_arg(memory_type, tag, since, until, meta),
-        min_confidence=min_confidence, explain=explain,
-    )  # fmt: skip
+        min_confidence=min_confidence,
+        explain=explain,
+    )
     if as_json:
         render.emit(result.to_dict())
     else:
@@ -305,22 +377,39 @@ def get(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
 @_command("list")
 def list_(
     ctx: typer.Context,
-    scope: ScopesOpt = None, all_scopes: AllScopesOpt = False, layer: LayersOpt = None,
-    memory_type: TypesOpt = None, tag: TagsOpt = None, since: SinceOpt = None,
-    until: UntilOpt = None, meta: MetaOpt = None,
-    status: Annotated[list[str] | None, typer.Option(
-        "--status", metavar="STATUS", help="active (default), pending_review, archived or "
-        "superseded (repeatable).")] = None,
+    scope: ScopesOpt = None,
+    all_scopes: AllScopesOpt = False,
+    layer: LayersOpt = None,
+    memory_type: TypesOpt = None,
+    tag: TagsOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    meta: MetaOpt = None,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            metavar="STATUS",
+            help="active (default), pending_review, archived or superseded (repeatable).",
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", metavar="N", help="Page size.")] = 50,
-    cursor: Annotated[str | None, typer.Option(
-        "--cursor", metavar="CURSOR", help="The next cursor the previous page printed.")] = None,
+    cursor: Annotated[
+        str | None,
+        typer.Option(
+            "--cursor", metavar="CURSOR", help="The next cursor the previous page printed."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Memories newest first, one page at a time."""
     page = _mem(ctx).list(
-        scopes=scopes_arg(scope, all_scopes), layers=layer or None, limit=limit, cursor=cursor,
+        scopes=scopes_arg(scope, all_scopes),
+        layers=layer or None,
+        limit=limit,
+        cursor=cursor,
         filters=filters_arg(memory_type, tag, since, until, meta, status),
-    )  # fmt: skip
+    )
     if as_json:
         render.emit(page.to_dict())
         return
@@ -331,32 +420,54 @@ def list_(
 
 @_command("update")
 def update(
-    ctx: typer.Context, memory_id: IdArg,
-    content: Annotated[str | None, typer.Option(
-        "--content", metavar="TEXT", help="New text (- reads stdin); re-embedded.")] = None,
+    ctx: typer.Context,
+    memory_id: IdArg,
+    content: Annotated[
+        str | None,
+        typer.Option("--content", metavar="TEXT", help="New text (- reads stdin); re-embedded."),
+    ] = None,
     key: KeyOpt = None,
-    tag: Annotated[list[str] | None, typer.Option(
-        "--tag", metavar="TAG", help="Replaces all tags (repeatable).")] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", metavar="TAG", help="Replaces all tags (repeatable)."),
+    ] = None,
     clear_tags: Annotated[bool, typer.Option("--clear-tags", help="Remove every tag.")] = False,
-    importance: ImportanceOpt = None, confidence: ConfidenceOpt = None,
+    importance: ImportanceOpt = None,
+    confidence: ConfidenceOpt = None,
     memory_type: TypeOpt = None,
-    meta: Annotated[list[str] | None, typer.Option(
-        "--meta", metavar="KEY=VALUE", help="Replaces the whole metadata object "
-        "(repeatable; VALUE parsed as JSON when possible).")] = None,
-    event_at: EventAtOpt = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--meta",
+            metavar="KEY=VALUE",
+            help="Replaces the whole metadata object "
+            "(repeatable; VALUE parsed as JSON when possible).",
+        ),
+    ] = None,
+    event_at: EventAtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Change fields of a memory (a new version; history keeps the old one)."""
     if tag and clear_tags:
         raise InvalidInput("give --tag or --clear-tags, not both", field="tags")
-    changes = given(content=None if content is None else stdin_or(content), key=key, tags=tag,
-                    importance=importance, confidence=confidence, memory_type=memory_type,
-                    metadata=parse_meta(meta), event_at=event_at)  # fmt: skip
+    changes = given(
+        content=None if content is None else stdin_or(content),
+        key=key,
+        tags=tag,
+        importance=importance,
+        confidence=confidence,
+        memory_type=memory_type,
+        metadata=parse_meta(meta),
+        event_at=event_at,
+    )
     if clear_tags:
         changes["tags"] = []
     if not changes:
-        raise InvalidInput("nothing to update: give --content, --key, --tag, --clear-tags, "
-                           "--importance, --confidence, --type, --meta or --event-at",
-                           field="changes")  # fmt: skip
+        raise InvalidInput(
+            "nothing to update: give --content, --key, --tag, --clear-tags, "
+            "--importance, --confidence, --type, --meta or --event-at",
+            field="changes",
+        )
     record = _mem(ctx).update(memory_id, **changes)
     if as_json:
         render.emit(record.to_dict())
@@ -369,15 +480,30 @@ def upsert(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(metavar="KEY", help="The memory's key in its scope.")],
     content: Annotated[str, typer.Argument(metavar="CONTENT", help="The text; - reads stdin.")],
-    scope: ScopeOpt = None, memory_type: TypeOpt = None, importance: ImportanceOpt = None,
-    confidence: ConfidenceOpt = None, tag: TagsOpt = None, meta: MetaOpt = None,
-    source: SourceOpt = None, event_at: EventAtOpt = None, session: SessionOpt = None,
-    agent: AgentOpt = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    scope: ScopeOpt = None,
+    memory_type: TypeOpt = None,
+    importance: ImportanceOpt = None,
+    confidence: ConfidenceOpt = None,
+    tag: TagsOpt = None,
+    meta: MetaOpt = None,
+    source: SourceOpt = None,
+    event_at: EventAtOpt = None,
+    session: SessionOpt = None,
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Create the memory with KEY in the scope, or update it when it exists."""
-    fields = given(memory_type=memory_type, importance=importance, confidence=confidence,
-                   tags=tag, metadata=parse_meta(meta), source=source, event_at=event_at,
-                   session_id=session, agent_id=agent)  # fmt: skip
+    fields = given(
+        memory_type=memory_type,
+        importance=importance,
+        confidence=confidence,
+        tags=tag,
+        metadata=parse_meta(meta),
+        source=source,
+        event_at=event_at,
+        session_id=session,
+        agent_id=agent,
+    )
     record = _mem(ctx).upsert(key, stdin_or(content), scope=scope, **fields)
     if as_json:
         render.emit(record.to_dict())
@@ -387,17 +513,21 @@ def upsert(
 
 @_command("forget")
 def forget(
-    ctx: typer.Context, memory_id: IdArg,
+    ctx: typer.Context,
+    memory_id: IdArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Delete a memory for good (its history keeps only who and when)."""
     mem = _mem(ctx)
     if not yes:
         record = mem.get(memory_id)
         if not sys.stdin.isatty():
-            raise InvalidInput(f"refusing to forget {record.id} without confirmation: stdin is "
-                               "not a terminal; pass --yes", field="yes")  # fmt: skip
+            raise InvalidInput(
+                f"refusing to forget {record.id} without confirmation: stdin is "
+                "not a terminal; pass --yes",
+                field="yes",
+            )
         preview = record.content if len(record.content) <= 60 else record.content[:59] + "…"
         if not typer.confirm(f"Forget {record.id} ({preview!r})?"):
             render.say("aborted", err=True)
@@ -427,11 +557,14 @@ _status_command("restore", "restored", "Make an archived memory active again.")
 
 @_command("feedback")
 def feedback(
-    ctx: typer.Context, memory_id: IdArg,
-    kind: Annotated[str, typer.Argument(
-        metavar="KIND", help="upvote, downvote, validate, contradict or confirm.")],
+    ctx: typer.Context,
+    memory_id: IdArg,
+    kind: Annotated[
+        str,
+        typer.Argument(metavar="KIND", help="upvote, downvote, validate, contradict or confirm."),
+    ],
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Adjust a memory's confidence."""
     record = _mem(ctx).feedback(memory_id, kind)
     if as_json:
@@ -462,11 +595,13 @@ def stats(ctx: typer.Context, scope: ScopesOpt = None, as_json: JsonOpt = False)
 
 @_command("consolidate")
 def consolidate(
-    ctx: typer.Context, scope: ScopesOpt = None,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Report what would happen; write nothing.")] = False,
+    ctx: typer.Context,
+    scope: ScopesOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would happen; write nothing.")
+    ] = False,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Consolidate: age working memory, forget the weak, apply retention and capacity,
     promote repeated episodes, split full sectors (reversible with restore)."""
     report = _mem(ctx).consolidate(scopes=scope or ALL_SCOPES, dry_run=dry_run)
@@ -483,12 +618,14 @@ def consolidate(
 @_command("hint")
 def hint(
     ctx: typer.Context,
-    query: Annotated[str | None, typer.Option(
-        "--query", "-q", help="Best memories for this; default: top by priority.")] = None,
+    query: Annotated[
+        str | None,
+        typer.Option("--query", "-q", help="Best memories for this; default: top by priority."),
+    ] = None,
     max_chars: Annotated[int, typer.Option(help="Size cap of the block.")] = 6000,
     persona: Annotated[str | None, typer.Option(help="Act as this persona.")] = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """The memory block for a system prompt (fenced as data)."""
     text = _mem(ctx).build_hint(query=query, max_chars=max_chars, persona=persona)
     if as_json:
@@ -512,12 +649,17 @@ def reinforce(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) ->
 def ingest(
     ctx: typer.Context,
     session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id.")],
-    source: Annotated[Path, typer.Argument(
-        metavar="FILE", help="JSON list of messages ({content, role, name, at}); - for stdin.",
-        allow_dash=True)],
+    source: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE",
+            help="JSON list of messages ({content, role, name, at}); - for stdin.",
+            allow_dash=True,
+        ),
+    ],
     scope: ScopeOpt = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Store a conversation's messages and the facts extracted from them."""
     text = sys.stdin.read() if str(source) == "-" else source.read_text(encoding="utf-8")
     try:
@@ -528,8 +670,10 @@ def ingest(
     if as_json:
         render.emit(result.to_dict())
         return
-    render.say(f"stored {len(result.turns)} messages, {len(result.facts)} facts "
-               f"({result.aged} turns left the context window)")  # fmt: skip
+    render.say(
+        f"stored {len(result.turns)} messages, {len(result.facts)} facts "
+        f"({result.aged} turns left the context window)"
+    )
     for fact in result.facts:
         render.say(f"  {fact.action.value:<9} {fact.record.id}  {fact.record.content}")
 
@@ -537,10 +681,13 @@ def ingest(
 @_command("export")
 def export(
     ctx: typer.Context,
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", metavar="FILE", help="Write to FILE (default: stdout).")] = None,
-    scope: ScopesOpt = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", metavar="FILE", help="Write to FILE (default: stdout)."),
+    ] = None,
+    scope: ScopesOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Export memories (record, vector, history) as JSON lines."""
     mem = _mem(ctx)
     scopes = scope or ALL_SCOPES
@@ -569,7 +716,7 @@ def import_(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="An export file (- for stdin).")],
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Import an export file; every row is checked before anything is written."""
     lines = read_lines(file, "file")
     mem = _mem(ctx)
@@ -583,16 +730,33 @@ def import_(
 
 @_command("migrate")
 def migrate(
-    from_url: Annotated[str, typer.Option(
-        "--from", metavar="URL", help="The store to copy: sqlite:///PATH, postgresql://… or a "
-        "file path.", show_default=False)],
-    to_url: Annotated[str, typer.Option(
-        "--to", metavar="URL", help="Where to copy it (created when missing; must not hold "
-        "any of the source's organizations).", show_default=False)],
-    batch_size: Annotated[int, typer.Option(
-        "--batch-size", metavar="N", min=1, help="Memories per destination transaction.")] = 500,
+    from_url: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            metavar="URL",
+            help="The store to copy: sqlite:///PATH, postgresql://… or a file path.",
+            show_default=False,
+        ),
+    ],
+    to_url: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            metavar="URL",
+            help="Where to copy it (created when missing; must not hold "
+            "any of the source's organizations).",
+            show_default=False,
+        ),
+    ],
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            "--batch-size", metavar="N", min=1, help="Memories per destination transaction."
+        ),
+    ] = 500,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Copy a whole store (records, vectors, history) to another database and verify it.
 
     No embedding model is loaded: the source records which model its vectors come from.
@@ -614,10 +778,14 @@ def migrate(
 @_command("reembed")
 def reembed(
     ctx: typer.Context,
-    batch_size: Annotated[int, typer.Option(
-        "--batch-size", metavar="N", min=1, max=10_000, help="Memories per transaction.")] = 256,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            "--batch-size", metavar="N", min=1, max=10_000, help="Memories per transaction."
+        ),
+    ] = 256,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Re-embed the memories whose vectors another model made (every organization).
 
     Needed once after changing the embedding model (or after kenning's default

@@ -15,9 +15,16 @@ from ..errors import InvalidInput
 from ..models import ALL_SCOPES
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-ScopeOpt = Annotated[str | None, typer.Option(
-    "--scope", "-s", metavar="SCOPE", help="Scope to write: user:U, team:T, persona:P, org:O or "
-    "persona_user:P/U (default: your personal scope).")]  # fmt: skip
+ScopeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scope",
+        "-s",
+        metavar="SCOPE",
+        help="Scope to write: user:U, team:T, persona:P, org:O or "
+        "persona_user:P/U (default: your personal scope).",
+    ),
+]
 ScopesOpt = Annotated[
     list[str] | None,
     typer.Option("--scope", "-s", metavar="SCOPE", help="Scope to read (repeatable)."),
@@ -50,9 +57,15 @@ ConfidenceOpt = Annotated[
 TagsOpt = Annotated[
     list[str] | None, typer.Option("--tag", metavar="TAG", help="A tag (repeatable).")
 ]
-MetaOpt = Annotated[list[str] | None, typer.Option(
-    "--meta", metavar="KEY=VALUE", help="Metadata (repeatable); VALUE is parsed as JSON when "
-    "it can be, else kept as a string.")]  # fmt: skip
+MetaOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--meta",
+        metavar="KEY=VALUE",
+        help="Metadata (repeatable); VALUE is parsed as JSON when "
+        "it can be, else kept as a string.",
+    ),
+]
 SourceOpt = Annotated[
     str | None,
     typer.Option(
@@ -121,9 +134,19 @@ def scopes_arg(scope: list[str] | None, all_scopes: bool) -> str | list[str] | N
 
 
 def filters_arg(
-    types: list[str] | None, tags: list[str] | None, since: str | None, until: str | None,
-    meta: list[str] | None, statuses: list[str] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    types: list[str] | None,
+    tags: list[str] | None,
+    since: str | None,
+    until: str | None,
+    meta: list[str] | None,
+    statuses: list[str] | None = None,
+) -> dict[str, Any]:
     """The filter options as the engine's ``filters`` mapping (``--tag``: all must match)."""
-    return given(types=types, tags=tags, event_after=since, event_before=until,
-                 metadata=parse_meta(meta), statuses=statuses)  # fmt: skip
+    return given(
+        types=types,
+        tags=tags,
+        event_after=since,
+        event_before=until,
+        metadata=parse_meta(meta),
+        statuses=statuses,
+    )

@@ -38,17 +38,28 @@ def _show_neighbours(items: list[Neighbour]) -> None:
     rows = []
     for n in items:
         e = n.edge
-        rows.append((e.relation if e else "mentions", e.weight if e else None, n.memory.id,
-                     n.memory.scope.key, render.cell(n.memory.content, 120)))  # fmt: skip
+        rows.append(
+            (
+                e.relation if e else "mentions",
+                e.weight if e else None,
+                n.memory.id,
+                n.memory.scope.key,
+                render.cell(n.memory.content, 120),
+            )
+        )
     render.table(("relation", "weight", render.id_col(), "scope", render.text_col("content")), rows)
 
 
 def _show_entity(view: EntityView) -> None:
     e = view.entity
-    render.say(f"{e.label} ({e.kind.value}{', ' + e.entity_type if e.entity_type else ''}): "
-               f"{e.mentions} memories")  # fmt: skip
-    rows = [(m.id, m.created_at.strftime("%Y-%m-%d"), m.scope.key, render.cell(m.content, 120))
-            for m in view.memories]  # fmt: skip
+    render.say(
+        f"{e.label} ({e.kind.value}{', ' + e.entity_type if e.entity_type else ''}): "
+        f"{e.mentions} memories"
+    )
+    rows = [
+        (m.id, m.created_at.strftime("%Y-%m-%d"), m.scope.key, render.cell(m.content, 120))
+        for m in view.memories
+    ]
     if rows:
         render.table((render.id_col(), "created", "scope", render.text_col("content")), rows)
     if view.related:
@@ -62,8 +73,9 @@ def _show_paths(paths: list[GraphPath]) -> None:
     rows = []
     for n, p in enumerate(paths, 1):
         hops = [p.nodes[0]]
-        for rel, node, fwd in zip(p.relations, p.nodes[1:], p.forward or (True,) * 99,
-                                  strict=False):  # fmt: skip
+        for rel, node, fwd in zip(
+            p.relations, p.nodes[1:], p.forward or (True,) * 99, strict=False
+        ):
             hops.append(f"-{rel}->" if fwd else f"<-{rel}-")
             hops.append(node)
         rows.append((n, p.strength, len(p.relations), render.text_cell(" ".join(hops))))
@@ -73,18 +85,26 @@ def _show_paths(paths: list[GraphPath]) -> None:
 @_command("neighbours")
 def neighbours(
     ctx: typer.Context,
-    memory_id: Annotated[str | None, typer.Argument(
-        metavar="[ID]", help="A memory id.", show_default=False)] = None,
-    entity: Annotated[str | None, typer.Option(
-        "--entity", "-e", metavar="NAME", help="An entity or topic instead of a memory.")] = None,
-    relation: Annotated[list[str] | None, typer.Option(
-        "--relation", "-r", metavar="REL", help="Only these relations (repeatable).")] = None,
+    memory_id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="A memory id.", show_default=False)
+    ] = None,
+    entity: Annotated[
+        str | None,
+        typer.Option(
+            "--entity", "-e", metavar="NAME", help="An entity or topic instead of a memory."
+        ),
+    ] = None,
+    relation: Annotated[
+        list[str] | None,
+        typer.Option("--relation", "-r", metavar="REL", help="Only these relations (repeatable)."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N")] = 20,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """The memories linked to ID (with the links), or those mentioning --entity."""
-    items = _mem(ctx).graph.neighbours(memory_id, entity=entity, relations=relation or None,
-                                       limit=limit)  # fmt: skip
+    items = _mem(ctx).graph.neighbours(
+        memory_id, entity=entity, relations=relation or None, limit=limit
+    )
     if as_json:
         render.emit([n.to_dict() for n in items])
     else:
@@ -96,7 +116,7 @@ def entity(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="Entity or topic name (or alias).")],
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Everything you may read about an entity: its memories and related entities."""
     view = _mem(ctx).graph.entity(name)
     if as_json:
@@ -113,7 +133,7 @@ def paths(
     hops: Annotated[int, typer.Option("--hops", metavar="N", help="At most N hops (1-6).")] = 3,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N")] = 5,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """The strongest paths between two memories (strength = product of weight x prior)."""
     found = _mem(ctx).graph.paths(a, b, max_hops=hops, limit=limit)
     if as_json:
@@ -127,11 +147,17 @@ def link(
     ctx: typer.Context,
     a: Annotated[str, typer.Argument(metavar="A", help="From this memory id.")],
     b: Annotated[str, typer.Argument(metavar="B", help="To this memory id.")],
-    relation: Annotated[str, typer.Argument(metavar="RELATION", help="causes, elaborates, "
-        "contrasts, same_series, contradiction, reference, related, ...")],
+    relation: Annotated[
+        str,
+        typer.Argument(
+            metavar="RELATION",
+            help="causes, elaborates, "
+            "contrasts, same_series, contradiction, reference, related, ...",
+        ),
+    ],
     weight: Annotated[float, typer.Option("--weight", "-w", metavar="W", help="In (0, 1].")] = 1.0,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Link two memories of one scope (you must be able to change both)."""
     edge = _mem(ctx).graph.link(a, b, relation, weight)
     if as_json:
@@ -144,11 +170,16 @@ def link(
 def rebuild(
     ctx: typer.Context,
     scope: ScopesOpt = None,
-    clear_first: Annotated[bool, typer.Option(
-        "--clear-first", help="Delete the graph of these scopes first (co_occurs and typed "
-        "links too: they cannot be rebuilt).")] = False,
+    clear_first: Annotated[
+        bool,
+        typer.Option(
+            "--clear-first",
+            help="Delete the graph of these scopes first (co_occurs and typed "
+            "links too: they cannot be rebuilt).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Re-project stored memories into the graph (default: every scope you may write)."""
     mem = _mem(ctx)
     total = sum(s.total_memories for s in mem.stats(scopes=scope or ALL_SCOPES))
@@ -158,6 +189,8 @@ def rebuild(
         render.emit(report.to_dict())
         return
     links = ", ".join(f"{k}={v}" for k, v in sorted(report.links.items())) or "none"
-    render.say(f"rebuilt {report.memories} memories: {report.mentions} mentions, links {links} "
-               f"({report.links_written} new); not rebuildable: "
-               f"{', '.join(report.not_rebuilt)}")  # fmt: skip
+    render.say(
+        f"rebuilt {report.memories} memories: {report.mentions} mentions, links {links} "
+        f"({report.links_written} new); not rebuildable: "
+        f"{', '.join(report.not_rebuilt)}"
+    )

@@ -21,12 +21,17 @@ __all__ = ["mcp_command"]
 
 def mcp_command(
     ctx: typer.Context,
-    key: Annotated[str | None, typer.Option(
-        "--key", envvar="KENNING_API_KEY", metavar="KEY",
-        help="Act as this API key's user (checked on every call). Default: the user of "
-        "the root options (--user, --persona, ...), the local default user if none.",
-    )] = None,
-) -> None:  # fmt: skip
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key",
+            envvar="KENNING_API_KEY",
+            metavar="KEY",
+            help="Act as this API key's user (checked on every call). Default: the user of "
+            "the root options (--user, --persona, ...), the local default user if none.",
+        ),
+    ] = None,
+) -> None:
     """Serve memory_save, memory_recall, memory_forget and memory_list over MCP (stdio)."""
     # imported here: the MCP SDK costs ~1 s of import time no other command should pay
     from ..mcp import build_mcp, fixed_resolver, key_resolver
@@ -34,8 +39,7 @@ def mcp_command(
     state = _state(ctx)
     memory = _mem(ctx)
     resolve: Resolver = (
-        key_resolver(memory, key, state.active_persona) if key
-        else fixed_resolver(memory.principal)
-    )  # fmt: skip
+        key_resolver(memory, key, state.active_persona) if key else fixed_resolver(memory.principal)
+    )
     resolve(None)  # a bad or revoked key is a CLI error, before the server starts
     build_mcp(memory, resolve).run("stdio")

@@ -17,9 +17,22 @@ from ..migrate import CopyReport
 from ..models import HistoryEntry, LayerStats, MemoryRecord, RecallResult
 
 __all__ = [
-    "emit", "say", "show_record", "show_records", "show_recall", "show_history", "show_stats",
-    "show_migration", "progress", "Ticker", "table", "cell", "text_cell", "id_col", "text_col",
-]  # fmt: skip
+    "emit",
+    "say",
+    "show_record",
+    "show_records",
+    "show_recall",
+    "show_history",
+    "show_stats",
+    "show_migration",
+    "progress",
+    "Ticker",
+    "table",
+    "cell",
+    "text_cell",
+    "id_col",
+    "text_col",
+]
 
 
 def emit(data: Any) -> None:
@@ -96,18 +109,35 @@ def show_records(records: Sequence[MemoryRecord]) -> None:
         say("no memories")
         return
     rows = [
-        (r.id, r.created_at.strftime("%Y-%m-%d"), r.scope.key, r.memory_type.value, r.status.value,
-         r.confidence, r.key, ", ".join(r.tags), _cell(r.content, 160))
+        (
+            r.id,
+            r.created_at.strftime("%Y-%m-%d"),
+            r.scope.key,
+            r.memory_type.value,
+            r.status.value,
+            r.confidence,
+            r.key,
+            ", ".join(r.tags),
+            _cell(r.content, 160),
+        )
         for r in records
-    ]  # fmt: skip
+    ]
     cols = (_id_col(), "created", "scope", "type", "status", "conf", "key", "tags")
     _table((*cols, _text_col("content")), rows)
 
 
 _EXPLAIN_COLS = (
-    "dense", "keyword", "graph", "context", "time", "relevance", "confidence", "temporal",
-    "layer boost", "final",
-)  # fmt: skip
+    "dense",
+    "keyword",
+    "graph",
+    "context",
+    "time",
+    "relevance",
+    "confidence",
+    "temporal",
+    "layer boost",
+    "final",
+)
 
 
 def show_recall(result: RecallResult, explain: bool) -> None:
@@ -115,8 +145,7 @@ def show_recall(result: RecallResult, explain: bool) -> None:
     if not result.hits:
         say("no memories found")
     else:
-        cols: list[str | Column] = ["#", "score", _id_col(), "scope", "when",
-                                    _text_col("content")]  # fmt: skip
+        cols: list[str | Column] = ["#", "score", _id_col(), "scope", "when", _text_col("content")]
         if explain:
             cols += _EXPLAIN_COLS
         rows: list[list[Any]] = []
@@ -124,12 +153,28 @@ def show_recall(result: RecallResult, explain: bool) -> None:
             m = hit.memory
             when = m.said_at.date().isoformat()
             related = f" (+{len(hit.related)} linked)" if hit.related else ""
-            row: list[Any] = [n, hit.score, m.id, m.scope.key, when,
-                              _cell(m.content + related, 160)]  # fmt: skip
+            row: list[Any] = [
+                n,
+                hit.score,
+                m.id,
+                m.scope.key,
+                when,
+                _cell(m.content + related, 160),
+            ]
             if explain and hit.explain is not None:
                 e = hit.explain
-                row += [e.dense, e.keyword, e.graph, e.context, e.time, e.relevance,
-                        e.confidence, e.temporal, e.layer_boost, e.final]  # fmt: skip
+                row += [
+                    e.dense,
+                    e.keyword,
+                    e.graph,
+                    e.context,
+                    e.time,
+                    e.relevance,
+                    e.confidence,
+                    e.temporal,
+                    e.layer_boost,
+                    e.final,
+                ]
             rows.append(row)
         _table(cols, rows)
     if explain:
@@ -151,8 +196,18 @@ def show_recall(result: RecallResult, explain: bool) -> None:
 
 def show_history(entries: Sequence[HistoryEntry]) -> None:
     """Changes of one memory, oldest first."""
-    rows = [(h.seq, h.at.strftime("%Y-%m-%d %H:%M:%S"), h.op, h.actor, h.version,
-             _cell(h.changes, 120), _cell(h.content, 120)) for h in entries]  # fmt: skip
+    rows = [
+        (
+            h.seq,
+            h.at.strftime("%Y-%m-%d %H:%M:%S"),
+            h.op,
+            h.actor,
+            h.version,
+            _cell(h.changes, 120),
+            _cell(h.content, 120),
+        )
+        for h in entries
+    ]
     cols = ("seq", "at", "op", "actor", "version", _text_col("changes"), _text_col("content"))
     _table(cols, rows)
 
@@ -167,10 +222,17 @@ def show_stats(layers: Sequence[LayerStats]) -> None:
         say("no memories")
         return
     rows = [
-        (s.layer, s.total_memories, _pairs(s.by_status), _pairs(s.by_type), s.avg_confidence,
-         _pairs(s.confidence_distribution), _pairs(s.age_distribution))
+        (
+            s.layer,
+            s.total_memories,
+            _pairs(s.by_status),
+            _pairs(s.by_type),
+            s.avg_confidence,
+            _pairs(s.confidence_distribution),
+            _pairs(s.age_distribution),
+        )
         for s in layers
-    ]  # fmt: skip
+    ]
     _table(("layer", "total", "by status", "by type", "avg conf", "confidence", "age"), rows)
 
 
@@ -187,8 +249,12 @@ def show_migration(report: CopyReport) -> None:
 def progress(label: str, total: int | None) -> Iterator[Callable[[int], None]]:
     """A progress bar on stderr (silent when stderr is not a terminal); yields ``advance(n)``."""
     console = Console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())  # fmt: skip
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
         task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)

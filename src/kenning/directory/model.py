@@ -17,8 +17,15 @@ from typing import Any, Self
 from ..models import RecallMode, Role, TeamRole
 
 __all__ = [
-    "DirectoryEntry", "ApiKey", "AuditEntry", "Org", "User", "Team", "Persona", "ENTRY_KINDS",
-]  # fmt: skip
+    "DirectoryEntry",
+    "ApiKey",
+    "AuditEntry",
+    "Org",
+    "User",
+    "Team",
+    "Persona",
+    "ENTRY_KINDS",
+]
 
 #: The kinds of :class:`DirectoryEntry` a store holds.
 ENTRY_KINDS = ("org", "user", "team", "persona")
@@ -61,11 +68,15 @@ class ApiKey:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (without the hash)."""
         return {
-            "id": self.id, "org_id": self.org_id, "user_id": self.user_id, "name": self.name,
-            "persona": self.persona, "created_at": self.created_at.isoformat(),
+            "id": self.id,
+            "org_id": self.org_id,
+            "user_id": self.user_id,
+            "name": self.name,
+            "persona": self.persona,
+            "created_at": self.created_at.isoformat(),
             "created_by": self.created_by,
             "revoked_at": self.revoked_at.isoformat() if self.revoked_at else None,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +101,16 @@ class AuditEntry:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
-            "seq": self.seq, "org_id": self.org_id, "at": self.at.isoformat(),
-            "actor": self.actor, "action": self.action, "target": self.target,
-            "outcome": self.outcome, "detail": dict(self.detail), "request_id": self.request_id,
-        }  # fmt: skip
+            "seq": self.seq,
+            "org_id": self.org_id,
+            "at": self.at.isoformat(),
+            "actor": self.actor,
+            "action": self.action,
+            "target": self.target,
+            "outcome": self.outcome,
+            "detail": dict(self.detail),
+            "request_id": self.request_id,
+        }
 
 
 def _flag(doc: Mapping[str, Any], name: str, default: bool = True) -> bool:
@@ -118,15 +135,24 @@ class Org:
 
     def doc(self) -> dict[str, Any]:
         """The stored document."""
-        return {"name": self.name, "mode": self.mode.value, "memory_enabled": self.memory_enabled,
-                "review": self.review}  # fmt: skip
+        return {
+            "name": self.name,
+            "mode": self.mode.value,
+            "memory_enabled": self.memory_enabled,
+            "review": self.review,
+        }
 
     @classmethod
     def from_entry(cls, entry: DirectoryEntry) -> Org:
         """The typed view of a stored row."""
         d = entry.doc
-        return cls(entry.id, str(d.get("name", entry.id)), RecallMode(d.get("mode", "org")),
-                   _flag(d, "memory_enabled"), _flag(d, "review", False))  # fmt: skip
+        return cls(
+            entry.id,
+            str(d.get("name", entry.id)),
+            RecallMode(d.get("mode", "org")),
+            _flag(d, "memory_enabled"),
+            _flag(d, "review", False),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -154,22 +180,28 @@ class User:
     def doc(self) -> dict[str, Any]:
         """The stored document."""
         return {
-            "name": self.name, "role": self.role.value,
+            "name": self.name,
+            "role": self.role.value,
             "teams": {t: r.value for t, r in sorted(self.teams.items())},
-            "personas": sorted(self.personas), "persona_leads": sorted(self.persona_leads),
+            "personas": sorted(self.personas),
+            "persona_leads": sorted(self.persona_leads),
             "disabled": self.disabled,
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_entry(cls, entry: DirectoryEntry) -> User:
         """The typed view of a stored row."""
         d = entry.doc
         return cls(
-            entry.org_id, entry.id, str(d.get("name", "")), Role(d.get("role", "member")),
+            entry.org_id,
+            entry.id,
+            str(d.get("name", "")),
+            Role(d.get("role", "member")),
             {str(t): TeamRole(r) for t, r in dict(d.get("teams", {})).items()},
-            frozenset(d.get("personas", ())), frozenset(d.get("persona_leads", ())),
+            frozenset(d.get("personas", ())),
+            frozenset(d.get("persona_leads", ())),
             _flag(d, "disabled", False),
-        )  # fmt: skip
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -194,8 +226,13 @@ class _Group:
     def from_entry(cls, entry: DirectoryEntry) -> Self:
         """The typed view of a stored row."""
         d = entry.doc
-        return cls(entry.org_id, entry.id, str(d.get("name", "")), _flag(d, "memory_enabled"),
-                   _flag(d, "review", False))  # fmt: skip
+        return cls(
+            entry.org_id,
+            entry.id,
+            str(d.get("name", "")),
+            _flag(d, "memory_enabled"),
+            _flag(d, "review", False),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

@@ -85,8 +85,7 @@ class Directory:
         self._team(actor.org_id, team_id)
         if not actor.is_admin and team_id not in actor.teams:
             raise PermissionDenied(f"{actor.user_id!r} is not in team {team_id!r}")
-        return {u.id: u.teams[team_id] for u in self._all_users(actor.org_id)
-                if team_id in u.teams}  # fmt: skip
+        return {u.id: u.teams[team_id] for u in self._all_users(actor.org_id) if team_id in u.teams}
 
     def review_required(self, org_id: str, scope: Scope) -> bool:
         """Whether new memories in ``scope`` wait for approval: the organization's
@@ -118,20 +117,31 @@ class Directory:
             raise PermissionDenied(f"memory is switched off for organization {org_id!r}")
         teams, personas, leads = dict(user.teams), set(user.personas), set(user.persona_leads)
         if not admin:
-            off_teams = {t.id for t in map(Team.from_entry, self.store.entries(org_id, "team"))
-                         if not t.memory_enabled}  # fmt: skip
-            off = {p.id for p in map(Persona.from_entry, self.store.entries(org_id, "persona"))
-                   if not p.memory_enabled}  # fmt: skip
+            off_teams = {
+                t.id
+                for t in map(Team.from_entry, self.store.entries(org_id, "team"))
+                if not t.memory_enabled
+            }
+            off = {
+                p.id
+                for p in map(Persona.from_entry, self.store.entries(org_id, "persona"))
+                if not p.memory_enabled
+            }
             if persona is not None and persona in off:
                 raise PermissionDenied(f"memory is switched off for persona {persona!r}")
             teams = {t: r for t, r in teams.items() if t not in off_teams}
             personas, leads = personas - off, leads - off
         roles = {user.role} | ({Role.MEMBER} if user.role is not Role.MEMBER else set())
         return Principal(
-            org_id=org_id, user_id=user_id, roles=frozenset(roles), teams=teams,
-            personas=frozenset(personas), persona_leads=frozenset(leads),
-            active_persona=persona, mode=org.mode,
-        )  # fmt: skip
+            org_id=org_id,
+            user_id=user_id,
+            roles=frozenset(roles),
+            teams=teams,
+            personas=frozenset(personas),
+            persona_leads=frozenset(leads),
+            active_persona=persona,
+            mode=org.mode,
+        )
 
     def authenticate(self, token: str, persona: str | None = None) -> tuple[Principal, ApiKey]:
         """The principal an API key stands for (its default persona unless one is asked)."""
@@ -145,21 +155,29 @@ class Directory:
 
     # -- organization and users (admins) --------------------------------------------------
 
-    def ensure_org(self, org_id: str, name: str | None = None,
-                   mode: RecallMode | str = RecallMode.ORG_GLOBAL_ON) -> Org:  # fmt: skip
+    def ensure_org(
+        self,
+        org_id: str,
+        name: str | None = None,
+        mode: RecallMode | str = RecallMode.ORG_GLOBAL_ON,
+    ) -> Org:
         """Create the organization if it does not exist (bootstrap; no actor needed)."""
         existing = self.store.get_entry(check_id(org_id, "org id"), "org", org_id)
         if existing is not None:
             return Org.from_entry(existing)
-        org = Org(org_id, clean_text(name or org_id, "name", 200),
-                  _enum(RecallMode, mode, "mode"))  # fmt: skip
+        org = Org(org_id, clean_text(name or org_id, "name", 200), _enum(RecallMode, mode, "mode"))
         self._put(org_id, "org", org_id, org.doc())
         return org
 
     def set_org(
-        self, actor: Principal, *, name: str | None = None, mode: RecallMode | str | None = None,
-        memory_enabled: bool | None = None, review: bool | None = None,
-    ) -> Org:  # fmt: skip
+        self,
+        actor: Principal,
+        *,
+        name: str | None = None,
+        mode: RecallMode | str | None = None,
+        memory_enabled: bool | None = None,
+        review: bool | None = None,
+    ) -> Org:
         """Rename the organization, set its recall mode, switch its memory or the
         approval of organization-layer writes (admins)."""
         self._admin(actor)
@@ -168,18 +186,24 @@ class Directory:
             org,
             name=org.name if name is None else clean_text(name, "name", 200),
             mode=org.mode if mode is None else _enum(RecallMode, mode, "mode"),
-            memory_enabled=org.memory_enabled if memory_enabled is None
+            memory_enabled=org.memory_enabled
+            if memory_enabled is None
             else clean_flag(memory_enabled, "memory_enabled"),
             review=org.review if review is None else clean_flag(review, "review"),
-        )  # fmt: skip
+        )
         self._put(org.id, "org", org.id, new.doc())
         self.record(actor, "admin.org.set", org.id, _diff(org.to_dict(), new.to_dict()))
         return new
 
     def put_user(
-        self, actor: Principal, user_id: str, *, name: str | None = None,
-        role: Role | str | None = None, disabled: bool | None = None,
-    ) -> User:  # fmt: skip
+        self,
+        actor: Principal,
+        user_id: str,
+        *,
+        name: str | None = None,
+        role: Role | str | None = None,
+        disabled: bool | None = None,
+    ) -> User:
         """Create a user or change their name, role or disabled flag (admins)."""
         self._admin(actor)
         check_id(user_id, "user id")
@@ -193,28 +217,38 @@ class Directory:
             name=base.name if name is None else clean_text(name, "name", 200),
             role=base.role if role is None else _enum(Role, role, "role"),
             disabled=base.disabled if disabled is None else clean_flag(disabled, "disabled"),
-        )  # fmt: skip
+        )
         if old is not None and old.role is Role.ADMIN and new.role is not Role.ADMIN:
             self._keep_an_admin(actor.org_id, user_id)
         if new.disabled and user_id == actor.user_id:
             raise InvalidInput("you cannot disable yourself", field="disabled")
         self._put(actor.org_id, "user", user_id, new.doc())
-        self.record(actor, "admin.user.create" if old is None else "admin.user.update", user_id,
-                    _diff(old.to_dict() if old else {}, new.to_dict()))  # fmt: skip
+        self.record(
+            actor,
+            "admin.user.create" if old is None else "admin.user.update",
+            user_id,
+            _diff(old.to_dict() if old else {}, new.to_dict()),
+        )
         return new
 
     # -- teams and personas (admins) -------------------------------------------------------
 
     def put_team(
-        self, actor: Principal, team_id: str, *, name: str | None = None,
-        memory_enabled: bool | None = None, review: bool | None = None,
-    ) -> Team:  # fmt: skip
+        self,
+        actor: Principal,
+        team_id: str,
+        *,
+        name: str | None = None,
+        memory_enabled: bool | None = None,
+        review: bool | None = None,
+    ) -> Team:
         """Create a team or project, rename it, switch its shared memory or its
         review of members' writes (admins)."""
         return self._put_group(actor, Team, "team", team_id, name, memory_enabled, review)
 
-    def set_member(self, actor: Principal, team_id: str, user_id: str,
-                   role: TeamRole | str | None) -> User:  # fmt: skip
+    def set_member(
+        self, actor: Principal, team_id: str, user_id: str, role: TeamRole | str | None
+    ) -> User:
         """Add a user to a team in a role, change the role, or remove them (``None``)."""
         self._admin(actor)
         self._team(actor.org_id, team_id)
@@ -227,8 +261,12 @@ class Directory:
             teams[team_id] = _enum(TeamRole, role, "role")
         new = replace(user, teams=teams)
         self._put(actor.org_id, "user", user_id, new.doc())
-        self.record(actor, "admin.team.member", f"{team_id}/{user_id}",
-                    {"role": None if role is None else teams[team_id].value})  # fmt: skip
+        self.record(
+            actor,
+            "admin.team.member",
+            f"{team_id}/{user_id}",
+            {"role": None if role is None else teams[team_id].value},
+        )
         return new
 
     def delete_team(self, actor: Principal, team_id: str) -> None:
@@ -243,33 +281,57 @@ class Directory:
         self.record(actor, "admin.team.delete", team_id)
 
     def put_persona(
-        self, actor: Principal, persona_id: str, *, name: str | None = None,
-        memory_enabled: bool | None = None, review: bool | None = None,
-    ) -> Persona:  # fmt: skip
+        self,
+        actor: Principal,
+        persona_id: str,
+        *,
+        name: str | None = None,
+        memory_enabled: bool | None = None,
+        review: bool | None = None,
+    ) -> Persona:
         """Create a persona, rename it, switch its memory or its review (admins)."""
         return self._put_group(actor, Persona, "persona", persona_id, name, memory_enabled, review)
 
     def _put_group(
-        self, actor: Principal, cls: type[_G], kind: str, group_id: str, name: str | None,
-        memory_enabled: bool | None, review: bool | None,
-    ) -> _G:  # fmt: skip
+        self,
+        actor: Principal,
+        cls: type[_G],
+        kind: str,
+        group_id: str,
+        name: str | None,
+        memory_enabled: bool | None,
+        review: bool | None,
+    ) -> _G:
         self._admin(actor)
         entry = self.store.get_entry(actor.org_id, kind, check_id(group_id, f"{kind} id"))
         old = cls.from_entry(entry) if entry else None
         base = old or cls(actor.org_id, group_id, group_id)
         new = replace(
-            base, name=base.name if name is None else clean_text(name, "name", 200),
-            memory_enabled=base.memory_enabled if memory_enabled is None
+            base,
+            name=base.name if name is None else clean_text(name, "name", 200),
+            memory_enabled=base.memory_enabled
+            if memory_enabled is None
             else clean_flag(memory_enabled, "memory_enabled"),
             review=base.review if review is None else clean_flag(review, "review"),
-        )  # fmt: skip
+        )
         self._put(actor.org_id, kind, group_id, new.doc())
-        self.record(actor, f"admin.{kind}.{'create' if old is None else 'update'}", group_id,
-                    _diff(old.to_dict() if old else {}, new.to_dict()))  # fmt: skip
+        self.record(
+            actor,
+            f"admin.{kind}.{'create' if old is None else 'update'}",
+            group_id,
+            _diff(old.to_dict() if old else {}, new.to_dict()),
+        )
         return new
 
-    def grant_persona(self, actor: Principal, persona_id: str, user_id: str, *,
-                      use: bool = True, lead: bool = False) -> User:  # fmt: skip
+    def grant_persona(
+        self,
+        actor: Principal,
+        persona_id: str,
+        user_id: str,
+        *,
+        use: bool = True,
+        lead: bool = False,
+    ) -> User:
         """Let a user use a persona (and curate its shared memory when ``lead``);
         ``use=False`` takes both away (admins)."""
         self._admin(actor)
@@ -283,14 +345,19 @@ class Directory:
         (leads.add if use and lead else leads.discard)(persona_id)
         new = replace(user, personas=frozenset(personas), persona_leads=frozenset(leads))
         self._put(actor.org_id, "user", user_id, new.doc())
-        self.record(actor, "admin.persona.grant", f"{persona_id}/{user_id}",
-                    {"use": use, "lead": use and lead})  # fmt: skip
+        self.record(
+            actor,
+            "admin.persona.grant",
+            f"{persona_id}/{user_id}",
+            {"use": use, "lead": use and lead},
+        )
         return new
 
     # -- API keys -------------------------------------------------------------------------
 
-    def create_key(self, actor: Principal, user_id: str, name: str, *,
-                   persona: str | None = None) -> tuple[ApiKey, str]:  # fmt: skip
+    def create_key(
+        self, actor: Principal, user_id: str, name: str, *, persona: str | None = None
+    ) -> tuple[ApiKey, str]:
         """A new key for a user (admins; users for themselves). Returns the stored
         key and the full secret, which is shown this once and never again."""
         if user_id != actor.user_id:
@@ -299,8 +366,16 @@ class Directory:
         if persona is not None and persona not in user.personas and user.role is not Role.ADMIN:
             raise InvalidInput(f"{user_id!r} may not use persona {persona!r}", field="persona")
         key_id, token, digest = keys.mint()
-        key = ApiKey(key_id, actor.org_id, user_id, clean_text(name, "name", 200), digest,
-                     self.clock.now(), actor.user_id, persona)  # fmt: skip
+        key = ApiKey(
+            key_id,
+            actor.org_id,
+            user_id,
+            clean_text(name, "name", 200),
+            digest,
+            self.clock.now(),
+            actor.user_id,
+            persona,
+        )
         self.store.put_api_key(key)
         self.record(actor, "admin.key.create", key_id, {"user": user_id, "name": key.name})
         return key, token
@@ -346,29 +421,51 @@ class Directory:
     # -- audit ------------------------------------------------------------------------------
 
     def record(
-        self, actor: Principal, action: str, target: str | None = None,
-        detail: Mapping[str, Any] | None = None, *, outcome: str = "ok",
+        self,
+        actor: Principal,
+        action: str,
+        target: str | None = None,
+        detail: Mapping[str, Any] | None = None,
+        *,
+        outcome: str = "ok",
         request_id: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Append one audit line for ``actor``."""
-        self.store.append_audit([AuditEntry(
-            actor.org_id, self.clock.now(), actor.user_id, action, target, outcome,
-            dict(detail or {}), request_id,
-        )])  # fmt: skip
+        self.store.append_audit(
+            [
+                AuditEntry(
+                    actor.org_id,
+                    self.clock.now(),
+                    actor.user_id,
+                    action,
+                    target,
+                    outcome,
+                    dict(detail or {}),
+                    request_id,
+                )
+            ]
+        )
 
     def audit(
-        self, actor: Principal, *, user: str | None = None, action: str | None = None,
-        since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
-    ) -> builtins.list[AuditEntry]:  # fmt: skip
+        self,
+        actor: Principal,
+        *,
+        user: str | None = None,
+        action: str | None = None,
+        since: datetime | None = None,
+        before_seq: int | None = None,
+        limit: int = 100,
+    ) -> builtins.list[AuditEntry]:
         """The organization's audit log, newest first (admins only)."""
         self._admin(actor)
         return self.store.audit(
-            actor.org_id, actor=None if user is None else check_id(user, "user"),
+            actor.org_id,
+            actor=None if user is None else check_id(user, "user"),
             action=None if action is None else clean_text(action, "action", 100),
             since=clean_time(since, "since"),
             before_seq=None if before_seq is None else clean_count(before_seq, "before_seq"),
             limit=min(clean_count(limit, "limit", 1), 1000),
-        )  # fmt: skip
+        )
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -385,8 +482,11 @@ class Directory:
         return [User.from_entry(e) for e in self.store.entries(org_id, "user")]
 
     def _keep_an_admin(self, org_id: str, leaving: str) -> None:
-        others = [u for u in self._all_users(org_id)
-                  if u.role is Role.ADMIN and u.id != leaving and not u.disabled]  # fmt: skip
+        others = [
+            u
+            for u in self._all_users(org_id)
+            if u.role is Role.ADMIN and u.id != leaving and not u.disabled
+        ]
         if not others:
             raise InvalidInput("an organization keeps at least one admin", field="role")
 

@@ -38,8 +38,14 @@ if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
 __all__ = [
-    "MiniLMEmbedder", "MODEL_ID", "MODEL_ID_FLOAT", "MODEL_SHA256", "DIM", "MAX_TOKENS", "COMPUTE",
-]  # fmt: skip
+    "MiniLMEmbedder",
+    "MODEL_ID",
+    "MODEL_ID_FLOAT",
+    "MODEL_SHA256",
+    "DIM",
+    "MAX_TOKENS",
+    "COMPUTE",
+]
 
 #: The default: int8 matrix products (dynamically quantized activations).
 MODEL_ID = "all-MiniLM-L6-v2-dq8"
@@ -124,9 +130,12 @@ class MiniLMEmbedder(Embedder):
         self._compute = compute
         self._threads = threads
         self._query_threads = (
-            query_threads if query_threads is not None
-            else threads if threads is not None else min(4, os.cpu_count() or 1)
-        )  # fmt: skip
+            query_threads
+            if query_threads is not None
+            else threads
+            if threads is not None
+            else min(4, os.cpu_count() or 1)
+        )
         self._sub_batch_size = sub_batch_size
         self._model_path = Path(model_path) if model_path is not None else None
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None

@@ -29,8 +29,12 @@ from typing import Any
 from ..errors import ConfigError
 
 __all__ = [
-    "DERIVED_SHA256", "cache_dir", "derive_dynamic_int8", "dynamic_int8_model", "file_sha256",
-]  # fmt: skip
+    "DERIVED_SHA256",
+    "cache_dir",
+    "derive_dynamic_int8",
+    "dynamic_int8_model",
+    "file_sha256",
+]
 
 #: sha256 of the derived model built from the shipped file whose sha256 is
 #: ``onnx_minilm.MODEL_SHA256`` with onnx 1.23.2 and onnxruntime 1.32.0.
@@ -146,8 +150,9 @@ def dynamic_int8_model(source: Path, cache: Path | None = None) -> Path:
     except OSError as exc:
         # a read-only home (a locked-down container, say): keep it for this boot only
         fallback = Path(tempfile.gettempdir()) / f"kenning-models-{os.getuid()}" / name
-        log.warning("cannot write the derived MiniLM model to %s (%s); using %s", target,
-                    exc, fallback)  # fmt: skip
+        log.warning(
+            "cannot write the derived MiniLM model to %s (%s); using %s", target, exc, fallback
+        )
         if not (fallback.is_file() and file_sha256(fallback) == DERIVED_SHA256):
             try:
                 derive_dynamic_int8(source, fallback)

@@ -46,8 +46,10 @@ class Neighbour:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"memory": self.memory.to_dict(),
-                "edge": None if self.edge is None else self.edge.to_dict()}  # fmt: skip
+        return {
+            "memory": self.memory.to_dict(),
+            "edge": None if self.edge is None else self.edge.to_dict(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +93,9 @@ def _relation(value: object) -> str:
         return Relation(value).value
     except ValueError:
         known = ", ".join(r.value for r in Relation)
-        raise InvalidInput(f"unknown relation {value!r}; expected one of {known}",
-                           field="relation") from None  # fmt: skip
+        raise InvalidInput(
+            f"unknown relation {value!r}; expected one of {known}", field="relation"
+        ) from None
 
 
 class Graph:
@@ -128,10 +131,14 @@ class Graph:
     # -- reads ----------------------------------------------------------------------
 
     def neighbours(
-        self, memory_id: str | None = None, *, entity: str | None = None,
-        relations: Collection[str | Relation] | None = None, limit: int = 20,
+        self,
+        memory_id: str | None = None,
+        *,
+        entity: str | None = None,
+        relations: Collection[str | Relation] | None = None,
+        limit: int = 20,
         principal: Principal | None = None,
-    ) -> list[Neighbour]:  # fmt: skip
+    ) -> list[Neighbour]:
         """The memories linked to ``memory_id`` (heaviest link first, with the link), or
         the memories mentioning ``entity`` (newest first). Give exactly one of them."""
         if (memory_id is None) == (entity is None):
@@ -146,11 +153,15 @@ class Graph:
                 return []
             edges = store.graph_edges([record.id], view, wanted, limit)
             found = {r.id: r for r in store.get([e.other(record.id) for e in edges], view)}
-            return [Neighbour(found[e.other(record.id)], e) for e in edges
-                    if e.other(record.id) in found]  # fmt: skip
+            return [
+                Neighbour(found[e.other(record.id)], e)
+                for e in edges
+                if e.other(record.id) in found
+            ]
         if wanted is not None:
-            raise InvalidInput("relations apply to a memory's neighbours, not an entity's",
-                               field="relations")  # fmt: skip
+            raise InvalidInput(
+                "relations apply to a memory's neighbours, not an entity's", field="relations"
+            )
         name = clean_text(entity, "entity", 256)
         if not self._on:
             return []
@@ -182,8 +193,10 @@ class Graph:
                 if e.id != main.id:
                     counts[e.id] = counts.get(e.id, 0) + 1
                     known[e.id] = e
-        related = sorted(((known[i], n) for i, n in counts.items()),
-                         key=lambda x: (-x[1], -x[0].mentions, x[0].id))[:20]  # fmt: skip
+        related = sorted(
+            ((known[i], n) for i, n in counts.items()),
+            key=lambda x: (-x[1], -x[0].mentions, x[0].id),
+        )[:20]
         return EntityView(main, records, tuple(related), tuple(ents[1:]))
 
     def entities(self, memory_id: str, *, principal: Principal | None = None) -> list[Entity]:
@@ -193,9 +206,14 @@ class Graph:
         return list(self._mem.store.entities_of([record.id], view).get(record.id, []))
 
     def paths(
-        self, a: str, b: str, max_hops: int = 3, limit: int = 5, *,
+        self,
+        a: str,
+        b: str,
+        max_hops: int = 3,
+        limit: int = 5,
+        *,
         principal: Principal | None = None,
-    ) -> list[GraphPath]:  # fmt: skip
+    ) -> list[GraphPath]:
         """The strongest simple paths from memory ``a`` to memory ``b`` (seed 003's
         multi-hop query), strength = product of weight x relation prior, best first.
 
@@ -206,8 +224,10 @@ class Graph:
             or not isinstance(max_hops, int)
             or not (1 <= max_hops <= MAX_HOPS)
         ):
-            raise InvalidInput(f"max_hops must be an integer from 1 to {MAX_HOPS}, "
-                               f"got {max_hops!r}", field="max_hops")  # fmt: skip
+            raise InvalidInput(
+                f"max_hops must be an integer from 1 to {MAX_HOPS}, got {max_hops!r}",
+                field="max_hops",
+            )
         limit = clean_k(limit, self._mem.settings.max_k, "limit")
         who, view = self._view(principal)
         start = self._mem._visible(a, who).id
@@ -221,9 +241,14 @@ class Graph:
     # -- writes ---------------------------------------------------------------------
 
     def link(
-        self, a: str, b: str, relation: str | Relation, weight: float = 1.0, *,
+        self,
+        a: str,
+        b: str,
+        relation: str | Relation,
+        weight: float = 1.0,
+        *,
         principal: Principal | None = None,
-    ) -> GraphEdge:  # fmt: skip
+    ) -> GraphEdge:
         """Link two memories of one scope (both writable by the caller); an existing link
         of that relation gets the new weight. API links survive updates of either end."""
         rel = _relation(relation)
@@ -232,8 +257,7 @@ class Graph:
             or not isinstance(weight, int | float)
             or not (math.isfinite(weight) and 0 < weight <= 1)
         ):
-            raise InvalidInput(f"weight must be a number in (0, 1], got {weight!r}",
-                               field="weight")  # fmt: skip
+            raise InvalidInput(f"weight must be a number in (0, 1], got {weight!r}", field="weight")
         who = self._mem._who(principal)
         first = self._mem._writable(a, who)
         second = self._mem._writable(b, who)
@@ -242,8 +266,9 @@ class Graph:
         if first.scope != second.scope:
             raise InvalidInput(
                 f"links join memories of one scope; {first.id} is in {first.scope.key!r}, "
-                f"{second.id} in {second.scope.key!r}", field="b",
-            )  # fmt: skip
+                f"{second.id} in {second.scope.key!r}",
+                field="b",
+            )
         if not self._on:
             raise ConfigError("the memory graph is disabled (graph_enabled = false)")
         link = canonical(MemoryLink(first.id, second.id, Relation(rel), float(weight)))
@@ -267,9 +292,13 @@ class Graph:
         return ents[0]
 
     def rebuild(
-        self, scopes: ScopesArg = None, *, clear_first: bool = False,
-        progress: Callable[[int], None] | None = None, principal: Principal | None = None,
-    ) -> RebuildReport:  # fmt: skip
+        self,
+        scopes: ScopesArg = None,
+        *,
+        clear_first: bool = False,
+        progress: Callable[[int], None] | None = None,
+        principal: Principal | None = None,
+    ) -> RebuildReport:
         """Re-project stored memories: mentions, topics, ``semantic_neighbor`` (from the
         stored vectors) and ``temporal_next``. ``co_occurs`` and typed relations cannot
         be rebuilt (their write batches and decisions are not recorded); ``clear_first``
@@ -287,9 +316,13 @@ class Graph:
 
 
 def _best_paths(
-    fetch: Callable[..., list[GraphEdge]], view: ScopeFilter, start: str, goal: str,
-    hops: int, limit: int,
-) -> list[GraphPath]:  # fmt: skip
+    fetch: Callable[..., list[GraphEdge]],
+    view: ScopeFilter,
+    start: str,
+    goal: str,
+    hops: int,
+    limit: int,
+) -> list[GraphPath]:
     """Bidirectional expansion (ceil(h/2) layers from ``start``, floor(h/2) from ``goal``:
     every edge of every path of <= h hops is fetched), then a best-first enumeration of
     simple paths pruned by distance-to-goal and by the current k-th best strength."""
@@ -360,7 +393,8 @@ def _best_paths(
     walk(start, (start,), (), 1.0)
     out = []
     for s, nodes, edges in sorted(found, key=lambda f: (-f[0], f[1])):
-        forward = tuple(e.relation in SYMMETRIC_RELATIONS or e.src == nodes[i]
-                        for i, e in enumerate(edges))  # fmt: skip
+        forward = tuple(
+            e.relation in SYMMETRIC_RELATIONS or e.src == nodes[i] for i, e in enumerate(edges)
+        )
         out.append(GraphPath(nodes, tuple(e.relation for e in edges), s, forward))
     return out

@@ -62,9 +62,20 @@ ENTRY_POINT_GROUP = "kenning.extractors"
 #: NER labels kept as entities; DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL
 #: and CARDINAL are dropped (they are values, not things to link memories by).
 KEEP_LABELS = frozenset(
-    {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
-     "LANGUAGE"}
-)  # fmt: skip
+    {
+        "PERSON",
+        "NORP",
+        "FAC",
+        "ORG",
+        "GPE",
+        "LOC",
+        "PRODUCT",
+        "EVENT",
+        "WORK_OF_ART",
+        "LAW",
+        "LANGUAGE",
+    }
+)
 
 #: ``(source index, target index, relation, confidence)`` between texts of one batch.
 RelationTuple = tuple[int, int, Relation, float]
@@ -245,7 +256,7 @@ COMMON_WORDS = _COMMON = frozenset(
     january february march april may june july august september october november
     december awww aww woohoo woo yay omg haha lol wanna gonna kinda looky hmm ugh whoa
     woah yikes oops cheers bye""".split()
-)  # fmt: skip
+)
 
 
 def _is_cap(word: str) -> bool:

@@ -46,9 +46,19 @@ logger = logging.getLogger("kenning.graph.llm")
 LLM_RELATIONS = ("causes", "elaborates", "contrasts", "same_series", "contradiction", "reference")
 
 EntityType = Literal[
-    "PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
-    "LANGUAGE", "OTHER",
-]  # fmt: skip
+    "PERSON",
+    "NORP",
+    "FAC",
+    "ORG",
+    "GPE",
+    "LOC",
+    "PRODUCT",
+    "EVENT",
+    "WORK_OF_ART",
+    "LAW",
+    "LANGUAGE",
+    "OTHER",
+]
 RelationType = Literal[
     "causes", "elaborates", "contrasts", "same_series", "contradiction", "reference"
 ]

@@ -142,8 +142,9 @@ class Projector:
             worker = self._worker
         texts = [r.content for r in records]
         ids = [r.id for r in records]
-        return worker.submit(lambda: dict(zip(ids, self.extractor.extract_batch(texts),
-                                              strict=True)))  # fmt: skip
+        return worker.submit(
+            lambda: dict(zip(ids, self.extractor.extract_batch(texts), strict=True))
+        )
 
     def close(self) -> None:
         """Stop the extraction worker (after the extraction in progress)."""
@@ -195,9 +196,11 @@ class Projector:
         return links
 
     def semantic(
-        self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray,
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: Sequence[np.ndarray] | np.ndarray,
         known: Mapping[str, Sequence[tuple[str, float]]] | None = None,
-    ) -> list[MemoryLink]:  # fmt: skip
+    ) -> list[MemoryLink]:
         """Links to stored active memories of the same scope above the threshold.
 
         ``known``: record id -> its scope's nearest memories when the caller has
@@ -243,8 +246,10 @@ class Projector:
         for group in groups.values():
             group.sort(key=_order)
             firsts.append(group[0])
-            links.extend(MemoryLink(a.id, b.id, Relation.TEMPORAL_NEXT)
-                         for a, b in zip(group, group[1:], strict=False))  # fmt: skip
+            links.extend(
+                MemoryLink(a.id, b.id, Relation.TEMPORAL_NEXT)
+                for a, b in zip(group, group[1:], strict=False)
+            )
         if tails and firsts:
             by_org: dict[str, list[MemoryRecord]] = defaultdict(list)
             for r in firsts:
@@ -272,18 +277,25 @@ class Projector:
     # -- writes ------------------------------------------------------------------------
 
     def for_insert(
-        self, records: Sequence[MemoryRecord], vectors: Sequence[np.ndarray] | np.ndarray,
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: Sequence[np.ndarray] | np.ndarray,
         relations: Sequence[MemoryLink] = (),
         neighbours: Mapping[str, Sequence[tuple[str, float]]] | None = None,
         extracted: Extracted | None = None,
-    ) -> Projection | None:  # fmt: skip
+    ) -> Projection | None:
         """The projection of a batch of new records (None when the graph is off);
         ``neighbours``: scope searches already made (see :meth:`semantic`);
         ``extracted``: the extractor's output from :meth:`extract_ahead`."""
         if not self.settings.graph_enabled or not records:
             return None
-        links = [*self.co_occurs(records), *self.semantic(records, vectors, neighbours),
-                 *self.temporal(records, tails=True), *self.typed(records), *relations]  # fmt: skip
+        links = [
+            *self.co_occurs(records),
+            *self.semantic(records, vectors, neighbours),
+            *self.temporal(records, tails=True),
+            *self.typed(records),
+            *relations,
+        ]
         return Projection(self.mentions(records, extracted), links)
 
     def for_update(self, record: MemoryRecord, vector: np.ndarray | None) -> Projection:
@@ -300,9 +312,14 @@ class Projector:
     # -- rebuild -----------------------------------------------------------------------
 
     def rebuild(
-        self, view: ScopeFilter, *, clear_first: bool, now: datetime,
-        progress: Callable[[int], None] | None = None, page_size: int = 256,
-    ) -> RebuildReport:  # fmt: skip
+        self,
+        view: ScopeFilter,
+        *,
+        clear_first: bool,
+        now: datetime,
+        progress: Callable[[int], None] | None = None,
+        page_size: int = 256,
+    ) -> RebuildReport:
         """Re-derive mentions, topics, semantic and temporal links of every memory in ``view``."""
         started = time.perf_counter()
         report = RebuildReport(cleared=clear_first)

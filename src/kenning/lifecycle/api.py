@@ -111,7 +111,6 @@ class LifecycleMethods:
             if self.settings.lifecycle.sector_auto_split and sector.size > sector.max_size:
                 Consolidator(cast("Memory", self)).split(sector, who, now)
 
-
     def _sector_tree(self, sector: str, view: ScopeFilter) -> frozenset[str]:
         sector = clean_text(sector, "sector", 256)
         infos = [SectorInfo.from_sector(s) for s in self.store.sectors(view)]
@@ -135,13 +134,14 @@ class LifecycleMethods:
         ups, downs = votes.count("upvote"), votes.count("downvote")
         entities = self.store.entities_of([record.id], view).get(record.id, [])
         return component_confidence(
-            source=record.source, entities=len(entities),
+            source=record.source,
+            entities=len(entities),
             entities_with_properties=sum(1 for e in entities if e.entity_type),
             relationships=len(self.store.graph_edges([record.id], view)),
             validated="validate" in votes,
             validation_pending=record.status is Status.PENDING_REVIEW,
             feedback=(ups / (ups + downs)) if ups + downs else None,
-        )  # fmt: skip
+        )
 
     def flush(self) -> None:
         """Wait until the access writes of earlier recalls are stored (raises their error)."""
@@ -172,7 +172,6 @@ class LifecycleMethods:
         limit = clean_k(limit, self.settings.max_k, "limit")
         return self.store.access_log(record.id, self.policy.readable(who), limit)
 
-
     # -- lifecycle: conversations, consolidation, hints, sectors, policies ---------------
 
     def ingest(
@@ -194,21 +193,28 @@ class LifecycleMethods:
         are reconciled and linked to the turns they came from. One transaction.
         """
         who = self._who(principal)
-        return self._ingestor.run(who, messages, session_id, self._scope(scope, who), episode_id,
-                                  extract)  # fmt: skip
+        return self._ingestor.run(
+            who, messages, session_id, self._scope(scope, who), episode_id, extract
+        )
 
     def context(
-        self, session_id: str, *, scope: Scope | str | None = None,
+        self,
+        session_id: str,
+        *,
+        scope: Scope | str | None = None,
         principal: Principal | None = None,
-    ) -> builtins.list[MemoryRecord]:  # fmt: skip
+    ) -> builtins.list[MemoryRecord]:
         """The session's context window (its working-memory messages), oldest first."""
         who = self._who(principal)
         return self._ingestor.context(who, session_id, self._scope(scope, who))
 
     def consolidate(
-        self, *, scopes: ScopesArg = ALL_SCOPES, dry_run: bool = False,
+        self,
+        *,
+        scopes: ScopesArg = ALL_SCOPES,
+        dry_run: bool = False,
         principal: Principal | None = None,
-    ) -> ConsolidationReport:  # fmt: skip
+    ) -> ConsolidationReport:
         """Run consolidation over the scopes the caller may write (seed 004).
 
         Working memory ages into episodic, weak or trivial old memories and
@@ -221,9 +227,13 @@ class LifecycleMethods:
         return Consolidator(cast("Memory", self)).run(who, view, dry_run=dry_run)
 
     def build_hint(
-        self, *, persona: str | None = None, query: str | None = None,
-        max_chars: int = 6000, principal: Principal | None = None,
-    ) -> str:  # fmt: skip
+        self,
+        *,
+        persona: str | None = None,
+        query: str | None = None,
+        max_chars: int = 6000,
+        principal: Principal | None = None,
+    ) -> str:
         """A memory block for a system prompt (seed 001 §6), fenced as data.
 
         With ``query``: the best memories for it; without: the top memories by
@@ -240,8 +250,14 @@ class LifecycleMethods:
         if query is not None and query.strip():
             # a hint is a passive injection, not a use: no reinforcement
             query = clean_text(query, "query", self.settings.max_content_chars)
-            request = RecallRequest(query, 50, who, self.policy.default_recall(who),
-                                    MemoryFilter(), self.settings.min_confidence)  # fmt: skip
+            request = RecallRequest(
+                query,
+                50,
+                who,
+                self.policy.default_recall(who),
+                MemoryFilter(),
+                self.settings.min_confidence,
+            )
             result = self._recall.run(request, self.settings, self.clock.now())
             records = [h.memory for h in result.hits]
         else:
@@ -263,16 +279,28 @@ class LifecycleMethods:
         now = self.clock.now()
         by_id = {r.id: r for r in rows}
         self._strength.learn_sectors(rows, view)
-        hits = rank(query="", relevance=dict.fromkeys(by_id, 0.0), records=by_id, principal=who,
-                    settings=self.settings, now=now,
-                    strength_of=self._strength.strengths(by_id, now))  # fmt: skip
+        hits = rank(
+            query="",
+            relevance=dict.fromkeys(by_id, 0.0),
+            records=by_id,
+            principal=who,
+            settings=self.settings,
+            now=now,
+            strength_of=self._strength.strengths(by_id, now),
+        )
         return [h.memory for h in hits[:limit]]
 
     def create_sector(
-        self, name: str, *, scope: Scope | str | None = None, parent_id: str | None = None,
-        decay_multiplier: float = 1.0, topics: Sequence[str] = (), max_size: int | None = None,
+        self,
+        name: str,
+        *,
+        scope: Scope | str | None = None,
+        parent_id: str | None = None,
+        decay_multiplier: float = 1.0,
+        topics: Sequence[str] = (),
+        max_size: int | None = None,
         principal: Principal | None = None,
-    ) -> Sector:  # fmt: skip
+    ) -> Sector:
         """Add a sector to a scope's hierarchy (seed 003): new memories with one of its
         ``topics`` as a tag (or close to its centroid) are assigned to it."""
         who = self._who(principal)
@@ -282,16 +310,26 @@ class LifecycleMethods:
         multiplier = clean_number(decay_multiplier, "decay_multiplier", at_most=100)
         cap = clean_count(
             self.settings.lifecycle.sector_max_size if max_size is None else max_size,
-            "max_size", minimum=4, maximum=MAX_INT32,
-        )  # fmt: skip
+            "max_size",
+            minimum=4,
+            maximum=MAX_INT32,
+        )
         view = ScopeFilter(who.org_id, frozenset({target}))
         if parent_id is not None and parent_id not in {s.id for s in self.store.sectors(view)}:
             raise NotFound(f"sector {parent_id!r} not found in scope {target.key!r}")
         now = self.clock.now()
-        sector = Sector(id=new_id(), org_id=who.org_id, scope=target, name=name,
-                        parent_id=parent_id, decay_multiplier=multiplier,
-                        topics=tuple(clean_tags(list(topics), self.settings.max_tags)),
-                        max_size=cap, created_at=now, updated_at=now)  # fmt: skip
+        sector = Sector(
+            id=new_id(),
+            org_id=who.org_id,
+            scope=target,
+            name=name,
+            parent_id=parent_id,
+            decay_multiplier=multiplier,
+            topics=tuple(clean_tags(list(topics), self.settings.max_tags)),
+            max_size=cap,
+            created_at=now,
+            updated_at=now,
+        )
         self.store.put_sector(sector)
         self._strength.forget_sectors()
         return sector
@@ -304,21 +342,29 @@ class LifecycleMethods:
         return self.store.sectors(self.policy.resolve(who, scopes))
 
     def set_policy(
-        self, target: str = "*", *, memory_type: str = "*", retention_days: float | None = None,
-        capacity: int | None = None, review: bool = False, principal: Principal | None = None,
-    ) -> Policy:  # fmt: skip
+        self,
+        target: str = "*",
+        *,
+        memory_type: str = "*",
+        retention_days: float | None = None,
+        capacity: int | None = None,
+        review: bool = False,
+        principal: Principal | None = None,
+    ) -> Policy:
         """Set the retention / capacity / review policy for a target and memory type
         (organization admins only). Target: ``*``, ``layer:<layer>``,
         ``scope:<scope>`` or ``sector:<id>``."""
         who = self._who(principal)
         self._check_admin(who)
         policy = Policy(
-            who.org_id, check_target(clean_text(target, "target", 300)),
+            who.org_id,
+            check_target(clean_text(target, "target", 300)),
             "*" if memory_type == "*" else clean_memory_type(memory_type).value,
             None if retention_days is None else clean_number(retention_days, "retention_days"),
             None if capacity is None else clean_count(capacity, "capacity", maximum=MAX_INT32),
-            clean_flag(review, "review"), self.clock.now(),
-        )  # fmt: skip
+            clean_flag(review, "review"),
+            self.clock.now(),
+        )
         self.store.put_policy(policy)
         return policy
 

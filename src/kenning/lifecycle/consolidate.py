@@ -98,8 +98,12 @@ class ConsolidationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"dry_run": self.dry_run, "scanned": self.scanned, "counts": self.counts,
-                "actions": [a.to_dict() for a in self.actions]}  # fmt: skip
+        return {
+            "dry_run": self.dry_run,
+            "scanned": self.scanned,
+            "counts": self.counts,
+            "actions": [a.to_dict() for a in self.actions],
+        }
 
 
 class Consolidator:
@@ -126,24 +130,34 @@ class Consolidator:
                 continue
             op, new, reason = step
             report.actions.append(Action(op, record.id, reason))
-            changes.append(Replacement(new, None, op, record.changes_to(
-                new, ("status", "memory_type", "decay_rate"))
-                | {"reason": reason}))  # fmt: skip
+            changes.append(
+                Replacement(
+                    new,
+                    None,
+                    op,
+                    record.changes_to(new, ("status", "memory_type", "decay_rate"))
+                    | {"reason": reason},
+                )
+            )
             if new.status is Status.ACTIVE:
                 kept.append(new)
         evicted = self._capacity(kept, policies, now)
         for record, reason in evicted:
             report.actions.append(Action("evict", record.id, reason))
             new = replace(record, status=Status.ARCHIVED, updated_at=now)
-            changes.append(Replacement(new, None, "evict", record.changes_to(new, ("status",))
-                                       | {"reason": reason}))  # fmt: skip
+            changes.append(
+                Replacement(
+                    new, None, "evict", record.changes_to(new, ("status",)) | {"reason": reason}
+                )
+            )
         gone = {r.id for r, _ in evicted}
         kept = [r for r in kept if r.id not in gone]
         if not dry_run:
             self._apply(changes, who)
         for group, reason in self._promotions(kept, view, lc.repeat_similarity):
-            report.actions.append(Action("promote", group[0].id, reason,
-                                         tuple(r.id for r in group)))  # fmt: skip
+            report.actions.append(
+                Action("promote", group[0].id, reason, tuple(r.id for r in group))
+            )
             if not dry_run:
                 self._promote(group, who, now)
         for sector, plan_reason in self._splits(view):
@@ -218,14 +232,17 @@ class Consolidator:
     ) -> list[tuple[list[MemoryRecord], str]]:
         lc = self.mem.settings.lifecycle
         episodic = [
-            r for r in kept
+            r
+            for r in kept
             if r.memory_type is MemoryType.EPISODIC and "consolidated_into" not in r.metadata
-        ]  # fmt: skip
+        ]
         out: list[tuple[list[MemoryRecord], str]] = []
         used: set[str] = set()
         for r in episodic:
-            if (r.reinforcement_count > lc.promote_min_reinforcements
-                    and r.importance >= lc.promote_min_importance):  # fmt: skip
+            if (
+                r.reinforcement_count > lc.promote_min_reinforcements
+                and r.importance >= lc.promote_min_importance
+            ):
                 out.append(([r], f"reinforced {r.reinforcement_count} times"))
                 used.add(r.id)
         by_scope: dict[Any, list[MemoryRecord]] = {}
@@ -246,22 +263,28 @@ class Consolidator:
         content = self._summary(group)
         first = group[0]
         item = {
-            "content": content, "scope": first.scope, "memory_type": "semantic",
+            "content": content,
+            "scope": first.scope,
+            "memory_type": "semantic",
             "importance": max(r.importance for r in group),
             "confidence": round(sum(r.confidence for r in group) / len(group), 4),
             "tags": sorted({t for r in group for t in r.tags})[: mem.settings.max_tags],
-            "metadata": {"evidence": [r.id for r in group]}, "source": "consolidation",
-            "episode_id": first.episode_id, "session_id": first.session_id,
-        }  # fmt: skip
+            "metadata": {"evidence": [r.id for r in group]},
+            "source": "consolidation",
+            "episode_id": first.episode_id,
+            "session_id": first.session_id,
+        }
         records = [mem._build(who, item, now)]
         vectors = mem.embedder.embed_many([content])
         plan = mem._planner.plan(records, vectors, now)
         target = plan.results[0].record
         for r in group:
-            noted = replace(r, metadata={**r.metadata, "consolidated_into": target.id},
-                            updated_at=now)  # fmt: skip
-            plan.replacements.append(Replacement(
-                noted, None, "consolidate", r.changes_to(noted, ("metadata",))))  # fmt: skip
+            noted = replace(
+                r, metadata={**r.metadata, "consolidated_into": target.id}, updated_at=now
+            )
+            plan.replacements.append(
+                Replacement(noted, None, "consolidate", r.changes_to(noted, ("metadata",)))
+            )
             if r.id != target.id:
                 plan.links.append(MemoryLink(target.id, r.id, Relation.REFERENCE, 1.0))
         if not plan.inserts:  # a known fact was confirmed: link it to the evidence
@@ -277,8 +300,9 @@ class Consolidator:
         if chat is not None and len(group) > 1:
             listing = "\n".join(f"- {r.content}" for r in group[:20])
             try:
-                text = chat.complete([Message("system", _SUMMARY_PROMPT),
-                                      Message("user", listing)]).text.strip()  # fmt: skip
+                text = chat.complete(
+                    [Message("system", _SUMMARY_PROMPT), Message("user", listing)]
+                ).text.strip()
                 if 0 < len(text) <= self.mem.settings.max_content_chars:
                     return text
             except LLMError as exc:
@@ -292,8 +316,9 @@ class Consolidator:
             return []
         return [
             (s, f"{s.size} memories > max {s.max_size}")
-            for s in self.mem.store.sectors(view) if s.size > s.max_size
-        ]  # fmt: skip
+            for s in self.mem.store.sectors(view)
+            if s.size > s.max_size
+        ]
 
     def split(self, sector: Sector, who: Principal, now: datetime) -> bool:
         """Split ``sector`` in two children and move its memories; False when it cannot
@@ -316,10 +341,18 @@ class Consolidator:
         child_ids = []
         for name, topics, centroid in plan.children:
             child = Sector(
-                id=uuid.uuid4().hex, org_id=sector.org_id, scope=sector.scope, name=name,
-                parent_id=sector.id, decay_multiplier=1.0, topics=topics, centroid=centroid,
-                max_size=sector.max_size, created_at=now, updated_at=now,
-            )  # fmt: skip
+                id=uuid.uuid4().hex,
+                org_id=sector.org_id,
+                scope=sector.scope,
+                name=name,
+                parent_id=sector.id,
+                decay_multiplier=1.0,
+                topics=topics,
+                centroid=centroid,
+                max_size=sector.max_size,
+                created_at=now,
+                updated_at=now,
+            )
             mem.store.put_sector(child)
             child_ids.append(child.id)
         moves = []
@@ -338,9 +371,11 @@ class Consolidator:
 
 
 def _clusters(
-    members: Sequence[MemoryRecord], vectors: dict[str, np.ndarray], threshold: float,
+    members: Sequence[MemoryRecord],
+    vectors: dict[str, np.ndarray],
+    threshold: float,
     min_size: int,
-) -> list[list[MemoryRecord]]:  # fmt: skip
+) -> list[list[MemoryRecord]]:
     """Groups of at least ``min_size`` mutually similar memories (greedy, most central
     first, deterministic); each group starts with its most central member."""
     if len(members) < min_size:

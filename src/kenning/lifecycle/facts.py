@@ -126,9 +126,16 @@ logger = logging.getLogger("kenning.lifecycle.facts")
 
 #: Fact kinds an extractor may produce (the rules use all but "skill" and "goal").
 FACT_KINDS: tuple[str, ...] = (
-    "statement", "preference", "plan", "event", "relationship", "habit", "skill", "opinion",
+    "statement",
+    "preference",
+    "plan",
+    "event",
+    "relationship",
+    "habit",
+    "skill",
+    "opinion",
     "goal",
-)  # fmt: skip
+)
 
 _MAX_CONTENT = 2000
 _CONTEXT_ROLES = frozenset({"assistant", "system"})
@@ -224,9 +231,13 @@ def _fact(content: str, kind: str, turn: Turn, who: _Names, **fields: Any) -> Fa
     """A rule fact about the speaker of ``turn``, its memory type following ``kind``."""
     fields.setdefault("importance", 2)
     return Fact(
-        _finish(content), kind, memory_type_for(kind), evidence=(turn.index,), subject=who.speaker,
+        _finish(content),
+        kind,
+        memory_type_for(kind),
+        evidence=(turn.index,),
+        subject=who.speaker,
         **fields,
-    )  # fmt: skip
+    )
 
 
 def _finish(text: str) -> str:
@@ -297,32 +308,46 @@ class RuleFactExtractor(FactExtractor):
             confidence = 0.55
         rel = _RELATIONSHIP.search(fp)
         fact = _fact(
-            content, kind, turn, who,
+            content,
+            kind,
+            turn,
+            who,
             importance=_importance(kind, fp, when is not None),
             event_at=event_at,
             tags=((rel["rel"] or rel["state"]).lower(),) if rel else (),
             confidence=confidence,
-        )  # fmt: skip
+        )
         return [fact, *_named_relations(fp, turn, who)]
 
 
 def _named_relations(fp: str, turn: Turn, who: _Names) -> list[Fact]:
     """ "my sister Anna" -> "Anna is Caroline's sister." (one fact per named relative)."""
     return [
-        _fact(f"{m['name']} is {who.speaker}'s {m['rel'].lower()}", "relationship", turn, who,
-              importance=4, tags=(m["rel"].lower(), m["name"].lower()))
+        _fact(
+            f"{m['name']} is {who.speaker}'s {m['rel'].lower()}",
+            "relationship",
+            turn,
+            who,
+            importance=4,
+            tags=(m["rel"].lower(), m["name"].lower()),
+        )
         for m in _NAMED_REL.finditer(fp)
         if m["name"] not in _NOT_NAMES and m["name"].lower() not in _REL_WORDS
-    ]  # fmt: skip
+    ]
 
 
 def _image_fact(caption: str, turn: Turn, who: _Names, at: datetime | None) -> Fact:
     cap = " ".join(caption.split()).rstrip(".")
     cap = re.sub(r"^(?:a |an )?(?:photography|photo|picture|image|pic) of\s+", "", cap, flags=re.I)
     return _fact(
-        f"{who.speaker} shared a photo of {cap}", "event", turn, who,
-        event_at=at, tags=("image",), confidence=0.5,
-    )  # fmt: skip
+        f"{who.speaker} shared a photo of {cap}",
+        "event",
+        turn,
+        who,
+        event_at=at,
+        tags=("image",),
+        confidence=0.5,
+    )
 
 
 # --------------------------------------------------------------------------- with a chat model

@@ -61,11 +61,13 @@ class IngestResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
-            "session_id": self.session_id, "episode_id": self.episode_id,
+            "session_id": self.session_id,
+            "episode_id": self.episode_id,
             "turns": [t.to_dict() for t in self.turns],
-            "facts": [f.to_dict() for f in self.facts], "aged": self.aged,
+            "facts": [f.to_dict() for f in self.facts],
+            "aged": self.aged,
             "errors": self.errors,
-        }  # fmt: skip
+        }
 
 
 def parse_messages(messages: object, max_chars: int) -> list[dict[str, Any]]:
@@ -82,14 +84,16 @@ def parse_messages(messages: object, max_chars: int) -> list[dict[str, Any]]:
             raise InvalidInput(f"messages[{i}] must be a string or an object", field="messages")
         unknown = set(msg) - {"content", "role", "name", "speaker", "at"}
         if unknown:
-            raise InvalidInput(f"messages[{i}]: unknown field(s) {sorted(unknown)}",
-                               field="messages")  # fmt: skip
+            raise InvalidInput(
+                f"messages[{i}]: unknown field(s) {sorted(unknown)}", field="messages"
+            )
         try:
             content = clean_text(msg.get("content"), "content", max_chars)
             role = msg.get("role", "user")
             if role not in _ROLES:
-                raise InvalidInput(f"role must be one of {', '.join(_ROLES)}; got {role!r}",
-                                   field="role")  # fmt: skip
+                raise InvalidInput(
+                    f"role must be one of {', '.join(_ROLES)}; got {role!r}", field="role"
+                )
             name = msg.get("name") or msg.get("speaker") or role
             name = clean_text(name, "name", 128)
             at = clean_time(msg.get("at"), "at")
@@ -116,68 +120,109 @@ class Ingestor:
         return self._extractor
 
     def run(
-        self, who: Principal, messages: object, session_id: str, scope: Scope,
-        episode_id: str | None, extract: bool,
-    ) -> IngestResult:  # fmt: skip
+        self,
+        who: Principal,
+        messages: object,
+        session_id: str,
+        scope: Scope,
+        episode_id: str | None,
+        extract: bool,
+    ) -> IngestResult:
         """Store the messages, age the window, extract and reconcile facts (one write)."""
         mem, lc = self.mem, self.mem.settings.lifecycle
         sid = clean_text(session_id, "session_id", 256)
         eid = clean_text(episode_id, "episode_id", 256) if episode_id is not None else sid
         parsed = parse_messages(messages, mem.settings.max_content_chars)
         if len(parsed) > mem.settings.max_batch:
-            raise InvalidInput(f"at most {mem.settings.max_batch} messages per ingest",
-                               field="messages")  # fmt: skip
+            raise InvalidInput(
+                f"at most {mem.settings.max_batch} messages per ingest", field="messages"
+            )
         mem.policy.check_write(who, scope)
         now = mem.clock.now()
         view = ScopeFilter(who.org_id, frozenset({scope}))
         window = self._window(view, sid)
         offset = 1 + max((int(r.metadata.get("turn", -1)) for r in window), default=-1)
         items: list[dict[str, Any]] = [
-            {"content": m["content"], "scope": scope, "memory_type": "working",
-             "session_id": sid, "episode_id": eid, "source": "conversation",
-             "event_at": m["at"] or now,
-             "metadata": {"speaker": m["name"], "role": m["role"], "turn": offset + i}}
+            {
+                "content": m["content"],
+                "scope": scope,
+                "memory_type": "working",
+                "session_id": sid,
+                "episode_id": eid,
+                "source": "conversation",
+                "event_at": m["at"] or now,
+                "metadata": {"speaker": m["name"], "role": m["role"], "turn": offset + i},
+            }
             for i, m in enumerate(parsed)
-        ]  # fmt: skip
+        ]
         records = [mem._build(who, item, now) for item in items]
         aging = self._age(window, records, now)
         facts: list[Fact] = []
         errors: list[str] = []
         if extract:
             try:
-                facts = self.extractor.extract([
-                    Turn(i, m["name"], m["content"], m["at"] or now, m["role"])
-                    for i, m in enumerate(parsed)
-                ])  # fmt: skip
+                facts = self.extractor.extract(
+                    [
+                        Turn(i, m["name"], m["content"], m["at"] or now, m["role"])
+                        for i, m in enumerate(parsed)
+                    ]
+                )
             except Exception as exc:  # fail-open: the turns are stored whatever happens
                 log.exception("fact extraction failed; storing the turns only")
                 errors.append(f"fact extraction failed: {exc}")
-        review = needs_review(mem.store.policies(who.org_id), who.org_id, scope,
-                              MemoryType.SEMANTIC, lc.review_extracted_layers)  # fmt: skip
+        review = needs_review(
+            mem.store.policies(who.org_id),
+            who.org_id,
+            scope,
+            MemoryType.SEMANTIC,
+            lc.review_extracted_layers,
+        )
         fact_records = []
         for fact in facts:
             evidence = [records[i].id for i in fact.evidence if 0 <= i < len(records)]
-            fact_records.append(mem._build(who, {
-                "content": fact.content, "scope": scope, "memory_type": fact.memory_type,
-                "importance": fact.importance, "confidence": fact.confidence,
-                "tags": list(fact.tags), "event_at": fact.event_at, "source": "extraction",
-                "session_id": sid, "episode_id": eid,
-                "status": "pending_review" if review else "active",
-                "metadata": {"evidence": evidence, "kind": fact.kind, "subject": fact.subject},
-            }, now))  # fmt: skip
+            fact_records.append(
+                mem._build(
+                    who,
+                    {
+                        "content": fact.content,
+                        "scope": scope,
+                        "memory_type": fact.memory_type,
+                        "importance": fact.importance,
+                        "confidence": fact.confidence,
+                        "tags": list(fact.tags),
+                        "event_at": fact.event_at,
+                        "source": "extraction",
+                        "session_id": sid,
+                        "episode_id": eid,
+                        "status": "pending_review" if review else "active",
+                        "metadata": {
+                            "evidence": evidence,
+                            "kind": fact.kind,
+                            "subject": fact.subject,
+                        },
+                    },
+                    now,
+                )
+            )
         every = records + fact_records
         vectors = mem.embedder.embed_many([r.content for r in every], batch_size=256)
         touched = mem._assign_sectors(every, vectors)
         plan = mem._planner.plan(every, vectors, now)
-        for result, record in zip(plan.results[len(records):], fact_records, strict=True):
+        for result, record in zip(plan.results[len(records) :], fact_records, strict=True):
             for turn_id in record.metadata["evidence"]:
                 plan.links.append(MemoryLink(result.record.id, turn_id, Relation.REFERENCE, 1.0))
         plan.replacements += aging
         results = mem._commit(plan, who)
         mem._save_centroids(touched, who)
         aged = len(aging) + sum(r.memory_type is MemoryType.EPISODIC for r in records)
-        return IngestResult(sid, eid, [r.record for r in results[: len(records)]],
-                            results[len(records):], aged, errors)  # fmt: skip
+        return IngestResult(
+            sid,
+            eid,
+            [r.record for r in results[: len(records)]],
+            results[len(records) :],
+            aged,
+            errors,
+        )
 
     def _window(self, view: ScopeFilter, session_id: str) -> list[MemoryRecord]:
         """The session's working memory now, oldest first."""
@@ -204,8 +249,7 @@ class Ingestor:
                 r.memory_type, r.decay_rate = MemoryType.EPISODIC, rate
                 continue
             aged = replace(r, memory_type=MemoryType.EPISODIC, decay_rate=rate, updated_at=now)
-            out.append(Replacement(aged, None, "consolidate",
-                                   r.changes_to(aged, ("memory_type",))))  # fmt: skip
+            out.append(Replacement(aged, None, "consolidate", r.changes_to(aged, ("memory_type",))))
         return out
 
     def context(self, who: Principal, session_id: str, scope: Scope) -> list[MemoryRecord]:
@@ -218,4 +262,3 @@ class Ingestor:
 
 def _turn_order(r: MemoryRecord) -> tuple[datetime, int, str]:
     return r.said_at, int(r.metadata.get("turn", 0)), r.id
-

@@ -49,10 +49,14 @@ class AccessEntry:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
-            "seq": self.seq, "memory_id": self.memory_id, "access_type": self.access_type,
-            "query": self.query, "strength_before": self.strength_before,
-            "strength_after": self.strength_after, "at": self.at.isoformat(),
-        }  # fmt: skip
+            "seq": self.seq,
+            "memory_id": self.memory_id,
+            "access_type": self.access_type,
+            "query": self.query,
+            "strength_before": self.strength_before,
+            "strength_after": self.strength_after,
+            "at": self.at.isoformat(),
+        }
 
 
 @dataclass(slots=True)
@@ -79,12 +83,18 @@ class Sector:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (without the centroid)."""
         return {
-            "id": self.id, "org_id": self.org_id, "scope": self.scope.key, "name": self.name,
-            "parent_id": self.parent_id, "decay_multiplier": self.decay_multiplier,
-            "topics": list(self.topics), "max_size": self.max_size, "size": self.size,
+            "id": self.id,
+            "org_id": self.org_id,
+            "scope": self.scope.key,
+            "name": self.name,
+            "parent_id": self.parent_id,
+            "decay_multiplier": self.decay_multiplier,
+            "topics": list(self.topics),
+            "max_size": self.max_size,
+            "size": self.size,
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +123,11 @@ class Policy:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
-            "org_id": self.org_id, "target": self.target, "memory_type": self.memory_type,
-            "retention_days": self.retention_days, "capacity": self.capacity,
+            "org_id": self.org_id,
+            "target": self.target,
+            "memory_type": self.memory_type,
+            "retention_days": self.retention_days,
+            "capacity": self.capacity,
             "review": self.review,
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
-        }  # fmt: skip
+        }

@@ -27,8 +27,9 @@ def check_target(target: str) -> str:
     if not sep or not rest:
         raise InvalidInput(
             f"policy target must be '*', 'layer:<layer>', 'scope:<scope>' or "
-            f"'sector:<id>'; got {target!r}", field="target",
-        )  # fmt: skip
+            f"'sector:<id>'; got {target!r}",
+            field="target",
+        )
     if kind == "layer":
         try:
             Layer(rest)
@@ -69,9 +70,8 @@ def most_specific(
 ) -> Policy | None:
     """The most specific policy targeting ``record`` that sets ``attribute``."""
     found = [
-        p for p in policies
-        if matches(p, record) and getattr(p, attribute) not in (None, False)
-    ]  # fmt: skip
+        p for p in policies if matches(p, record) and getattr(p, attribute) not in (None, False)
+    ]
     return min(found, key=_rank) if found else None
 
 
@@ -82,13 +82,14 @@ def retention_days(policies: Sequence[Policy], record: MemoryRecord) -> float | 
 
 
 def needs_review(
-    policies: Sequence[Policy], org_id: str, scope: Scope, memory_type: MemoryType,
+    policies: Sequence[Policy],
+    org_id: str,
+    scope: Scope,
+    memory_type: MemoryType,
     layers: Sequence[str],
-) -> bool:  # fmt: skip
+) -> bool:
     """Whether an extracted memory for ``scope`` starts as ``pending_review``: a
     policy targeting it asks for review, or its layer is in ``layers`` (the
     ``lifecycle.review_extracted_layers`` setting)."""
     probe = MemoryRecord(id="", org_id=org_id, scope=scope, content="", memory_type=memory_type)
-    return scope.layer.value in layers or any(
-        p.review and matches(p, probe) for p in policies
-    )
+    return scope.layer.value in layers or any(p.review and matches(p, probe) for p in policies)

@@ -182,9 +182,12 @@ class ReconcileKnobs:
     def __post_init__(self) -> None:
         """Reject values that cannot work."""
         for name in (
-            "duplicate_similarity", "paraphrase_similarity", "contradiction_similarity",
-            "slot_similarity", "shadow_similarity",
-        ):  # fmt: skip
+            "duplicate_similarity",
+            "paraphrase_similarity",
+            "contradiction_similarity",
+            "slot_similarity",
+            "shadow_similarity",
+        ):
             if not -1.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be a cosine in [-1, 1]")
         for name in ("paraphrase_overlap", "negation_overlap", "shadow_coverage"):
@@ -208,8 +211,18 @@ class Reconciler(ABC):
 
 # ----------------------------------------------------------------- text analysis
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u0060": "'",
-                         "\u00b4": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'})  # fmt: skip
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u0060": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+    }
+)
 _TOKEN = re.compile(r"[0-9]+(?:[.:,/][0-9]+)*[^\W_]*|[^\W_]+(?:'[^\W_]+)*")
 _CLOCK = re.compile(r"[0-9]{1,2}(?:[:.][0-9]{2})?")
 _TIME = re.compile(r"[0-9:.]+(?:am|pm)|[0-9]{1,2}:[0-9]{2}")
@@ -245,11 +258,16 @@ _FUNCTIONAL_STEMS = frozenset("liv bas locat resid work mov relocat".split())
 _NAMING = frozenset("named called".split())
 #: Single-valued slots for the slot-family rule: (family, stem, preposition).
 _FAMILIES = (
-    ("residence", "liv", "in"), ("residence", "bas", "in"), ("residence", "mov", "to"),
-    ("residence", "relocat", "to"), ("residence", "resid", "in"),
-    ("employer", "work", "at"), ("employer", "work", "for"), ("employer", "employ", "at"),
+    ("residence", "liv", "in"),
+    ("residence", "bas", "in"),
+    ("residence", "mov", "to"),
+    ("residence", "relocat", "to"),
+    ("residence", "resid", "in"),
+    ("employer", "work", "at"),
+    ("employer", "work", "for"),
+    ("employer", "employ", "at"),
     ("employer", "employ", "by"),
-)  # fmt: skip
+)
 
 
 def normalise_for_compare(text: str) -> str:
@@ -283,8 +301,17 @@ def _stem(low: str) -> str:
             break
     if len(low) <= 3 or not low.isalpha():
         return low
-    for suffix, repl in (("ies", "y"), ("ied", "y"), ("ments", ""), ("ment", ""),
-                         ("ings", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):  # fmt: skip
+    for suffix, repl in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("ments", ""),
+        ("ment", ""),
+        ("ings", ""),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+    ):
         if low.endswith(suffix) and len(low) - len(suffix) >= 3:
             low = low[: -len(suffix)] + repl
             break
@@ -348,10 +375,14 @@ class _Text:
         )
         signal = _NEGATIONS | _CHANGE_VERBS | _FILLERS | {"longer"}
         content = frozenset(
-            t.stem for t in toks
-            if t.low not in _STOP and t.low not in signal and not t.low.endswith("n't")
-            and t.stem not in _STOP and not t.number
-        )  # fmt: skip
+            t.stem
+            for t in toks
+            if t.low not in _STOP
+            and t.low not in signal
+            and not t.low.endswith("n't")
+            and t.stem not in _STOP
+            and not t.number
+        )
         return cls(
             toks=toks,
             norm=" ".join(lows),
@@ -544,8 +575,9 @@ class RuleReconciler(Reconciler):
             if same_key:
                 best = max(same_key, key=lambda n: n.similarity)
                 if _analysed(best.content).norm == text.norm:
-                    return Decision(Action.NOOP, best.id, f"same key {new.key!r} and same text",
-                                    best.similarity)  # fmt: skip
+                    return Decision(
+                        Action.NOOP, best.id, f"same key {new.key!r} and same text", best.similarity
+                    )
                 return Decision(Action.UPDATE, best.id, f"same key {new.key!r}", best.similarity)
         pool = [n for n in near if new.key is None or n.key is None or n.key == new.key]
         ranked = sorted(pool, key=lambda n: (-n.similarity, n.id))
@@ -558,8 +590,9 @@ class RuleReconciler(Reconciler):
             if clash[n.id]:
                 continue
             if n.similarity >= k.duplicate_similarity:
-                return Decision(Action.NOOP, n.id, f"near-duplicate (cos {n.similarity:.2f})",
-                                n.similarity)  # fmt: skip
+                return Decision(
+                    Action.NOOP, n.id, f"near-duplicate (cos {n.similarity:.2f})", n.similarity
+                )
             _, _, jaccard = _shared(old.terms, text.terms)
             if (
                 n.similarity >= k.paraphrase_similarity
@@ -567,28 +600,34 @@ class RuleReconciler(Reconciler):
                 and not _elaborates(old, text, k)
             ):
                 return Decision(
-                    Action.NOOP, n.id,
+                    Action.NOOP,
+                    n.id,
                     f"paraphrase (cos {n.similarity:.2f}, {jaccard:.0%} shared words)",
                     n.similarity,
-                )  # fmt: skip
+                )
         for n, _old in olds:
             reason = clash[n.id]
             if reason:
                 if new.said_at and n.said_at and new.said_at < n.said_at:
-                    return Decision(Action.ADD, None,
-                                    f"{reason}, but said before {n.id}: kept as history",
-                                    n.similarity)  # fmt: skip
+                    return Decision(
+                        Action.ADD,
+                        None,
+                        f"{reason}, but said before {n.id}: kept as history",
+                        n.similarity,
+                    )
                 return Decision(Action.SUPERSEDE, n.id, reason, n.similarity)
         for n, old in olds:
             if n.similarity >= k.shadow_similarity and _elaborates(old, text, k):
-                return Decision(Action.SHADOW, n.id,
-                                f"elaboration: restates it with more detail "
-                                f"(cos {n.similarity:.2f})", n.similarity)  # fmt: skip
+                return Decision(
+                    Action.SHADOW,
+                    n.id,
+                    f"elaboration: restates it with more detail (cos {n.similarity:.2f})",
+                    n.similarity,
+                )
         if not olds:
             return Decision(Action.ADD, None, "no near neighbour")
         top = olds[0][0]
-        return Decision(Action.ADD, None,
-                        f"new fact (nearest {top.id}, cos {top.similarity:.2f})")  # fmt: skip
+        return Decision(Action.ADD, None, f"new fact (nearest {top.id}, cos {top.similarity:.2f})")
 
 
 # ----------------------------------------------------------------- the LLM
@@ -694,11 +733,16 @@ def _messages(new: Incoming, shown: Sequence[Neighbour]) -> list[Message]:
     payload = {
         "new": {"content": new.content, "key": new.key, "said_at": _when(new.said_at)},
         "existing": [
-            {"id": n.id, "content": n.content, "key": n.key, "said_at": _when(n.said_at),
-             "similarity": round(n.similarity, 3)}
+            {
+                "id": n.id,
+                "content": n.content,
+                "key": n.key,
+                "said_at": _when(n.said_at),
+                "similarity": round(n.similarity, 3),
+            }
             for n in shown
         ],
-    }  # fmt: skip
+    }
     return [
         Message("system", RECONCILE_PROMPT),
         Message("user", json.dumps(payload, ensure_ascii=False)),

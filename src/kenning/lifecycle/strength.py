@@ -68,15 +68,26 @@ class StrengthModel:
         return {mid: self.of(r, now) for mid, r in records.items()}
 
     def accesses(
-        self, records: Sequence[MemoryRecord], now: datetime, access_type: str,
+        self,
+        records: Sequence[MemoryRecord],
+        now: datetime,
+        access_type: str,
         query: str | None = None,
-    ) -> list[Access]:  # fmt: skip
+    ) -> list[Access]:
         """One access per record: its strength now and after reinforcement."""
         out = []
         for r in records:
             before = self.of(r, now)
-            out.append(Access(r.id, access_type, round(before, 6),
-                              reinforce(before, self.reinforcement), now, query))  # fmt: skip
+            out.append(
+                Access(
+                    r.id,
+                    access_type,
+                    round(before, 6),
+                    reinforce(before, self.reinforcement),
+                    now,
+                    query,
+                )
+            )
         return out
 
 

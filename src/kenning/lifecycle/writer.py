@@ -86,8 +86,12 @@ class WriteResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"action": self.action.value, "target": self.target, "reason": self.reason,
-                "memory": self.record.to_dict()}  # fmt: skip
+        return {
+            "action": self.action.value,
+            "target": self.target,
+            "reason": self.reason,
+            "memory": self.record.to_dict(),
+        }
 
 
 @dataclass(slots=True)
@@ -107,33 +111,43 @@ class WritePlanner:
     """Plans a batch of new records against what the store holds (see module doc)."""
 
     def __init__(
-        self, store: Store, settings: Settings, projector: Projector,
+        self,
+        store: Store,
+        settings: Settings,
+        projector: Projector,
         reconciler: Reconciler | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store = store
         self.settings = settings
         self.projector = projector
         self.reconciler = reconciler
 
     def plan(
-        self, records: Sequence[MemoryRecord], vectors: np.ndarray, now: datetime,
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: np.ndarray,
+        now: datetime,
         reconcile: bool = True,
-    ) -> WritePlan:  # fmt: skip
+    ) -> WritePlan:
         """Decide every record; ``reconcile=False`` adds them all."""
         lc = self.settings.lifecycle
         eligible = [
-            i for i, r in enumerate(records)
-            if reconcile and self.reconciler is not None
-            and r.memory_type.value in lc.reconcile_types and r.status is Status.ACTIVE
-        ]  # fmt: skip
+            i
+            for i, r in enumerate(records)
+            if reconcile
+            and self.reconciler is not None
+            and r.memory_type.value in lc.reconcile_types
+            and r.status is Status.ACTIVE
+        ]
         decisions: dict[int, Decision] = {}
         existing: dict[str, MemoryRecord] = {}
         plan = WritePlan()
         if eligible:
             decisions, existing, near = self._decide(records, vectors, eligible)
             if lc.reconcile_neighbours >= self.settings.graph_semantic_max + 1:
-                plan.neighbours = {records[i].id: hits for i, hits in zip(eligible, near,
-                                                                        strict=True)}  # fmt: skip
+                plan.neighbours = {
+                    records[i].id: hits for i, hits in zip(eligible, near, strict=True)
+                }
         rows = [replace(r) for r in records]
         holder: dict[int, MemoryRecord] = {}  # batch index -> its row, to be inserted
         merged: dict[int, MemoryRecord] = {}  # batch index -> the stored memory it went into
@@ -148,8 +162,7 @@ class WritePlanner:
                 j = int(d.target.removeprefix(_BATCH))
                 if j in merged and d.action in (Action.NOOP, Action.UPDATE):
                     merged[i] = merged[j]  # its twin already went into a stored memory
-                    plan.results.append(WriteResult(merged[j], Action.NOOP, merged[j].id,
-                                                    d.reason))  # fmt: skip
+                    plan.results.append(WriteResult(merged[j], Action.NOOP, merged[j].id, d.reason))
                     continue
                 plan.results.append(self._within_batch(d, i, rows, vectors, holder, plan, now))
                 continue
@@ -211,26 +224,44 @@ class WritePlanner:
     # -- against a stored memory -----------------------------------------------------------
 
     def _against(
-        self, d: Decision, new: MemoryRecord, vector: np.ndarray, old: MemoryRecord,
-        plan: WritePlan, now: datetime,
-    ) -> WriteResult:  # fmt: skip
-        note: dict[str, Any] = {"action": d.action.value, "reason": d.reason,
-                                "by": d.decided_by, "similarity": round(d.similarity, 4)}
+        self,
+        d: Decision,
+        new: MemoryRecord,
+        vector: np.ndarray,
+        old: MemoryRecord,
+        plan: WritePlan,
+        now: datetime,
+    ) -> WriteResult:
+        note: dict[str, Any] = {
+            "action": d.action.value,
+            "reason": d.reason,
+            "by": d.decided_by,
+            "similarity": round(d.similarity, 4),
+        }
         if d.action is Action.NOOP:
             # a keyed write confirming a keyless memory gives it the key: the key must
             # find this fact afterwards (the rules never match a different key)
-            confirmed = replace(old, updated_at=now, key=old.key or new.key,
-                                confidence=adjust_confidence(old.confidence, FeedbackKind.CONFIRM))
+            confirmed = replace(
+                old,
+                updated_at=now,
+                key=old.key or new.key,
+                confidence=adjust_confidence(old.confidence, FeedbackKind.CONFIRM),
+            )
             changes = old.changes_to(confirmed, ("confidence", "key"))
             changes["reconcile"] = {**note, "content": new.content}
             plan.replacements.append(Replacement(confirmed, None, "confirm", changes))
             return WriteResult(confirmed, d.action, old.id, d.reason)
         if d.action is Action.UPDATE:
             updated = replace(
-                old, content=new.content, content_hash=new.content_hash, updated_at=now,
-                tags=new.tags or old.tags, metadata={**old.metadata, **new.metadata},
-                event_at=new.event_at or old.event_at, valid_from=new.valid_from or old.valid_from,
-            )  # fmt: skip
+                old,
+                content=new.content,
+                content_hash=new.content_hash,
+                updated_at=now,
+                tags=new.tags or old.tags,
+                metadata={**old.metadata, **new.metadata},
+                event_at=new.event_at or old.event_at,
+                valid_from=new.valid_from or old.valid_from,
+            )
             changes = old.changes_to(updated, _TRACKED)
             changes["reconcile"] = note
             graph = self.projector.for_update(updated, vector)
@@ -254,9 +285,15 @@ class WritePlanner:
     # -- against an earlier item of the same batch ----------------------------------------
 
     def _within_batch(
-        self, d: Decision, i: int, rows: list[MemoryRecord], vectors: np.ndarray,
-        holder: dict[int, MemoryRecord], plan: WritePlan, now: datetime,
-    ) -> WriteResult:  # fmt: skip
+        self,
+        d: Decision,
+        i: int,
+        rows: list[MemoryRecord],
+        vectors: np.ndarray,
+        holder: dict[int, MemoryRecord],
+        plan: WritePlan,
+        now: datetime,
+    ) -> WriteResult:
         j = int(d.target.removeprefix(_BATCH)) if d.target else -1
         first = holder.get(j)
         new = rows[i]
@@ -319,5 +356,14 @@ def _neighbour(record: MemoryRecord, similarity: float) -> Neighbour:
 
 
 #: The fields a reconcile change records (with before and after) in history.
-_TRACKED = ("content", "status", "valid_to", "superseded_by", "confidence", "tags", "metadata",
-            "event_at", "valid_from")  # fmt: skip
+_TRACKED = (
+    "content",
+    "status",
+    "valid_to",
+    "superseded_by",
+    "confidence",
+    "tags",
+    "metadata",
+    "event_at",
+    "valid_from",
+)

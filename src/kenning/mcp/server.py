@@ -62,10 +62,12 @@ TOOL_NAMES = ("memory_save", "memory_recall", "memory_forget", "memory_list")
 
 #: JSON-RPC code of each kenning error code, for prompts and resources.
 _RPC = {
-    "invalid_input": INVALID_PARAMS, "not_found": INVALID_PARAMS,
-    "unauthenticated": INVALID_REQUEST, "permission_denied": INVALID_REQUEST,
+    "invalid_input": INVALID_PARAMS,
+    "not_found": INVALID_PARAMS,
+    "unauthenticated": INVALID_REQUEST,
+    "permission_denied": INVALID_REQUEST,
     "conflict": INVALID_REQUEST,
-}  # fmt: skip
+}
 
 _INSTRUCTIONS = (
     "Long-term memory that persists across conversations. Save durable facts about the "
@@ -194,9 +196,12 @@ def _register_writes(server: MCPServer, door: _Door) -> None:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
     )
     async def memory_save(
-        key: _KeyArg, value: _ValueArg, ctx: Context[Any, Any], confidence: _ConfidenceArg = 1.0,
+        key: _KeyArg,
+        value: _ValueArg,
+        ctx: Context[Any, Any],
+        confidence: _ConfidenceArg = 1.0,
         tags: _TagsArg = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         fields: dict[str, Any] = {"confidence": confidence, "source": "mcp_tool"}
         if tags is not None:  # an update without tags keeps the old ones
             fields["tags"] = tags
@@ -281,9 +286,11 @@ def _register_hint(server: MCPServer, door: _Door) -> None:
         return await door.protocol(ctx, hint(query))
 
     @server.resource(
-        "memory://hint{?query}", name="memory_hint", description=description,
+        "memory://hint{?query}",
+        name="memory_hint",
+        description=description,
         mime_type="text/plain",
-    )  # fmt: skip
+    )
     async def memory_hint_resource(ctx: Context[Any, Any], query: str | None = None) -> str:
         return await door.protocol(ctx, hint(query))
 

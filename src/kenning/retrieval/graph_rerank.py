@@ -179,10 +179,12 @@ def expand(
     if not reach:
         return [], stats
     offers = sorted(
-        ((knobs.gamma * scores[seed] * strength, node, seed, trail)
-         for node, (seed, strength, trail) in reach.items()),
+        (
+            (knobs.gamma * scores[seed] * strength, node, seed, trail)
+            for node, (seed, strength, trail) in reach.items()
+        ),
         key=lambda o: (-o[0], o[1]),
-    )[: knobs.prefilter]  # fmt: skip
+    )[: knobs.prefilter]
     stats["prefiltered"] = len(offers)
     sims = sims_of([*seeds, *(o[1] for o in offers)])
     admitted: list[Admitted] = []

@@ -90,9 +90,12 @@ class RecallPipeline:
     """Runs recalls against one store with one query embedder (thread-safe)."""
 
     def __init__(
-        self, store: Store, embedder: CachedEmbedder, pool: ThreadPoolExecutor,
+        self,
+        store: Store,
+        embedder: CachedEmbedder,
+        pool: ThreadPoolExecutor,
         strength: StrengthModel | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.pool = pool
@@ -107,8 +110,11 @@ class RecallPipeline:
         window = self._window(tq, req, pool)
         if window is not None:
             self._window_candidates(text, window, req, settings, pool)
-        fused = {k: v for k, v in fuse(list(pool.dense.items()), list(pool.keyword.items()),
-                                       settings).items() if k in pool.records}  # fmt: skip
+        fused = {
+            k: v
+            for k, v in fuse(list(pool.dense.items()), list(pool.keyword.items()), settings).items()
+            if k in pool.records
+        }
         t = time.perf_counter()
         outcome = self._graph(fused, req, settings, pool)
         # (a memory admitted by expansion competing for a slot has no fused score:
@@ -117,17 +123,27 @@ class RecallPipeline:
         pool.timings["graph"] = _ms(t)
         adjusted = _add(fused, support)
         context = _add(
-            episode_lift(adjusted, pool.records, settings.episode_recall_weight,
-                         settings.episode_recall_top),
-            author_match(req.query, list(adjusted), pool.records, settings.author_boost,
-                         settings.author_fields),
-        )  # fmt: skip
+            episode_lift(
+                adjusted, pool.records, settings.episode_recall_weight, settings.episode_recall_top
+            ),
+            author_match(
+                req.query,
+                list(adjusted),
+                pool.records,
+                settings.author_boost,
+                settings.author_fields,
+            ),
+        )
         adjusted = _add(adjusted, context)
         bonus = time_bonus(
-            sorted(adjusted, key=lambda i: -adjusted[i]), pool.records, window=window,
-            asks_when=tq.asks_when, window_boost=settings.time_window_boost,
-            when_boost=settings.time_when_boost, content_scan=settings.time_content_scan,
-        )  # fmt: skip
+            sorted(adjusted, key=lambda i: -adjusted[i]),
+            pool.records,
+            window=window,
+            asks_when=tq.asks_when,
+            window_boost=settings.time_window_boost,
+            when_boost=settings.time_when_boost,
+            content_scan=settings.time_content_scan,
+        )
         adjusted = _add(adjusted, bonus)
         w = settings.scoring
         rel = normalise(adjusted, w.relevance_norm, w.relevance_window)
@@ -138,11 +154,22 @@ class RecallPipeline:
             self.strength.learn_sectors(ranked.values(), req.view)
             strengths = self.strength.strengths(ranked, now)
         hits = rank(
-            query=req.query, relevance=rel, records=pool.records, principal=req.who,
-            settings=settings, now=now, window=window, dense=pool.dense, keyword=pool.keyword,
-            fused=fused, graph=support, time=bonus, context=context, explain=req.explain,
+            query=req.query,
+            relevance=rel,
+            records=pool.records,
+            principal=req.who,
+            settings=settings,
+            now=now,
+            window=window,
+            dense=pool.dense,
+            keyword=pool.keyword,
+            fused=fused,
+            graph=support,
+            time=bonus,
+            context=context,
+            explain=req.explain,
             strength_of=strengths,
-        )  # fmt: skip
+        )
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         pool.timings["rank"] = _ms(t)
         t = time.perf_counter()
@@ -171,9 +198,12 @@ class RecallPipeline:
         # memory alike). It is quick, and embedding the query as typed beside it
         # would keep a core busy for nothing whenever a word is dropped.
         pool.dropped = self.store.common_terms(
-            query_terms(text), req.view, s.common_term_ratio, s.common_term_min_docs,
+            query_terms(text),
+            req.view,
+            s.common_term_ratio,
+            s.common_term_min_docs,
             s.common_term_max_docs,
-        )  # fmt: skip
+        )
         search_text = strip_terms(text, pool.dropped)
         pool.timings["terms"] = _ms(t0)
         qvec: np.ndarray | None = None
@@ -183,8 +213,9 @@ class RecallPipeline:
             pool.timings["embed"] = _ms(t)
         dense_job = self.pool.submit(self._dense, search_text, qvec, req, s)
         t1 = time.perf_counter()
-        keyword = self.store.keyword_search(search_text, req.view, req.filters,
-                                            max(s.candidates_keyword, req.k))  # fmt: skip
+        keyword = self.store.keyword_search(
+            search_text, req.view, req.filters, max(s.candidates_keyword, req.k)
+        )
         pool.timings["keyword"] = _ms(t1)
         t2 = time.perf_counter()
         pool.records = {r.id: r for r in self.store.get([i for i, _ in keyword], req.view)}
@@ -206,8 +237,9 @@ class RecallPipeline:
             qvec = self.embedder.embed(text)
             timings["embed"] = _ms(t)
         t = time.perf_counter()
-        dense = self.store.vector_search(qvec, req.view, req.filters,
-                                         max(s.candidates_dense, req.k))  # fmt: skip
+        dense = self.store.vector_search(
+            qvec, req.view, req.filters, max(s.candidates_dense, req.k)
+        )
         timings["dense"] = _ms(t)
         return qvec, dense, timings
 
@@ -312,8 +344,9 @@ class RecallPipeline:
         if not entities:
             return {}
         members = self.store.entity_memories(entities, req.view, g.mention_max_df + 1)
-        return mention_support(scores, seeds, mentions, members, g.mention_support,
-                               g.mention_max_df)  # fmt: skip
+        return mention_support(
+            scores, seeds, mentions, members, g.mention_support, g.mention_max_df
+        )
 
     def _admit(
         self, outcome: GraphOutcome, req: RecallRequest, knobs: GraphKnobs, pool: _Pool
@@ -349,21 +382,28 @@ class RecallPipeline:
                 record = pool.records.get(a.memory_id)
                 if record is not None:
                     by_id[a.seed].related.append(Hit(record, a.score, via=a.path))
-        return relation_paths(
-            list(by_id), scores, outcome.edges, outcome.admitted, _knobs(s.graph)
-        )
+        return relation_paths(list(by_id), scores, outcome.edges, outcome.admitted, _knobs(s.graph))
 
 
 def _knobs(g: GraphRead) -> GraphKnobs:
     """The post-processing knobs from the settings (seed 002's names)."""
     return GraphKnobs(
-        beta=g.propagate_beta, iters=g.propagate_iters, support_cap=g.support_cap,
-        gamma=g.relax_gamma, seed_floor=g.seed_floor, max_expand=g.max_expand,
-        hops=g.expand_hops, seeds=g.expand_seeds, prefilter=g.expand_prefilter_top_n,
-        delta=g.seed_sim_delta, relation_quota=g.relation_quota,
-        merge_seed=g.expand_merge_seed, paths=g.path_enabled, path_floor=g.path_high_floor,
+        beta=g.propagate_beta,
+        iters=g.propagate_iters,
+        support_cap=g.support_cap,
+        gamma=g.relax_gamma,
+        seed_floor=g.seed_floor,
+        max_expand=g.max_expand,
+        hops=g.expand_hops,
+        seeds=g.expand_seeds,
+        prefilter=g.expand_prefilter_top_n,
+        delta=g.seed_sim_delta,
+        relation_quota=g.relation_quota,
+        merge_seed=g.expand_merge_seed,
+        paths=g.path_enabled,
+        path_floor=g.path_high_floor,
         priors=g.priors,
-    )  # fmt: skip
+    )
 
 
 _RELATION_TAIL = re.compile(

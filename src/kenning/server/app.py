@@ -62,11 +62,13 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
                 mem.close()
 
     app = FastAPI(
-        title="kenning", version=__version__, lifespan=lifespan,
+        title="kenning",
+        version=__version__,
+        lifespan=lifespan,
         description="Long-term memory for AI agents: scoped memories, hybrid recall, review, "
         "audit. Authenticate with `Authorization: Bearer kn_…` (or `X-API-Key`); "
         "`X-Kenning-Persona` selects the active persona.",
-    )  # fmt: skip
+    )
     app.state.metrics = Metrics()
     errors.install(app)
     for module in (memories, lifecycle, insight, review, admin, ops):
@@ -76,15 +78,25 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
     web.mount(app)
     cfg = (memory.settings if memory is not None else settings or Settings()).server
 
-    def audit(who: Principal, action: str, target: str | None, detail: dict[str, Any],
-              outcome: str, request_id: str) -> None:  # fmt: skip
-        app.state.memory.directory.record(who, action, target, detail, outcome=outcome,
-                                          request_id=request_id)  # fmt: skip
+    def audit(
+        who: Principal,
+        action: str,
+        target: str | None,
+        detail: dict[str, Any],
+        outcome: str,
+        request_id: str,
+    ) -> None:
+        app.state.memory.directory.record(
+            who, action, target, detail, outcome=outcome, request_id=request_id
+        )
 
     app.add_middleware(
-        RequestMiddleware, max_body=cfg.max_body_bytes, audit=audit,
-        observe=app.state.metrics.observe_request, audit_admin_reads=cfg.audit_admin_reads,
-    )  # fmt: skip
+        RequestMiddleware,
+        max_body=cfg.max_body_bytes,
+        audit=audit,
+        observe=app.state.metrics.observe_request,
+        audit_admin_reads=cfg.audit_admin_reads,
+    )
     return app
 
 
@@ -95,8 +107,9 @@ class _LateMount:
         self._app: Any = None
 
     def set(self, mcp: Any, host: str) -> None:
-        self._app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True,
-                                            json_response=True, host=host)  # fmt: skip
+        self._app = mcp.streamable_http_app(
+            streamable_http_path="/", stateless_http=True, json_response=True, host=host
+        )
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self._app is None:

@@ -56,10 +56,13 @@ def _jwt_subject(token: str, cfg: Server) -> tuple[str, str]:
         raise Unauthenticated("unknown credentials (not an API key; JWTs are not configured)")
     try:
         claims = jwt.decode(
-            token, cfg.jwt_key.get_secret_value(), algorithms=list(cfg.jwt_algorithms),
-            audience=cfg.jwt_audience, issuer=cfg.jwt_issuer,
+            token,
+            cfg.jwt_key.get_secret_value(),
+            algorithms=list(cfg.jwt_algorithms),
+            audience=cfg.jwt_audience,
+            issuer=cfg.jwt_issuer,
             options={"require": ["exp", cfg.jwt_user_claim, cfg.jwt_org_claim]},
-        )  # fmt: skip
+        )
     except jwt.PyJWTError as exc:
         raise Unauthenticated(f"invalid token: {exc}") from None
     org, user = claims.get(cfg.jwt_org_claim), claims.get(cfg.jwt_user_claim)

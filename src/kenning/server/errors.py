@@ -23,12 +23,23 @@ log = logging.getLogger("kenning.server")
 
 #: HTTP status of each kenning error code (``kenning.errors.error_code``).
 _STATUS = {
-    "invalid_input": 400, "unauthenticated": 401, "permission_denied": 403, "not_found": 404,
-    "conflict": 409, "embedding_unavailable": 503, "llm_unavailable": 503,
+    "invalid_input": 400,
+    "unauthenticated": 401,
+    "permission_denied": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "embedding_unavailable": 503,
+    "llm_unavailable": 503,
     "store_unavailable": 503,
-}  # fmt: skip
-_HTTP_CODES = {401: "unauthenticated", 403: "permission_denied", 404: "not_found",
-               405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type"}
+}
+_HTTP_CODES = {
+    401: "unauthenticated",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_media_type",
+}
 
 
 class ErrorBody(BaseModel):
@@ -63,12 +74,17 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def error_response(
-    request_id: str | None, status: int, code: str, message: str, field: str | None = None,
+    request_id: str | None,
+    status: int,
+    code: str,
+    message: str,
+    field: str | None = None,
     headers: dict[str, str] | None = None,
-) -> JSONResponse:  # fmt: skip
+) -> JSONResponse:
     """A JSON error response in the one schema."""
-    body = ErrorResponse(error=ErrorBody(code=code, message=message, field=field,
-                                         request_id=request_id))  # fmt: skip
+    body = ErrorResponse(
+        error=ErrorBody(code=code, message=message, field=field, request_id=request_id)
+    )
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 
@@ -84,8 +100,9 @@ async def _kenning_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("unexpected kenning error", exc_info=exc)
         return error_response(_rid(request), 500, "internal", "internal error")
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return error_response(_rid(request), status, code, str(exc), getattr(exc, "field", None),
-                          headers)  # fmt: skip
+    return error_response(
+        _rid(request), status, code, str(exc), getattr(exc, "field", None), headers
+    )
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -99,8 +116,9 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(_rid(request), exc.status_code, code, str(exc.detail),
-                          headers=dict(exc.headers or {}))  # fmt: skip
+    return error_response(
+        _rid(request), exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})
+    )
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

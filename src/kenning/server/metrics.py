@@ -25,25 +25,36 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "kenning_http_requests", "HTTP requests by route and status",
-            ["method", "route", "status"], registry=self.registry,
-        )  # fmt: skip
-        self.latency = Histogram(
-            "kenning_http_request_seconds", "HTTP request latency by route",
-            ["method", "route"], buckets=_LATENCY_BUCKETS, registry=self.registry,
-        )  # fmt: skip
-        self.recall_stage = Histogram(
-            "kenning_recall_stage_seconds", "Recall latency per pipeline stage",
-            ["stage"], buckets=_LATENCY_BUCKETS, registry=self.registry,
-        )  # fmt: skip
-        self.memories = Gauge(
-            "kenning_memories", "Memories of the scraping admin's organization",
-            ["layer", "status"], registry=self.registry,
-        )  # fmt: skip
-        self.store_bytes = Gauge(
-            "kenning_store_bytes", "Size of the database (files, or the PostgreSQL database)",
+            "kenning_http_requests",
+            "HTTP requests by route and status",
+            ["method", "route", "status"],
             registry=self.registry,
-        )  # fmt: skip
+        )
+        self.latency = Histogram(
+            "kenning_http_request_seconds",
+            "HTTP request latency by route",
+            ["method", "route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.recall_stage = Histogram(
+            "kenning_recall_stage_seconds",
+            "Recall latency per pipeline stage",
+            ["stage"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.memories = Gauge(
+            "kenning_memories",
+            "Memories of the scraping admin's organization",
+            ["layer", "status"],
+            registry=self.registry,
+        )
+        self.store_bytes = Gauge(
+            "kenning_store_bytes",
+            "Size of the database (files, or the PostgreSQL database)",
+            registry=self.registry,
+        )
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Count one request and its latency."""

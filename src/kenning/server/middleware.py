@@ -46,16 +46,22 @@ def _outcome(status: int) -> str:
     if status < 400:
         return "ok"
     return {401: "unauthenticated", 403: "denied", 404: "not_found", 409: "conflict"}.get(
-        status, "invalid" if status < 500 else "error")  # fmt: skip
+        status, "invalid" if status < 500 else "error"
+    )
 
 
 class RequestMiddleware:
     """Request ids, body limit, metrics, access log and audit (see the module docstring)."""
 
-    def __init__(self, app: App, *, max_body: int,
-                 audit: Callable[[Principal, str, str | None, dict[str, Any], str, str], None],
-                 observe: Callable[[str, str, int, float], None],
-                 audit_admin_reads: bool) -> None:  # fmt: skip
+    def __init__(
+        self,
+        app: App,
+        *,
+        max_body: int,
+        audit: Callable[[Principal, str, str | None, dict[str, Any], str, str], None],
+        observe: Callable[[str, str, int, float], None],
+        audit_admin_reads: bool,
+    ) -> None:
         self.app = app
         self.max_body = max_body
         self.audit = audit
@@ -66,8 +72,9 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
-                   for k, v in scope.get("headers", ())}  # fmt: skip
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())
+        }
         given = headers.get("x-request-id", "")
         rid = given if _RID.match(given) else uuid.uuid4().hex
         state = scope.setdefault("state", {})
@@ -112,27 +119,40 @@ class RequestMiddleware:
             await response(scope, receive, send_wrapped)
         await self._after(scope, state, status, time.perf_counter() - started)
 
-    async def _after(self, scope: Scope, state: dict[str, Any], status: int,
-                     seconds: float) -> None:  # fmt: skip
+    async def _after(
+        self, scope: Scope, state: dict[str, Any], status: int, seconds: float
+    ) -> None:
         route = scope.get("route")
         name = getattr(route, "name", None) or "unmatched"
         method = scope["method"]
         self.observe(method, name, status, seconds)
         principal: Principal | None = state.get("principal")
-        access_log.info(json.dumps({
-            "request_id": state["request_id"], "method": method, "path": scope["path"],
-            "route": name, "status": status, "ms": round(seconds * 1000, 2),
-            "org": principal.org_id if principal else None,
-            "user": principal.user_id if principal else None,
-        }))  # fmt: skip
+        access_log.info(
+            json.dumps(
+                {
+                    "request_id": state["request_id"],
+                    "method": method,
+                    "path": scope["path"],
+                    "route": name,
+                    "status": status,
+                    "ms": round(seconds * 1000, 2),
+                    "org": principal.org_id if principal else None,
+                    "user": principal.user_id if principal else None,
+                }
+            )
+        )
         if principal is None or name.startswith(_SELF_AUDITED) or name in _UNAUDITED:
             return
         if method in _READS and not (self.audit_admin_reads and principal.is_admin):
             return
         params = scope.get("path_params") or {}
         target = state.get("audit_target") or next(iter(params.values()), None)
-        detail = {"method": method, "path": scope["path"], "status": status,
-                  **state.get("audit_detail", {})}  # fmt: skip
+        detail = {
+            "method": method,
+            "path": scope["path"],
+            "status": status,
+            **state.get("audit_detail", {}),
+        }
         await anyio.to_thread.run_sync(
             self.audit, principal, name, target, detail, _outcome(status), state["request_id"]
         )

@@ -22,9 +22,10 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"), "level": record.levelname,
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname,
             "logger": record.name,
-        }  # fmt: skip
+        }
         message = record.getMessage()
         try:
             parsed = json.loads(message) if message.startswith("{") else None
@@ -42,16 +43,22 @@ class JsonFormatter(logging.Formatter):
 def configure_logging(level: str = "INFO") -> dict[str, Any]:
     """A logging config (for uvicorn too) writing JSON lines to stderr."""
     return {
-        "version": 1, "disable_existing_loggers": False,
+        "version": 1,
+        "disable_existing_loggers": False,
         "formatters": {"json": {"()": JsonFormatter}},
-        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json",
-                                "stream": "ext://sys.stderr"}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stderr",
+            }
+        },
         "loggers": {
             "kenning": {"handlers": ["stderr"], "level": level, "propagate": False},
             "uvicorn": {"handlers": ["stderr"], "level": level, "propagate": False},
             "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
         },
-    }  # fmt: skip
+    }
 
 
 def bootstrap(mem: Memory, org_id: str, user_id: str) -> str:
@@ -70,12 +77,22 @@ def serve(settings: Settings) -> None:
         if not (settings.database_url or "").startswith("postgresql://"):
             raise ConfigError("several workers need PostgreSQL; the embedded store serves one")
         os.environ["KENNING_DATABASE_URL"] = settings.database_url or ""
-        uvicorn.run("kenning.server.app:create_app", factory=True, host=cfg.host,
-                    port=cfg.port, workers=cfg.workers, log_config=configure_logging(),
-                    timeout_graceful_shutdown=cfg.graceful_timeout_s)  # fmt: skip
+        uvicorn.run(
+            "kenning.server.app:create_app",
+            factory=True,
+            host=cfg.host,
+            port=cfg.port,
+            workers=cfg.workers,
+            log_config=configure_logging(),
+            timeout_graceful_shutdown=cfg.graceful_timeout_s,
+        )
         return
     from .app import create_app
 
-    uvicorn.run(create_app(settings=settings), host=cfg.host, port=cfg.port,
-                log_config=configure_logging(),
-                timeout_graceful_shutdown=cfg.graceful_timeout_s)  # fmt: skip
+    uvicorn.run(
+        create_app(settings=settings),
+        host=cfg.host,
+        port=cfg.port,
+        log_config=configure_logging(),
+        timeout_graceful_shutdown=cfg.graceful_timeout_s,
+    )

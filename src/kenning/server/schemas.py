@@ -12,12 +12,41 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..validation import MAX_INT32
 
 __all__ = [
-    "MemoryIn", "BatchIn", "UpsertIn", "UpdateIn", "RecallIn", "FeedbackIn", "IngestIn",
-    "ConsolidateIn", "HintIn", "LinkIn", "ApproveIn", "RejectIn", "BulkReviewIn",
-    "MemoryOut", "WriteOut", "PageOut", "HitOut", "RecallOut", "HistoryOut", "StatsOut",
-    "HintOut", "BulkReviewOut", "OrgIn", "UserIn", "GroupIn", "MemberIn", "GrantIn", "KeyIn",
-    "PolicyIn", "MeOut", "KeyOut", "NewKeyOut", "AuditOut", "Loose",
-]  # fmt: skip
+    "MemoryIn",
+    "BatchIn",
+    "UpsertIn",
+    "UpdateIn",
+    "RecallIn",
+    "FeedbackIn",
+    "IngestIn",
+    "ConsolidateIn",
+    "HintIn",
+    "LinkIn",
+    "ApproveIn",
+    "RejectIn",
+    "BulkReviewIn",
+    "MemoryOut",
+    "WriteOut",
+    "PageOut",
+    "HitOut",
+    "RecallOut",
+    "HistoryOut",
+    "StatsOut",
+    "HintOut",
+    "BulkReviewOut",
+    "OrgIn",
+    "UserIn",
+    "GroupIn",
+    "MemberIn",
+    "GrantIn",
+    "KeyIn",
+    "PolicyIn",
+    "MeOut",
+    "KeyOut",
+    "NewKeyOut",
+    "AuditOut",
+    "Loose",
+]
 
 Loose = dict[str, Any]
 Id = Field(min_length=1, max_length=128)

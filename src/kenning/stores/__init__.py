@@ -21,9 +21,15 @@ from ..errors import ConfigError, InvalidInput, StoreError
 from .base import Replacement, Store
 
 __all__ = [
-    "Store", "Replacement", "DatabaseInfo", "open_store", "database_url", "inspect_database",
-    "display_url", "location",
-]  # fmt: skip
+    "Store",
+    "Replacement",
+    "DatabaseInfo",
+    "open_store",
+    "database_url",
+    "inspect_database",
+    "display_url",
+    "location",
+]
 
 _SQLITE = "sqlite:///"
 _PG = "postgresql://"

@@ -95,9 +95,12 @@ class Store(Protocol):
         """How much space the database takes (files, or the PostgreSQL database)."""
 
     def insert(
-        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
-        graph: Projection | None = None, replacements: Sequence[Replacement] = (),
-    ) -> None:  # fmt: skip
+        self,
+        items: Sequence[tuple[MemoryRecord, np.ndarray]],
+        actor: str | None,
+        graph: Projection | None = None,
+        replacements: Sequence[Replacement] = (),
+    ) -> None:
         """Store new records with their vectors (and ``graph``) in one transaction
         (history: ``create``), then apply ``replacements`` in that same transaction."""
 
@@ -146,9 +149,13 @@ class Store(Protocol):
         """BM25 top ``limit`` as (id, score), higher is better."""
 
     def common_terms(
-        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
+        self,
+        terms: Sequence[str],
+        scopes: ScopeFilter,
+        ratio: float,
+        min_docs: int,
         max_docs: int,
-    ) -> set[str]:  # fmt: skip
+    ) -> set[str]:
         """The ``terms`` that occur in more than ``ratio`` of the active memories
         visible through ``scopes``; empty unless ``min_docs`` to ``max_docs`` are visible."""
 
@@ -348,8 +355,14 @@ class Store(Protocol):
         """Append audit lines (one transaction); the store assigns ``seq``."""
 
     def audit(
-        self, org_id: str, *, actor: str | None = None, action: str | None = None,
-        since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
-    ) -> builtins.list[AuditEntry]:  # fmt: skip
+        self,
+        org_id: str,
+        *,
+        actor: str | None = None,
+        action: str | None = None,
+        since: datetime | None = None,
+        before_seq: int | None = None,
+        limit: int = 100,
+    ) -> builtins.list[AuditEntry]:
         """An organization's audit lines, newest first; ``action`` matches a prefix
         (``"admin."``); ``before_seq`` pages backwards."""

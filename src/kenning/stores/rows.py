@@ -37,12 +37,38 @@ __all__ = [
 
 #: The record's own columns (the scope is stored per store's own design).
 MEMORY_COLUMNS = (
-    "id", "org_id", "content", "key", "memory_type", "importance", "confidence", "status",
-    "tags", "metadata", "source", "source_channel_id", "agent_id", "session_id", "episode_id",
-    "created_by", "created_at", "updated_at", "event_at", "valid_from", "valid_to", "strength",
-    "decay_rate", "access_count", "reinforcement_count", "last_accessed", "sector_id",
-    "supersedes", "superseded_by", "version", "content_hash",
-)  # fmt: skip
+    "id",
+    "org_id",
+    "content",
+    "key",
+    "memory_type",
+    "importance",
+    "confidence",
+    "status",
+    "tags",
+    "metadata",
+    "source",
+    "source_channel_id",
+    "agent_id",
+    "session_id",
+    "episode_id",
+    "created_by",
+    "created_at",
+    "updated_at",
+    "event_at",
+    "valid_from",
+    "valid_to",
+    "strength",
+    "decay_rate",
+    "access_count",
+    "reinforcement_count",
+    "last_accessed",
+    "sector_id",
+    "supersedes",
+    "superseded_by",
+    "version",
+    "content_hash",
+)
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -68,19 +94,29 @@ AGE_BUCKETS = (("<1d", 1), ("<7d", 7), ("<30d", 30), ("<365d", 365))
 
 
 def finish_sector(
-    row: Sequence[Any], topics: Iterable[str], created: datetime | None,
+    row: Sequence[Any],
+    topics: Iterable[str],
+    created: datetime | None,
     updated: datetime | None,
-) -> Sector:  # fmt: skip
+) -> Sector:
     """A sector from a row (id, org, scope kind, owner, user, name, parent, multiplier,
     topics, centroid, max size, created, updated, active-memory count) whose topics and
     times the store has converted already; the centroid is raw float32 bytes or None."""
     sid, org, kind, owner, user, name, parent, mult, _, centroid, max_size, _, _, size = row
     return Sector(
-        id=sid, org_id=org, scope=scope_of(kind, owner, user), name=name, parent_id=parent,
-        decay_multiplier=mult, topics=tuple(topics),
+        id=sid,
+        org_id=org,
+        scope=scope_of(kind, owner, user),
+        name=name,
+        parent_id=parent,
+        decay_multiplier=mult,
+        topics=tuple(topics),
         centroid=None if centroid is None else np.frombuffer(bytes(centroid), np.float32).copy(),
-        max_size=max_size, created_at=created, updated_at=updated, size=size,
-    )  # fmt: skip
+        max_size=max_size,
+        created_at=created,
+        updated_at=updated,
+        size=size,
+    )
 
 
 def tombstones(
@@ -88,8 +124,12 @@ def tombstones(
 ) -> Iterator[dict[str, Any]]:
     """Group (memory id, org, scope key, entry) in memory-id order into tombstone rows."""
     for (memory_id, org_id, scope), group in itertools.groupby(entries, key=lambda e: e[:3]):
-        yield {"memory_id": memory_id, "org_id": org_id, "scope": scope,
-               "history": [e[3].to_dict() for e in group]}  # fmt: skip
+        yield {
+            "memory_id": memory_id,
+            "org_id": org_id,
+            "scope": scope,
+            "history": [e[3].to_dict() for e in group],
+        }
 
 
 #: Seed 000's confidence levels as SQL over ``m.confidence`` (both dialects).
@@ -114,9 +154,11 @@ def layer_stats(
             st = out[layer] = LayerStats(layer, 0, {}, {}, None, {}, {})
         st.total_memories += count
         for dist, name in (
-            (st.by_status, status), (st.by_type, mtype),
-            (st.confidence_distribution, level), (st.age_distribution, bucket),
-        ):  # fmt: skip
+            (st.by_status, status),
+            (st.by_type, mtype),
+            (st.confidence_distribution, level),
+            (st.age_distribution, bucket),
+        ):
             dist[name] = dist.get(name, 0) + count
         conf_sum[layer] = conf_sum.get(layer, 0.0) + total_conf
     for layer, st in out.items():
@@ -125,9 +167,13 @@ def layer_stats(
 
 
 def audit_where(
-    ph: str, org_id: str, actor: str | None, action: str | None, since: object | None,
+    ph: str,
+    org_id: str,
+    actor: str | None,
+    action: str | None,
+    since: object | None,
     before_seq: int | None,
-) -> tuple[str, list[Any]]:  # fmt: skip
+) -> tuple[str, list[Any]]:
     """The WHERE clause of ``Store.audit`` in either SQL dialect (``ph`` is its
     placeholder; ``since`` already in the store's time form). ``action`` is a literal
     prefix compared with ``substr``, so ``%`` and ``_`` are no wildcards."""

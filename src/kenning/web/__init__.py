@@ -23,11 +23,20 @@ __all__ = ["STATIC_DIR", "SECURITY_HEADERS", "mount"]
 #: index.html, app.js, app.css and the page modules.
 STATIC_DIR: Path = Path(__file__).parent / "static"
 
-_CSP = "; ".join((
-    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
-    "connect-src 'self'", "font-src 'self'", "object-src 'none'", "base-uri 'none'",
-    "frame-ancestors 'none'", "form-action 'none'",
-))  # fmt: skip
+_CSP = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "font-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+        "form-action 'none'",
+    )
+)
 
 #: Headers of every UI response (not of the API, nor of ``/docs``).
 SECURITY_HEADERS: dict[str, str] = {

@@ -39,12 +39,16 @@ def me(caller: CallerDep, mem: MemoryDep) -> Any:
     p = caller.principal
     d = mem.directory
     return {
-        "org": d.org(p.org_id).to_dict(), "user": d.user(p.org_id, p.user_id).to_dict(),
+        "org": d.org(p.org_id).to_dict(),
+        "user": d.user(p.org_id, p.user_id).to_dict(),
         "roles": sorted(r.value for r in p.roles),
         "teams": {t: r.value for t, r in sorted(p.teams.items())},
-        "personas": sorted(p.personas), "persona_leads": sorted(p.persona_leads),
-        "active_persona": p.active_persona, "mode": p.mode.value, "key_id": caller.key_id,
-    }  # fmt: skip
+        "personas": sorted(p.personas),
+        "persona_leads": sorted(p.persona_leads),
+        "active_persona": p.active_persona,
+        "mode": p.mode.value,
+        "key_id": caller.key_id,
+    }
 
 
 @router.patch("/admin/org", response_model=Loose, name="admin.org.set")
@@ -84,23 +88,27 @@ def delete_team(team_id: str, caller: CallerDep, mem: MemoryDep) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/admin/teams/{team_id}/members", response_model=dict[str, str],
-            name="admin.team.members")  # fmt: skip
+@router.get(
+    "/admin/teams/{team_id}/members", response_model=dict[str, str], name="admin.team.members"
+)
 def members(team_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
     """Who is in the team, and their role."""
     return {u: r.value for u, r in mem.directory.members(caller.principal, team_id).items()}
 
 
-@router.put("/admin/teams/{team_id}/members/{user_id}", response_model=Loose,
-            name="admin.team.member")  # fmt: skip
-def put_member(team_id: str, user_id: str, body: MemberIn, caller: CallerDep,
-               mem: MemoryDep) -> Any:  # fmt: skip
+@router.put(
+    "/admin/teams/{team_id}/members/{user_id}", response_model=Loose, name="admin.team.member"
+)
+def put_member(
+    team_id: str, user_id: str, body: MemberIn, caller: CallerDep, mem: MemoryDep
+) -> Any:
     """Add a user to a team, or change their role there."""
     return mem.directory.set_member(caller.principal, team_id, user_id, body.role).to_dict()
 
 
-@router.delete("/admin/teams/{team_id}/members/{user_id}", status_code=204,
-               name="admin.team.unmember")  # fmt: skip
+@router.delete(
+    "/admin/teams/{team_id}/members/{user_id}", status_code=204, name="admin.team.unmember"
+)
 def delete_member(team_id: str, user_id: str, caller: CallerDep, mem: MemoryDep) -> Response:
     """Take a user out of a team."""
     mem.directory.set_member(caller.principal, team_id, user_id, None)
@@ -119,20 +127,22 @@ def put_persona(persona_id: str, body: GroupIn, caller: CallerDep, mem: MemoryDe
     return mem.directory.put_persona(caller.principal, persona_id, **body.model_dump()).to_dict()
 
 
-@router.put("/admin/personas/{persona_id}/users/{user_id}", response_model=Loose,
-            name="admin.persona.grant")  # fmt: skip
-def grant(persona_id: str, user_id: str, body: GrantIn, caller: CallerDep,
-          mem: MemoryDep) -> Any:  # fmt: skip
+@router.put(
+    "/admin/personas/{persona_id}/users/{user_id}", response_model=Loose, name="admin.persona.grant"
+)
+def grant(persona_id: str, user_id: str, body: GrantIn, caller: CallerDep, mem: MemoryDep) -> Any:
     """Let a user use a persona (``lead``: curate its shared memory), or not."""
-    return mem.directory.grant_persona(caller.principal, persona_id, user_id, use=body.use,
-                                       lead=body.lead).to_dict()  # fmt: skip
+    return mem.directory.grant_persona(
+        caller.principal, persona_id, user_id, use=body.use, lead=body.lead
+    ).to_dict()
 
 
 @router.get("/keys", response_model=list[KeyOut], name="key.list")
 def list_keys(
-    caller: CallerDep, mem: MemoryDep,
+    caller: CallerDep,
+    mem: MemoryDep,
     user_id: Annotated[str | None, Query(max_length=128)] = None,
-) -> Any:  # fmt: skip
+) -> Any:
     """API keys (admins: the organization's or one user's; others their own)."""
     return [k.to_dict() for k in mem.directory.keys(caller.principal, user_id)]
 
@@ -140,8 +150,9 @@ def list_keys(
 @router.post("/keys", status_code=201, response_model=NewKeyOut, name="key.create")
 def create_key(body: KeyIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """A new API key; its secret is in this response only."""
-    key, secret = mem.directory.create_key(caller.principal, body.user_id or caller.principal
-                                           .user_id, body.name, persona=body.persona)  # fmt: skip
+    key, secret = mem.directory.create_key(
+        caller.principal, body.user_id or caller.principal.user_id, body.name, persona=body.persona
+    )
     audit_target(request, key.id)
     return {**key.to_dict(), "secret": secret}
 
@@ -154,16 +165,18 @@ def revoke_key(key_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
 
 @router.get("/admin/audit", response_model=list[AuditOut], name="admin.audit")
 def audit(
-    caller: CallerDep, mem: MemoryDep,
+    caller: CallerDep,
+    mem: MemoryDep,
     user: Annotated[str | None, Query(max_length=128)] = None,
     action: Annotated[str | None, Query(max_length=100)] = None,
     since: datetime | None = None,
     before_seq: Annotated[int | None, Query(ge=1, le=MAX_INT64)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> Any:  # fmt: skip
+) -> Any:
     """The audit log, newest first (admins)."""
-    lines = mem.directory.audit(caller.principal, user=user, action=action, since=since,
-                                before_seq=before_seq, limit=limit)  # fmt: skip
+    lines = mem.directory.audit(
+        caller.principal, user=user, action=action, since=since, before_seq=before_seq, limit=limit
+    )
     return [a.to_dict() for a in lines]
 
 
@@ -181,10 +194,11 @@ def put_policy(body: PolicyIn, caller: CallerDep, mem: MemoryDep) -> Any:
 
 @router.delete("/admin/policies", status_code=204, name="policy.delete")
 def delete_policy(
-    caller: CallerDep, mem: MemoryDep,
+    caller: CallerDep,
+    mem: MemoryDep,
     target: Annotated[str, Query(min_length=1, max_length=300)] = "*",
     memory_type: Annotated[str, Query(min_length=1, max_length=32)] = "*",
-) -> Response:  # fmt: skip
+) -> Response:
     """Remove a policy (admins)."""
     mem.delete_policy(target, memory_type=memory_type, principal=caller.principal)
     return Response(status_code=204)

@@ -16,23 +16,34 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1", tags=["lifecycle and graph"], responses=ERROR_RESPONSES)
 
 
-@router.post("/sessions/{session_id}/messages", status_code=201, response_model=Loose,
-             name="session.ingest")  # fmt: skip
-def ingest(session_id: str, body: IngestIn, caller: CallerDep, mem: MemoryDep,
-           request: Request) -> Any:  # fmt: skip
+@router.post(
+    "/sessions/{session_id}/messages", status_code=201, response_model=Loose, name="session.ingest"
+)
+def ingest(
+    session_id: str, body: IngestIn, caller: CallerDep, mem: MemoryDep, request: Request
+) -> Any:
     """Store conversation turns and the facts extracted from them."""
-    result = mem.ingest(body.messages, session_id, scope=body.scope, episode_id=body.episode_id,
-                        extract=body.extract, principal=caller.principal)  # fmt: skip
+    result = mem.ingest(
+        body.messages,
+        session_id,
+        scope=body.scope,
+        episode_id=body.episode_id,
+        extract=body.extract,
+        principal=caller.principal,
+    )
     audit_target(request, session_id)
     return result.to_dict()
 
 
-@router.get("/sessions/{session_id}/context", response_model=list[MemoryOut],
-            name="session.context")  # fmt: skip
+@router.get(
+    "/sessions/{session_id}/context", response_model=list[MemoryOut], name="session.context"
+)
 def context(
-    session_id: str, caller: CallerDep, mem: MemoryDep,
+    session_id: str,
+    caller: CallerDep,
+    mem: MemoryDep,
     scope: Annotated[str | None, Query(max_length=300)] = None,
-) -> Any:  # fmt: skip
+) -> Any:
     """The session's working-memory window, oldest first."""
     return [m.to_dict() for m in mem.context(session_id, scope=scope, principal=caller.principal)]
 
@@ -47,23 +58,29 @@ def consolidate(body: ConsolidateIn, caller: CallerDep, mem: MemoryDep) -> Any:
 @router.post("/hint", response_model=HintOut, name="memory.hint")
 def hint(body: HintIn, caller: CallerDep, mem: MemoryDep) -> Any:
     """A fenced memory block for a system prompt (seed 001 §6)."""
-    text = mem.build_hint(persona=body.persona, query=body.query, max_chars=body.max_chars,
-                          principal=caller.principal)  # fmt: skip
+    text = mem.build_hint(
+        persona=body.persona, query=body.query, max_chars=body.max_chars, principal=caller.principal
+    )
     return {"hint": text}
 
 
 @router.get("/graph/neighbours", response_model=list[Loose], name="graph.neighbours")
 def neighbours(
-    caller: CallerDep, mem: MemoryDep,
+    caller: CallerDep,
+    mem: MemoryDep,
     memory_id: Annotated[str | None, Query(max_length=64)] = None,
     entity: Annotated[str | None, Query(max_length=256)] = None,
     relation: Annotated[list[str] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1)] = 20,
-) -> Any:  # fmt: skip
+) -> Any:
     """Memories linked to a memory, or mentioning an entity (give one of them)."""
-    found = mem.graph.neighbours(memory_id, entity=entity, relations=relation,
-                                 limit=bounded(mem, limit, "limit"),
-                                 principal=caller.principal)  # fmt: skip
+    found = mem.graph.neighbours(
+        memory_id,
+        entity=entity,
+        relations=relation,
+        limit=bounded(mem, limit, "limit"),
+        principal=caller.principal,
+    )
     return [n.to_dict() for n in found]
 
 
@@ -75,12 +92,13 @@ def entity(name: str, caller: CallerDep, mem: MemoryDep) -> Any:
 
 @router.get("/graph/paths", response_model=list[Loose], name="graph.paths")
 def paths(
-    caller: CallerDep, mem: MemoryDep,
+    caller: CallerDep,
+    mem: MemoryDep,
     a: Annotated[str, Query(min_length=1, max_length=64)],
     b: Annotated[str, Query(min_length=1, max_length=64)],
     max_hops: Annotated[int, Query(ge=1, le=6)] = 3,
     limit: Annotated[int, Query(ge=1, le=50)] = 5,
-) -> Any:  # fmt: skip
+) -> Any:
     """The strongest paths between two memories."""
     found = mem.graph.paths(a, b, max_hops, limit, principal=caller.principal)
     return [p.to_dict() for p in found]

@@ -28,20 +28,27 @@ def ready(mem: MemoryDep, request: Request) -> Any:
     try:
         mem.store.get_entry("ready-probe", "org", "ready-probe")
     except KenningError as exc:
-        return error_response(getattr(request.state, "request_id", None), 503,
-                              "store_unavailable", str(exc))  # fmt: skip
+        return error_response(
+            getattr(request.state, "request_id", None), 503, "store_unavailable", str(exc)
+        )
     return {"status": "ready", "store": mem.store.kind}
 
 
 #: The exposition text, declared so the OpenAPI document names its media type.
-_METRICS_TEXT: dict[int | str, dict[str, Any]] = {200: {
-    "description": "Prometheus exposition text",
-    "content": {"text/plain": {"schema": {"type": "string"}}},
-}}  # fmt: skip
+_METRICS_TEXT: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Prometheus exposition text",
+        "content": {"text/plain": {"schema": {"type": "string"}}},
+    }
+}
 
 
-@router.get("/metrics", name="metrics", responses={**ERROR_RESPONSES, **_METRICS_TEXT},
-            response_class=Response)  # fmt: skip
+@router.get(
+    "/metrics",
+    name="metrics",
+    responses={**ERROR_RESPONSES, **_METRICS_TEXT},
+    response_class=Response,
+)
 def metrics(caller: CallerDep, mem: MemoryDep, request: Request) -> Response:
     """Prometheus metrics (an admin key: the size gauges cover the organization)."""
     who: Principal = caller.principal

@@ -19,28 +19,34 @@ router = APIRouter(prefix="/v1/review", tags=["review"], responses=ERROR_RESPONS
 
 @router.get("", response_model=PageOut, name="review.queue")
 def queue(
-    caller: CallerDep, mem: MemoryDep,
+    caller: CallerDep,
+    mem: MemoryDep,
     scope: Annotated[list[str] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
-) -> Any:  # fmt: skip
+) -> Any:
     """Pending memories the caller may review, newest first."""
-    page = mem.review_queue(scopes=scope, limit=bounded(mem, limit, "limit"), cursor=cursor,
-                            principal=caller.principal)  # fmt: skip
+    page = mem.review_queue(
+        scopes=scope, limit=bounded(mem, limit, "limit"), cursor=cursor, principal=caller.principal
+    )
     return page.to_dict()
 
 
 @router.post("/{memory_id}/approve", response_model=MemoryOut, name="review.approve")
 def approve(memory_id: str, body: ApproveIn, caller: CallerDep, mem: MemoryDep) -> Any:
     """Make a pending memory active, optionally with edits."""
-    changes = None if body.changes is None else no_none(
-        body.changes.model_dump(exclude={"expected_version"}, exclude_unset=True))  # fmt: skip
+    changes = (
+        None
+        if body.changes is None
+        else no_none(body.changes.model_dump(exclude={"expected_version"}, exclude_unset=True))
+    )
     return mem.approve(memory_id, changes=changes, principal=caller.principal).to_dict()
 
 
 @router.post("/{memory_id}/reject", status_code=204, name="review.reject")
-def reject(memory_id: str, body: RejectIn, caller: CallerDep, mem: MemoryDep,
-           request: Request) -> Response:  # fmt: skip
+def reject(
+    memory_id: str, body: RejectIn, caller: CallerDep, mem: MemoryDep, request: Request
+) -> Response:
     """Delete a pending memory (the audit line keeps the reason)."""
     mem.reject(memory_id, reason=body.reason, principal=caller.principal)
     request.state.audit_detail = no_none({"reason": body.reason})
@@ -50,7 +56,8 @@ def reject(memory_id: str, body: RejectIn, caller: CallerDep, mem: MemoryDep,
 @router.post("/bulk", response_model=BulkReviewOut, name="review.bulk")
 def bulk(body: BulkReviewIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """Approve or reject many; each id succeeds or fails on its own."""
-    done, failed = mem.review_many(body.ids, body.action, reason=body.reason,
-                                   principal=caller.principal)  # fmt: skip
+    done, failed = mem.review_many(
+        body.ids, body.action, reason=body.reason, principal=caller.principal
+    )
     audit_target(request, ",".join(done) or None)
     return {"done": done, "failed": failed}

@@ -46,9 +46,8 @@ class PostgresDirectory(StoreParts):
                 "INSERT INTO directory (org_id, kind, id, doc, updated_at) "
                 "VALUES (%s, %s, %s, %s::jsonb, %s) ON CONFLICT (org_id, kind, id) "
                 "DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at",
-                (entry.org_id, entry.kind, entry.id, json.dumps(dict(entry.doc)),
-                 entry.updated_at),
-            )  # fmt: skip
+                (entry.org_id, entry.kind, entry.id, json.dumps(dict(entry.doc)), entry.updated_at),
+            )
 
     def get_entry(self, org_id: str, kind: str, entry_id: str) -> DirectoryEntry | None:
         """One directory row, or None."""
@@ -100,9 +99,18 @@ class PostgresDirectory(StoreParts):
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (id) DO UPDATE SET "
                 "revoked_at = COALESCE(api_keys.revoked_at, excluded.revoked_at)",
-                (key.id, key.org_id, key.user_id, key.name, key.secret_hash, key.created_at,
-                 key.created_by, key.persona, key.revoked_at),
-            )  # fmt: skip
+                (
+                    key.id,
+                    key.org_id,
+                    key.user_id,
+                    key.name,
+                    key.secret_hash,
+                    key.created_at,
+                    key.created_by,
+                    key.persona,
+                    key.revoked_at,
+                ),
+            )
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
         """The key with this public id, in whatever organization, or None."""
@@ -134,21 +142,36 @@ class PostgresDirectory(StoreParts):
             cur.executemany(
                 "INSERT INTO audit_log (org_id, at, actor, action, target, outcome, detail, "
                 "request_id) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
-                [(e.org_id, e.at, e.actor, e.action, e.target, e.outcome,
-                  json.dumps(dict(e.detail), sort_keys=True, default=str), e.request_id)
-                 for e in entries],
-            )  # fmt: skip
+                [
+                    (
+                        e.org_id,
+                        e.at,
+                        e.actor,
+                        e.action,
+                        e.target,
+                        e.outcome,
+                        json.dumps(dict(e.detail), sort_keys=True, default=str),
+                        e.request_id,
+                    )
+                    for e in entries
+                ],
+            )
 
     def audit(
-        self, org_id: str, *, actor: str | None = None, action: str | None = None,
-        since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
-    ) -> builtins.list[AuditEntry]:  # fmt: skip
+        self,
+        org_id: str,
+        *,
+        actor: str | None = None,
+        action: str | None = None,
+        since: datetime | None = None,
+        before_seq: int | None = None,
+        limit: int = 100,
+    ) -> builtins.list[AuditEntry]:
         """An organization's audit lines, newest first; ``action`` matches a prefix."""
         where, params = audit_where("%s", org_id, actor, action, since, before_seq)
         with self._org_write(org_id) as conn:
             rows = conn.execute(
-                f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {where} "
-                "ORDER BY seq DESC LIMIT %s",
+                f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {where} ORDER BY seq DESC LIMIT %s",
                 [*params, max(limit, 0)],
             ).fetchall()
         return [_audit_entry(r) for r in rows]

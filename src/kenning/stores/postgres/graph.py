@@ -64,9 +64,14 @@ class PostgresGraph(StoreParts):
         return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def _graph_write(
-        self, conn: psycopg.Connection, projection: Projection, at: datetime, *,
-        api: bool = False, org_id: str | None = None,
-    ) -> int:  # fmt: skip
+        self,
+        conn: psycopg.Connection,
+        projection: Projection,
+        at: datetime,
+        *,
+        api: bool = False,
+        org_id: str | None = None,
+    ) -> int:
         """Write mentions (creating entities) and links; returns the links written.
 
         Links whose endpoints are missing, invisible to the transaction, equal
@@ -90,11 +95,15 @@ class PostgresGraph(StoreParts):
             for m in unique_by_norm(found):
                 kind = NodeKind(m.kind).value
                 eid = entity_id(org, kind, m.norm)
-                for col, v in zip(ent, (eid, org, kind, m.norm, m.label, m.entity_type, created),
-                                  strict=True):  # fmt: skip
+                for col, v in zip(
+                    ent, (eid, org, kind, m.norm, m.label, m.entity_type, created), strict=True
+                ):
                     col.append(v)
-                for col, v in zip(men, (mid, eid, org, kind_, key, status, created, m.label,
-                                        m.entity_type), strict=True):  # fmt: skip
+                for col, v in zip(
+                    men,
+                    (mid, eid, org, kind_, key, status, created, m.label, m.entity_type),
+                    strict=True,
+                ):
                     col.append(v)
         if ent[0]:
             conn.execute(
@@ -121,14 +130,20 @@ class PostgresGraph(StoreParts):
                 continue
             seen.add((c.src, c.dst, c.relation.value))
             origin = "api" if api else origin_of(c.relation.value)
-            values: tuple[Any, ...] = (c.src, c.dst, c.relation.value, float(c.weight), *a[:3],
-                                       origin, at)  # fmt: skip
+            values: tuple[Any, ...] = (
+                c.src,
+                c.dst,
+                c.relation.value,
+                float(c.weight),
+                *a[:3],
+                origin,
+                at,
+            )
             for col, v in zip(lnk, values, strict=True):
                 col.append(v)
         if not lnk[0]:
             return 0
-        conflict = ("DO UPDATE SET weight = excluded.weight, origin = 'api'" if api
-                    else "DO NOTHING")  # fmt: skip
+        conflict = "DO UPDATE SET weight = excluded.weight, origin = 'api'" if api else "DO NOTHING"
         cur = conn.execute(
             "INSERT INTO links (src, dst, relation, weight, org_id, scope_kind, scope_key, "
             "origin, created_at) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], "
@@ -178,8 +193,7 @@ class PostgresGraph(StoreParts):
     def graph_link(self, org_id: str, link: MemoryLink, at: datetime) -> bool:
         """Add or re-weight one API link; False when its endpoints do not share a scope."""
         with self._org_write(org_id) as conn:
-            written = self._graph_write(conn, Projection(links=[link]), at, api=True,
-                                        org_id=org_id)  # fmt: skip
+            written = self._graph_write(conn, Projection(links=[link]), at, api=True, org_id=org_id)
             return written > 0
 
     def graph_alias(self, org_id: str, entity: str, alias_norm: str) -> None:
@@ -200,8 +214,12 @@ class PostgresGraph(StoreParts):
         xwhere, xparams = scope_clause(scopes, alias="x")
         with self._org_write(scopes.org_id) as conn:
             links = conn.execute(f"DELETE FROM links l WHERE {lwhere}", lparams).rowcount
-            touched = [r[0] for r in conn.execute(
-                f"DELETE FROM mentions x WHERE {xwhere} RETURNING entity_id", xparams)]  # fmt: skip
+            touched = [
+                r[0]
+                for r in conn.execute(
+                    f"DELETE FROM mentions x WHERE {xwhere} RETURNING entity_id", xparams
+                )
+            ]
             self._drop_orphans(conn, set(touched))
         return len(touched), max(links, 0)
 
@@ -234,9 +252,14 @@ class PostgresGraph(StoreParts):
                 [wanted, wanted, *lparams, *rparams],
             ).fetchall()
             ends = sorted({x for r in rows for x in (r[0], r[1])})
-            live = {r[0] for r in conn.execute(
-                f"SELECT a.id FROM memories a WHERE a.id = ANY(%s) AND a.status = 'active' "
-                f"AND {awhere}", [ends, *aparams])}  # fmt: skip
+            live = {
+                r[0]
+                for r in conn.execute(
+                    f"SELECT a.id FROM memories a WHERE a.id = ANY(%s) AND a.status = 'active' "
+                    f"AND {awhere}",
+                    [ends, *aparams],
+                )
+            }
         rows = [r for r in rows if r[0] in live and r[1] in live]
         rows.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))
         if limit is not None:
@@ -282,9 +305,12 @@ class PostgresGraph(StoreParts):
 
     @staticmethod
     def _entities(
-        conn: psycopg.Connection, where: str, params: Sequence[Any], scopes: ScopeFilter,
+        conn: psycopg.Connection,
+        where: str,
+        params: Sequence[Any],
+        scopes: ScopeFilter,
         active: bool = True,
-    ) -> builtins.list[Entity]:  # fmt: skip
+    ) -> builtins.list[Entity]:
         xwhere, xparams = scope_clause(scopes, alias="x")
         count = "count(*) FILTER (WHERE x.status = 'active')"
         having = " HAVING count(*) FILTER (WHERE x.status = 'active') > 0" if active else ""
@@ -303,8 +329,10 @@ class PostgresGraph(StoreParts):
         norms = sorted({n for n in (normalise_name(x) for x in names) if n})
         if not norms or scopes.is_empty or scopes.org_id != org_id:
             return []
-        where = ("e.org_id = %s AND (e.norm = ANY(%s) OR e.id IN (SELECT a.entity_id FROM "
-                 "entity_aliases a WHERE a.org_id = %s AND a.alias_norm = ANY(%s)))")  # fmt: skip
+        where = (
+            "e.org_id = %s AND (e.norm = ANY(%s) OR e.id IN (SELECT a.entity_id FROM "
+            "entity_aliases a WHERE a.org_id = %s AND a.alias_norm = ANY(%s)))"
+        )
         with self._read(scopes) as conn:
             return self._entities(conn, where, [org_id, norms, org_id, norms], scopes)
 

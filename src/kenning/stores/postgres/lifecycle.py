@@ -37,17 +37,26 @@ class PostgresLifecycle(StoreParts):
                 "access_count = access_count + 1, "
                 "reinforcement_count = reinforcement_count + %s "
                 "WHERE id = %s AND org_id = %s",
-                [(a.strength_after, a.at, int(a.explicit), a.memory_id, org_id)
-                 for a in accesses],
-            )  # fmt: skip
+                [(a.strength_after, a.at, int(a.explicit), a.memory_id, org_id) for a in accesses],
+            )
             cur.executemany(
                 "INSERT INTO access_log (memory_id, org_id, scope_kind, scope_key, "
                 "access_type, query_context, strength_before, strength_after, at) "
                 "SELECT id, org_id, scope_kind, scope_key, %s, %s, %s, %s, %s FROM memories "
                 "WHERE id = %s AND org_id = %s",
-                [(a.access_type, a.query, a.strength_before, a.strength_after, a.at,
-                  a.memory_id, org_id) for a in accesses],
-            )  # fmt: skip
+                [
+                    (
+                        a.access_type,
+                        a.query,
+                        a.strength_before,
+                        a.strength_after,
+                        a.at,
+                        a.memory_id,
+                        org_id,
+                    )
+                    for a in accesses
+                ],
+            )
 
     def access_log(
         self, memory_id: str, scopes: ScopeFilter, limit: int = 100
@@ -82,9 +91,10 @@ class PostgresLifecycle(StoreParts):
     def put_sector(self, sector: Sector) -> None:
         """Create or update a sector (by id)."""
         centroid = (
-            None if sector.centroid is None
+            None
+            if sector.centroid is None
             else np.asarray(sector.centroid, dtype=np.float32).tobytes()
-        )  # fmt: skip
+        )
         scope = sector.scope
         with self._tx(write_context([(sector.org_id, scope)])) as conn:
             conn.execute(
@@ -95,11 +105,23 @@ class PostgresLifecycle(StoreParts):
                 "parent_id = excluded.parent_id, decay_multiplier = excluded.decay_multiplier, "
                 "topics = excluded.topics, centroid = excluded.centroid, "
                 "max_size = excluded.max_size, updated_at = excluded.updated_at",
-                (sector.id, sector.org_id, scope.kind.value, scope.key, scope.owner_id,
-                 scope.user_id, sector.name, sector.parent_id, sector.decay_multiplier,
-                 list(sector.topics), centroid, sector.max_size, sector.created_at,
-                 sector.updated_at),
-            )  # fmt: skip
+                (
+                    sector.id,
+                    sector.org_id,
+                    scope.kind.value,
+                    scope.key,
+                    scope.owner_id,
+                    scope.user_id,
+                    sector.name,
+                    sector.parent_id,
+                    sector.decay_multiplier,
+                    list(sector.topics),
+                    centroid,
+                    sector.max_size,
+                    sector.created_at,
+                    sector.updated_at,
+                ),
+            )
 
     def sectors(self, scopes: ScopeFilter) -> builtins.list[Sector]:
         """Every sector of the visible scopes, with its size."""
@@ -126,9 +148,16 @@ class PostgresLifecycle(StoreParts):
                 "ON CONFLICT (org_id, target, memory_type) DO UPDATE SET "
                 "retention_days = excluded.retention_days, capacity = excluded.capacity, "
                 "review = excluded.review, updated_at = excluded.updated_at",
-                (policy.org_id, policy.target, policy.memory_type, policy.retention_days,
-                 policy.capacity, policy.review, policy.updated_at),
-            )  # fmt: skip
+                (
+                    policy.org_id,
+                    policy.target,
+                    policy.memory_type,
+                    policy.retention_days,
+                    policy.capacity,
+                    policy.review,
+                    policy.updated_at,
+                ),
+            )
 
     def delete_policy(self, org_id: str, target: str, memory_type: str) -> bool:
         """Remove one policy."""

@@ -190,13 +190,17 @@ def m001_core(conn: psycopg.Connection, dim: int) -> None:
 #: Indexes that are cheaper to build once than to grow row by row; dropped and
 #: rebuilt by :meth:`PostgresStore.bulk_load` (name, CREATE statement).
 BULK_INDEXES = (
-    ("memories_embedding",
-     "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
-     "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"),
-    ("postings_lookup",
-     "CREATE INDEX IF NOT EXISTS postings_lookup ON postings (org_id, lexeme) "
-     "INCLUDE (pk, scope_kind, scope_key, status, tf, doc_len)"),
-)  # fmt: skip
+    (
+        "memories_embedding",
+        "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
+        "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)",
+    ),
+    (
+        "postings_lookup",
+        "CREATE INDEX IF NOT EXISTS postings_lookup ON postings (org_id, lexeme) "
+        "INCLUDE (pk, scope_kind, scope_key, status, tf, doc_len)",
+    ),
+)
 
 
 def m002_search_indexes(conn: psycopg.Connection, dim: int) -> None:
@@ -333,8 +337,7 @@ def m004_said_at(conn: psycopg.Connection, dim: int) -> None:
     """An index on when a memory happened (event time, else creation), so a recall
     for "last May" finds that window's memories without reading every row."""
     conn.execute(
-        "CREATE INDEX memories_said_at ON memories "
-        "(org_id, (COALESCE(event_at, created_at)))"
+        "CREATE INDEX memories_said_at ON memories (org_id, (COALESCE(event_at, created_at)))"
     )
 
 

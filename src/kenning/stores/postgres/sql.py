@@ -32,10 +32,12 @@ SCOPE_COLUMNS = ("scope_kind", "scope_owner", "scope_user", "scope_key")
 #: metadata comes back as text: most memories have none, and "{}" needs no parser.
 SELECT_MEMORY = (
     "SELECT "
-    + ", ".join("m.metadata::text" if c == "metadata" else f"m.{c}"
-                for c in (*MEMORY_COLUMNS, *SCOPE_COLUMNS[:3]))
+    + ", ".join(
+        "m.metadata::text" if c == "metadata" else f"m.{c}"
+        for c in (*MEMORY_COLUMNS, *SCOPE_COLUMNS[:3])
+    )
     + " FROM memories m"
-)  # fmt: skip
+)
 
 #: Separators of the row-level-security context strings (ids never contain them).
 LIST_SEP = ","

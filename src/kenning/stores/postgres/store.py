@@ -95,12 +95,24 @@ def _doc_len(record: MemoryRecord) -> int:
 
 
 def _history_row(
-    record: MemoryRecord, op: str, actor: str | None, changes: Mapping[str, Any],
+    record: MemoryRecord,
+    op: str,
+    actor: str | None,
+    changes: Mapping[str, Any],
     content: str | None,
-) -> tuple[Any, ...]:  # fmt: skip
-    return (record.id, record.org_id, record.scope.kind.value, record.scope.key, op, actor,
-            record.updated_at, record.version, content,
-            json.dumps(dict(changes), default=str, sort_keys=True))  # fmt: skip
+) -> tuple[Any, ...]:
+    return (
+        record.id,
+        record.org_id,
+        record.scope.kind.value,
+        record.scope.key,
+        op,
+        actor,
+        record.updated_at,
+        record.version,
+        content,
+        json.dumps(dict(changes), default=str, sort_keys=True),
+    )
 
 
 class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
@@ -206,7 +218,9 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
                 log.warning(
                     "this database was last used with %s vectors, now %s: recall compares "
                     "the two until `kenning reembed` gives every memory a %s vector",
-                    json.loads(row[0])["model_id"], self.model_id, self.model_id,
+                    json.loads(row[0])["model_id"],
+                    self.model_id,
+                    self.model_id,
                 )
 
     def size_bytes(self) -> int:
@@ -266,9 +280,11 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
             with self._pool.connection() as conn:
                 conn.autocommit = True
                 try:
-                    conn.execute("SELECT set_config('maintenance_work_mem', %s, false), "
-                                 "set_config('max_parallel_maintenance_workers', '2', false)",
-                                 (build_memory,))  # fmt: skip
+                    conn.execute(
+                        "SELECT set_config('maintenance_work_mem', %s, false), "
+                        "set_config('max_parallel_maintenance_workers', '2', false)",
+                        (build_memory,),
+                    )
                     for _, create in BULK_INDEXES:
                         conn.execute(create)
                     # statistics for the planner, and the visibility map for index-only scans
@@ -289,9 +305,12 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         )
 
     def insert(
-        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
-        graph: Projection | None = None, replacements: Sequence[Replacement] = (),
-    ) -> None:  # fmt: skip
+        self,
+        items: Sequence[tuple[MemoryRecord, np.ndarray]],
+        actor: str | None,
+        graph: Projection | None = None,
+        replacements: Sequence[Replacement] = (),
+    ) -> None:
         """Store new records (with vector and tsvector), graph rows and history in one
         transaction, then apply ``replacements`` in it."""
         if not items:
@@ -339,8 +358,9 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         mentions and content-derived links; its status is always mirrored.
         """
         with self._org_write(record.org_id) as conn:
-            self._replace_on(conn, Replacement(record, vector, op, changes, graph), actor,
-                             expected_version)  # fmt: skip
+            self._replace_on(
+                conn, Replacement(record, vector, op, changes, graph), actor, expected_version
+            )
         self._counts.clear()
         return record
 
@@ -360,9 +380,12 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         return [r.record for r in replacements]
 
     def _replace_on(
-        self, conn: psycopg.Connection, r: Replacement, actor: str | None,
+        self,
+        conn: psycopg.Connection,
+        r: Replacement,
+        actor: str | None,
         expected_version: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         record, vector, op, changes, graph = r.record, r.vector, r.op, r.changes, r.graph
         row = conn.execute(
             "SELECT pk, version FROM memories WHERE id = %s AND org_id = %s FOR UPDATE",
@@ -372,9 +395,7 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
             raise NotFound(f"memory {record.id!r} not found")
         pk, version = row
         if expected_version is not None and version != expected_version:
-            raise Conflict(
-                f"memory {record.id!r} is at version {version}, not {expected_version}"
-            )
+            raise Conflict(f"memory {record.id!r} is at version {version}, not {expected_version}")
         record.version = version + 1
         columns = [*MEMORY_COLUMNS, *SCOPE_COLUMNS, "doc_len"]
         values = [*record_params(record), _doc_len(record)]
@@ -594,8 +615,9 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
             pwhere, pparams = scope_clause(scopes, alias="p")
             # Postings carry scope and status: with no other filter, rank there and
             # read only the top ``limit`` memories; otherwise filter every candidate.
-            top, top_params = ("ORDER BY score DESC, p.pk LIMIT %s", [limit]) if filters.is_plain \
-                else ("", [])  # fmt: skip
+            top, top_params = (
+                ("ORDER BY score DESC, p.pk LIMIT %s", [limit]) if filters.is_plain else ("", [])
+            )
             status = "AND p.status = ANY(%s)" if filters.statuses else ""
             statuses = [sorted(x.value for x in filters.statuses)] if filters.statuses else []
             rows = conn.execute(
@@ -607,15 +629,34 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
                 f"{status} LIMIT %s) AS p GROUP BY p.pk {top}) "
                 "SELECT m.id, s.score FROM s JOIN memories m ON m.pk = s.pk "
                 f"WHERE {swhere} AND {fwhere} ORDER BY s.score DESC, m.pk LIMIT %s",
-                [K1 + 1, K1, B, B, avgdl, kept, weights, scopes.org_id, *pparams, *statuses,
-                 self.postings_budget, *top_params, *sparams, *fparams, limit],
-            ).fetchall()  # fmt: skip
+                [
+                    K1 + 1,
+                    K1,
+                    B,
+                    B,
+                    avgdl,
+                    kept,
+                    weights,
+                    scopes.org_id,
+                    *pparams,
+                    *statuses,
+                    self.postings_budget,
+                    *top_params,
+                    *sparams,
+                    *fparams,
+                    limit,
+                ],
+            ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def common_terms(
-        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
+        self,
+        terms: Sequence[str],
+        scopes: ScopeFilter,
+        ratio: float,
+        min_docs: int,
         max_docs: int,
-    ) -> set[str]:  # fmt: skip
+    ) -> set[str]:
         """Terms in more than ``ratio`` of the visible active memories (bounded counts).
 
         Only for readers who see ``min_docs`` to ``max_docs`` memories: past
@@ -744,8 +785,9 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         if scopes.is_empty:
             return
         swhere, sparams = scope_clause(scopes)
-        select = SELECT_MEMORY.replace(" FROM memories m", ", m.embedding, m.model_id, m.pk "
-                                       "FROM memories m")  # fmt: skip
+        select = SELECT_MEMORY.replace(
+            " FROM memories m", ", m.embedding, m.model_id, m.pk FROM memories m"
+        )
         after = 0
         while True:
             with self._read(scopes) as conn:
@@ -800,10 +842,22 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
             for row, (org_id, scope) in zip(rows, scopes, strict=True):
                 cur.executemany(
                     _HISTORY_SQL,
-                    [(row["memory_id"], org_id, scope.kind.value, scope.key, h["op"], h["actor"],
-                      datetime.fromisoformat(h["at"]), h["version"], h["content"],
-                      json.dumps(h["changes"], sort_keys=True)) for h in row["history"]],
-                )  # fmt: skip
+                    [
+                        (
+                            row["memory_id"],
+                            org_id,
+                            scope.kind.value,
+                            scope.key,
+                            h["op"],
+                            h["actor"],
+                            datetime.fromisoformat(h["at"]),
+                            h["version"],
+                            h["content"],
+                            json.dumps(h["changes"], sort_keys=True),
+                        )
+                        for h in row["history"]
+                    ],
+                )
         return len(rows)
 
     def import_rows(
@@ -826,16 +880,31 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
                         )
                     cur.execute(
                         _INSERT_SQL,
-                        [*record_params(rec), row.get("model_id", self.model_id), vector,
-                         _doc_len(rec)],
-                    )  # fmt: skip
+                        [
+                            *record_params(rec),
+                            row.get("model_id", self.model_id),
+                            vector,
+                            _doc_len(rec),
+                        ],
+                    )
                     cur.executemany(
                         _HISTORY_SQL,
-                        [(rec.id, rec.org_id, rec.scope.kind.value, rec.scope.key, h["op"],
-                          h["actor"], datetime.fromisoformat(h["at"]), h["version"], h["content"],
-                          json.dumps(h["changes"], sort_keys=True))
-                         for h in row.get("history", [])],
-                    )  # fmt: skip
+                        [
+                            (
+                                rec.id,
+                                rec.org_id,
+                                rec.scope.kind.value,
+                                rec.scope.key,
+                                h["op"],
+                                h["actor"],
+                                datetime.fromisoformat(h["at"]),
+                                h["version"],
+                                h["content"],
+                                json.dumps(h["changes"], sort_keys=True),
+                            )
+                            for h in row.get("history", [])
+                        ],
+                    )
                     if progress:
                         progress(1)
                 cur.execute(_POSTINGS_SQL, ([r.id for r in records],))

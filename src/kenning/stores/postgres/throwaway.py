@@ -115,15 +115,35 @@ class ThrowawayPostgres:
         else:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         pgdata = str(self.data_dir)
-        self._run(str(self._bin / "initdb"), "-D", pgdata, "-U", "postgres", "--auth=trust",
-                  "-E", "UTF8", "--locale=C")  # fmt: skip
+        self._run(
+            str(self._bin / "initdb"),
+            "-D",
+            pgdata,
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        )
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k /tmp -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
             "-c shared_buffers=256MB -c maintenance_work_mem=1GB"
         )
-        self._run(str(self._bin / "pg_ctl"), "-D", pgdata, "-l", f"{pgdata}/server.log",
-                  "-w", "-t", "60", "-o", options, "start")  # fmt: skip
+        self._run(
+            str(self._bin / "pg_ctl"),
+            "-D",
+            pgdata,
+            "-l",
+            f"{pgdata}/server.log",
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            options,
+            "start",
+        )
         self.psql(
             "postgres",
             f"CREATE ROLE {APP_ROLE} LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS;",
@@ -134,15 +154,30 @@ class ThrowawayPostgres:
 
     def psql(self, database: str, sql: str) -> str:
         """Run ``sql`` as the superuser in ``database``; returns psql's unaligned output."""
-        return self._run(str(self._bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port),
-                         "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1",
-                         "-qAt", "-c", sql, as_server_user=False)  # fmt: skip
+        return self._run(
+            str(self._bin / "psql"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-d",
+            database,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-qAt",
+            "-c",
+            sql,
+            as_server_user=False,
+        )
 
     def stop(self, remove: bool = True) -> None:
         """Stop the server (immediately) and delete its data directory."""
         if (self.data_dir / "postmaster.pid").exists():
-            self._run(str(self._bin / "pg_ctl"), "-D", str(self.data_dir), "-m", "immediate",
-                      "-w", "stop")  # fmt: skip
+            self._run(
+                str(self._bin / "pg_ctl"), "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"
+            )
         if remove:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 

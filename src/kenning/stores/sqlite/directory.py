@@ -37,14 +37,24 @@ def _entry(row: tuple[Any, ...]) -> DirectoryEntry:
 
 def _key(row: tuple[Any, ...]) -> ApiKey:
     key_id, org_id, user_id, name, secret_hash, created_at, created_by, persona, revoked = row
-    return ApiKey(key_id, org_id, user_id, name, secret_hash, _at(created_at), created_by,
-                  persona, dt(revoked))  # fmt: skip
+    return ApiKey(
+        key_id,
+        org_id,
+        user_id,
+        name,
+        secret_hash,
+        _at(created_at),
+        created_by,
+        persona,
+        dt(revoked),
+    )
 
 
 def _audit_entry(row: tuple[Any, ...]) -> AuditEntry:
     seq, org_id, at, actor, action, target, outcome, detail, request_id = row
-    return AuditEntry(org_id, _at(at), actor, action, target, outcome, json.loads(detail),
-                      request_id, seq)  # fmt: skip
+    return AuditEntry(
+        org_id, _at(at), actor, action, target, outcome, json.loads(detail), request_id, seq
+    )
 
 
 class SQLiteDirectory(StoreParts):
@@ -59,9 +69,14 @@ class SQLiteDirectory(StoreParts):
                 "INSERT INTO directory (org_id, kind, id, doc, updated_at) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (org_id, kind, id) DO UPDATE SET doc = excluded.doc, "
                 "updated_at = excluded.updated_at",
-                (entry.org_id, entry.kind, entry.id, json.dumps(dict(entry.doc), sort_keys=True),
-                 ts(entry.updated_at)),
-            )  # fmt: skip
+                (
+                    entry.org_id,
+                    entry.kind,
+                    entry.id,
+                    json.dumps(dict(entry.doc), sort_keys=True),
+                    ts(entry.updated_at),
+                ),
+            )
 
     def get_entry(self, org_id: str, kind: str, entry_id: str) -> DirectoryEntry | None:
         """One directory row, or None."""
@@ -111,9 +126,18 @@ class SQLiteDirectory(StoreParts):
                 f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET "
                 "revoked_at = COALESCE(api_keys.revoked_at, excluded.revoked_at)",
-                (key.id, key.org_id, key.user_id, key.name, key.secret_hash,
-                 ts(key.created_at), key.created_by, key.persona, ts(key.revoked_at)),
-            )  # fmt: skip
+                (
+                    key.id,
+                    key.org_id,
+                    key.user_id,
+                    key.name,
+                    key.secret_hash,
+                    ts(key.created_at),
+                    key.created_by,
+                    key.persona,
+                    ts(key.revoked_at),
+                ),
+            )
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
         """The key with this public id, in whatever organization, or None."""
@@ -145,18 +169,35 @@ class SQLiteDirectory(StoreParts):
             conn.executemany(
                 "INSERT INTO audit_log (org_id, at, actor, action, target, outcome, detail, "
                 "request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(e.org_id, ts(e.at), e.actor, e.action, e.target, e.outcome,
-                  json.dumps(dict(e.detail), sort_keys=True, default=str), e.request_id)
-                 for e in entries],
-            )  # fmt: skip
+                [
+                    (
+                        e.org_id,
+                        ts(e.at),
+                        e.actor,
+                        e.action,
+                        e.target,
+                        e.outcome,
+                        json.dumps(dict(e.detail), sort_keys=True, default=str),
+                        e.request_id,
+                    )
+                    for e in entries
+                ],
+            )
 
     def audit(
-        self, org_id: str, *, actor: str | None = None, action: str | None = None,
-        since: datetime | None = None, before_seq: int | None = None, limit: int = 100,
-    ) -> builtins.list[AuditEntry]:  # fmt: skip
+        self,
+        org_id: str,
+        *,
+        actor: str | None = None,
+        action: str | None = None,
+        since: datetime | None = None,
+        before_seq: int | None = None,
+        limit: int = 100,
+    ) -> builtins.list[AuditEntry]:
         """An organization's audit lines, newest first; ``action`` matches a prefix."""
-        where, params = audit_where("?", org_id, actor, action,
-                                    None if since is None else ts(since), before_seq)
+        where, params = audit_where(
+            "?", org_id, actor, action, None if since is None else ts(since), before_seq
+        )
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {where} ORDER BY seq DESC LIMIT ?",

@@ -150,8 +150,9 @@ class SQLiteGraph(StoreParts):
 
     def _graph_forget(self, conn: sqlite3.Connection, pk: int, *, content_only: bool) -> None:
         """Remove a memory's mentions and links (only content-derived links if asked)."""
-        touched = [r[0] for r in conn.execute(
-            "SELECT entity_id FROM mentions WHERE memory_pk = ?", (pk,))]  # fmt: skip
+        touched = [
+            r[0] for r in conn.execute("SELECT entity_id FROM mentions WHERE memory_pk = ?", (pk,))
+        ]
         conn.execute("DELETE FROM mentions WHERE memory_pk = ?", (pk,))
         only = " AND origin = 'content'" if content_only else ""
         conn.execute(f"DELETE FROM links WHERE src_pk = ?{only}", (pk,))

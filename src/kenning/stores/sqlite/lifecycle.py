@@ -38,17 +38,29 @@ class SQLiteLifecycle(StoreParts):
                 "UPDATE memories SET strength = ?, last_accessed = ?, "
                 "access_count = access_count + 1, "
                 "reinforcement_count = reinforcement_count + ? WHERE id = ? AND org_id = ?",
-                [(a.strength_after, ts(a.at), int(a.explicit), a.memory_id, org_id)
-                 for a in accesses],
-            )  # fmt: skip
+                [
+                    (a.strength_after, ts(a.at), int(a.explicit), a.memory_id, org_id)
+                    for a in accesses
+                ],
+            )
             conn.executemany(
                 "INSERT INTO access_log (memory_id, org_id, scope_pk, access_type, "
                 "query_context, strength_before, strength_after, at) "
                 "SELECT id, org_id, scope_pk, ?, ?, ?, ?, ? FROM memories "
                 "WHERE id = ? AND org_id = ?",
-                [(a.access_type, a.query, a.strength_before, a.strength_after, ts(a.at),
-                  a.memory_id, org_id) for a in accesses],
-            )  # fmt: skip
+                [
+                    (
+                        a.access_type,
+                        a.query,
+                        a.strength_before,
+                        a.strength_after,
+                        ts(a.at),
+                        a.memory_id,
+                        org_id,
+                    )
+                    for a in accesses
+                ],
+            )
 
     def access_log(
         self, memory_id: str, scopes: ScopeFilter, limit: int = 100
@@ -86,9 +98,10 @@ class SQLiteLifecycle(StoreParts):
     def put_sector(self, sector: Sector) -> None:
         """Create or update a sector (by id)."""
         centroid = (
-            None if sector.centroid is None
+            None
+            if sector.centroid is None
             else np.asarray(sector.centroid, dtype=np.float32).tobytes()
-        )  # fmt: skip
+        )
         with self.atomic() as conn:
             scope_pk = self._scope_pk(conn, sector.org_id, sector.scope)
             conn.execute(
@@ -99,10 +112,20 @@ class SQLiteLifecycle(StoreParts):
                 "decay_multiplier = excluded.decay_multiplier, topics = excluded.topics, "
                 "centroid = excluded.centroid, max_size = excluded.max_size, "
                 "updated_at = excluded.updated_at",
-                (sector.id, sector.org_id, scope_pk, sector.name, sector.parent_id,
-                 sector.decay_multiplier, json.dumps(list(sector.topics)), centroid,
-                 sector.max_size, ts(sector.created_at), ts(sector.updated_at)),
-            )  # fmt: skip
+                (
+                    sector.id,
+                    sector.org_id,
+                    scope_pk,
+                    sector.name,
+                    sector.parent_id,
+                    sector.decay_multiplier,
+                    json.dumps(list(sector.topics)),
+                    centroid,
+                    sector.max_size,
+                    ts(sector.created_at),
+                    ts(sector.updated_at),
+                ),
+            )
 
     def sectors(self, scopes: ScopeFilter) -> builtins.list[Sector]:
         """Every sector of the visible scopes, with its size."""
@@ -126,9 +149,16 @@ class SQLiteLifecycle(StoreParts):
             conn.execute(
                 "INSERT OR REPLACE INTO policies (org_id, target, memory_type, retention_days, "
                 "capacity, review, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (policy.org_id, policy.target, policy.memory_type, policy.retention_days,
-                 policy.capacity, int(policy.review), ts(policy.updated_at) or 0.0),
-            )  # fmt: skip
+                (
+                    policy.org_id,
+                    policy.target,
+                    policy.memory_type,
+                    policy.retention_days,
+                    policy.capacity,
+                    int(policy.review),
+                    ts(policy.updated_at) or 0.0,
+                ),
+            )
 
     def delete_policy(self, org_id: str, target: str, memory_type: str) -> bool:
         """Remove one policy."""

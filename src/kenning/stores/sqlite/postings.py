@@ -52,8 +52,9 @@ _BATCH = 50_000
 class _Base:
     """Postings as CSR: term id -> (row pks, term frequencies), sorted by pk."""
 
-    def __init__(self, terms: dict[str, int], indptr: np.ndarray, docs: np.ndarray,
-                 freqs: np.ndarray) -> None:  # fmt: skip
+    def __init__(
+        self, terms: dict[str, int], indptr: np.ndarray, docs: np.ndarray, freqs: np.ndarray
+    ) -> None:
         self.terms = terms
         self.indptr = indptr
         self.docs = docs
@@ -247,7 +248,5 @@ class PostingsIndex(HistoryMirror):
         extra = self._delta.get(stem)
         if extra:
             docs = np.concatenate([docs, np.fromiter(extra.keys(), np.int64, len(extra))])
-            freqs = np.concatenate(
-                [freqs, np.fromiter(extra.values(), np.float64, len(extra))]
-            )
+            freqs = np.concatenate([freqs, np.fromiter(extra.values(), np.float64, len(extra))])
         return docs, freqs

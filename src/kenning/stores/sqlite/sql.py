@@ -51,27 +51,76 @@ def record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
     with a round trip of a record whose every field differs) and "[]"/"{}"
     skip the JSON parser.
     """
-    (id_, org_id, content, key, memory_type, importance, confidence, status, tags, metadata,
-     source, channel, agent, session, episode, created_by, created_at, updated_at, event_at,
-     valid_from, valid_to, strength, decay_rate, access_count, reinforcement_count,
-     last_accessed, sector_id, supersedes, superseded_by, version, content_hash, kind, owner,
-     user) = row  # fmt: skip
+    (
+        id_,
+        org_id,
+        content,
+        key,
+        memory_type,
+        importance,
+        confidence,
+        status,
+        tags,
+        metadata,
+        source,
+        channel,
+        agent,
+        session,
+        episode,
+        created_by,
+        created_at,
+        updated_at,
+        event_at,
+        valid_from,
+        valid_to,
+        strength,
+        decay_rate,
+        access_count,
+        reinforcement_count,
+        last_accessed,
+        sector_id,
+        supersedes,
+        superseded_by,
+        version,
+        content_hash,
+        kind,
+        owner,
+        user,
+    ) = row
     return MemoryRecord(
-        id=id_, org_id=org_id, scope=scope_of(kind, owner, user), content=content, key=key,
-        memory_type=_TYPES[memory_type], importance=importance, confidence=confidence,
-        status=_STATUSES[status], tags=() if tags == "[]" else tuple(json.loads(tags)),
-        metadata={} if metadata == "{}" else json.loads(metadata), source=source,
-        source_channel_id=channel, agent_id=agent, session_id=session, episode_id=episode,
-        created_by=created_by, created_at=_at(created_at, UTC), updated_at=_at(updated_at, UTC),
+        id=id_,
+        org_id=org_id,
+        scope=scope_of(kind, owner, user),
+        content=content,
+        key=key,
+        memory_type=_TYPES[memory_type],
+        importance=importance,
+        confidence=confidence,
+        status=_STATUSES[status],
+        tags=() if tags == "[]" else tuple(json.loads(tags)),
+        metadata={} if metadata == "{}" else json.loads(metadata),
+        source=source,
+        source_channel_id=channel,
+        agent_id=agent,
+        session_id=session,
+        episode_id=episode,
+        created_by=created_by,
+        created_at=_at(created_at, UTC),
+        updated_at=_at(updated_at, UTC),
         event_at=None if event_at is None else _at(event_at, UTC),
         valid_from=None if valid_from is None else _at(valid_from, UTC),
-        valid_to=None if valid_to is None else _at(valid_to, UTC), strength=strength,
-        decay_rate=decay_rate, access_count=access_count,
+        valid_to=None if valid_to is None else _at(valid_to, UTC),
+        strength=strength,
+        decay_rate=decay_rate,
+        access_count=access_count,
         reinforcement_count=reinforcement_count,
         last_accessed=None if last_accessed is None else _at(last_accessed, UTC),
-        sector_id=sector_id, supersedes=supersedes, superseded_by=superseded_by,
-        version=version, content_hash=content_hash,
-    )  # fmt: skip
+        sector_id=sector_id,
+        supersedes=supersedes,
+        superseded_by=superseded_by,
+        version=version,
+        content_hash=content_hash,
+    )
 
 
 _TYPES = {t.value: t for t in MemoryType}
@@ -134,15 +183,21 @@ def filter_clause(filters: MemoryFilter, alias: str = "m") -> tuple[str, list[An
         params.extend(values)
 
     if filters.statuses:
-        add(f"{m}.status IN ({','.join('?' * len(filters.statuses))})",
-            *sorted(s.value for s in filters.statuses))  # fmt: skip
+        add(
+            f"{m}.status IN ({','.join('?' * len(filters.statuses))})",
+            *sorted(s.value for s in filters.statuses),
+        )
     if filters.types:
-        add(f"{m}.memory_type IN ({','.join('?' * len(filters.types))})",
-            *sorted(t.value for t in filters.types))  # fmt: skip
+        add(
+            f"{m}.memory_type IN ({','.join('?' * len(filters.types))})",
+            *sorted(t.value for t in filters.types),
+        )
     if filters.tags_any:
         marks = ",".join("?" * len(filters.tags_any))
-        add(f"EXISTS (SELECT 1 FROM json_each({m}.tags) WHERE value IN ({marks}))",
-            *sorted(filters.tags_any))  # fmt: skip
+        add(
+            f"EXISTS (SELECT 1 FROM json_each({m}.tags) WHERE value IN ({marks}))",
+            *sorted(filters.tags_any),
+        )
     for tag in sorted(filters.tags_all):
         add(f"EXISTS (SELECT 1 FROM json_each({m}.tags) WHERE value = ?)", tag)
     if filters.created_after is not None:
@@ -160,11 +215,20 @@ def filter_clause(filters: MemoryFilter, alias: str = "m") -> tuple[str, list[An
         elif isinstance(value, bool):
             add(f"json_type({m}.metadata, ?) = ?", path, "true" if value else "false")
         elif isinstance(value, int | float):
-            add(f"(json_type({m}.metadata, ?) IN ('integer', 'real') AND "
-                f"json_extract({m}.metadata, ?) = ?)", path, path, value)  # fmt: skip
+            add(
+                f"(json_type({m}.metadata, ?) IN ('integer', 'real') AND "
+                f"json_extract({m}.metadata, ?) = ?)",
+                path,
+                path,
+                value,
+            )
         else:
-            add(f"(json_type({m}.metadata, ?) = 'text' AND json_extract({m}.metadata, ?) = ?)",
-                path, path, value)  # fmt: skip
+            add(
+                f"(json_type({m}.metadata, ?) = 'text' AND json_extract({m}.metadata, ?) = ?)",
+                path,
+                path,
+                value,
+            )
     if filters.min_importance is not None:
         add(f"{m}.importance >= ?", filters.min_importance)
     if filters.sectors:

@@ -244,7 +244,9 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                 log.warning(
                     "this database was last used with %s vectors, now %s: recall compares "
                     "the two until `kenning reembed` gives every memory a %s vector",
-                    json.loads(row[0])["model_id"], model_id, model_id,
+                    json.loads(row[0])["model_id"],
+                    model_id,
+                    model_id,
                 )
 
     def _scope_pk(self, conn: sqlite3.Connection, org_id: str, scope: Scope) -> int:
@@ -260,15 +262,29 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
 
     @staticmethod
     def _history(
-        conn: sqlite3.Connection, record: MemoryRecord, scope_pk: int, op: str,
-        actor: str | None, changes: Mapping[str, Any], content: str | None,
-    ) -> None:  # fmt: skip
+        conn: sqlite3.Connection,
+        record: MemoryRecord,
+        scope_pk: int,
+        op: str,
+        actor: str | None,
+        changes: Mapping[str, Any],
+        content: str | None,
+    ) -> None:
         conn.execute(
             "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, content, "
             "changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (record.id, record.org_id, scope_pk, op, actor, ts(record.updated_at),
-             record.version, content, json.dumps(dict(changes), default=str, sort_keys=True)),
-        )  # fmt: skip
+            (
+                record.id,
+                record.org_id,
+                scope_pk,
+                op,
+                actor,
+                ts(record.updated_at),
+                record.version,
+                content,
+                json.dumps(dict(changes), default=str, sort_keys=True),
+            ),
+        )
 
     @staticmethod
     def _fts_write(conn: sqlite3.Connection, pk: int, record: MemoryRecord) -> None:
@@ -280,9 +296,12 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
     # -- writes -------------------------------------------------------------------
 
     def insert(
-        self, items: Sequence[tuple[MemoryRecord, np.ndarray]], actor: str | None,
-        graph: Projection | None = None, replacements: Sequence[Replacement] = (),
-    ) -> None:  # fmt: skip
+        self,
+        items: Sequence[tuple[MemoryRecord, np.ndarray]],
+        actor: str | None,
+        graph: Projection | None = None,
+        replacements: Sequence[Replacement] = (),
+    ) -> None:
         """Store new records, vectors, keyword rows, graph rows and history in one
         transaction, then apply ``replacements`` in it."""
         cols = ", ".join(MEMORY_COLUMNS)
@@ -321,8 +340,9 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         """Several replacements in one transaction (savepoints nest in ``atomic``)."""
         with self.atomic():
             return [
-                self.replace(r.record, r.vector, op=r.op, actor=actor, changes=r.changes,
-                             graph=r.graph)  # fmt: skip
+                self.replace(
+                    r.record, r.vector, op=r.op, actor=actor, changes=r.changes, graph=r.graph
+                )
                 for r in replacements
             ]
 
@@ -494,9 +514,13 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         return found
 
     def _keyword_in_process(
-        self, conn: sqlite3.Connection, terms: builtins.list[str], scopes: ScopeFilter,
-        filters: MemoryFilter, limit: int,
-    ) -> builtins.list[tuple[str, float]] | None:  # fmt: skip
+        self,
+        conn: sqlite3.Connection,
+        terms: builtins.list[str],
+        scopes: ScopeFilter,
+        filters: MemoryFilter,
+        limit: int,
+    ) -> builtins.list[tuple[str, float]] | None:
         """FTS5's BM25 top computed from the in-process postings and checked in the
         row mirror: no per-match auxiliary-function call. None when either mirror
         cannot answer (the caller asks FTS5 then)."""
@@ -509,8 +533,9 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         pks, scores = scored
         self.vectors.refresh(conn)
         statuses = [st.value for st in filters.statuses]
-        ok = self.vectors.visible_mask(scopes.org_id, pks, self._scope_pks(conn, scopes),
-                                       statuses, _said_range(filters))  # fmt: skip
+        ok = self.vectors.visible_mask(
+            scopes.org_id, pks, self._scope_pks(conn, scopes), statuses, _said_range(filters)
+        )
         if ok is None:
             return None
         pks, scores = pks[ok], scores[ok]
@@ -525,9 +550,13 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         return [(i, float(s)) for i, s in zip(ids, scores, strict=True)]
 
     def _keyword_mirrored(
-        self, conn: sqlite3.Connection, match: str, scopes: ScopeFilter,
-        filters: MemoryFilter, limit: int,
-    ) -> builtins.list[tuple[str, float]] | None:  # fmt: skip
+        self,
+        conn: sqlite3.Connection,
+        match: str,
+        scopes: ScopeFilter,
+        filters: MemoryFilter,
+        limit: int,
+    ) -> builtins.list[tuple[str, float]] | None:
         """BM25 top over the whole index, filtered by the in-process row mirror.
 
         FTS5 scores every match either way; asking it for just enough of the
@@ -557,9 +586,13 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             want *= 8
 
     def _keyword_joined(
-        self, conn: sqlite3.Connection, match: str, scopes: ScopeFilter,
-        filters: MemoryFilter, limit: int,
-    ) -> builtins.list[tuple[str, float]]:  # fmt: skip
+        self,
+        conn: sqlite3.Connection,
+        match: str,
+        scopes: ScopeFilter,
+        filters: MemoryFilter,
+        limit: int,
+    ) -> builtins.list[tuple[str, float]]:
         """BM25 top with the scope and filters checked in SQL (any filter)."""
         swhere, sparams = scope_clause(scopes)
         fwhere, fparams = filter_clause(filters)
@@ -587,9 +620,13 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         return pks
 
     def common_terms(
-        self, terms: Sequence[str], scopes: ScopeFilter, ratio: float, min_docs: int,
+        self,
+        terms: Sequence[str],
+        scopes: ScopeFilter,
+        ratio: float,
+        min_docs: int,
         max_docs: int,
-    ) -> set[str]:  # fmt: skip
+    ) -> set[str]:
         """Terms in more than ``ratio`` of the visible active memories.
 
         Exact (bounded ``LIMIT`` counts inside the scope filter) for readers
@@ -642,8 +679,9 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         statuses = [s.value for s in filters.statuses]
         # the window is checked once: in the mirror, or in SQL with the other filters
         said = _said_range(filters) if restrict is None else None
-        return self.vectors.search(scopes.org_id, vector, scope_pks, statuses, limit, restrict,
-                                   said)  # fmt: skip
+        return self.vectors.search(
+            scopes.org_id, vector, scope_pks, statuses, limit, restrict, said
+        )
 
     def scope_neighbours(
         self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
@@ -655,8 +693,10 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         statuses = [s.value for s in MemoryFilter().statuses]
         with self._read() as conn:
             self.vectors.refresh(conn)
-            pks = {scope: self._scope_pks(conn, ScopeFilter(org_id, frozenset({scope})))
-                   for scope, _ in items}  # fmt: skip
+            pks = {
+                scope: self._scope_pks(conn, ScopeFilter(org_id, frozenset({scope})))
+                for scope, _ in items
+            }
         asked = [(pks[scope][0], vec) for scope, vec in items if pks[scope]]
         found = iter(self.vectors.search_by_scope(org_id, asked, statuses, limit))
         return [next(found) if pks[scope] else [] for scope, _ in items]
@@ -679,11 +719,15 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             where, params = joined_scope_clause(scopes)
             for start in range(0, len(rest), 500):
                 chunk = rest[start : start + 500]
-                found.update(conn.execute(
-                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
-                    f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.status = 'active' "
-                    f"AND {where}", [*chunk, *params],
-                ).fetchall())  # fmt: skip
+                found.update(
+                    conn.execute(
+                        "SELECT m.pk, m.id FROM memories m "
+                        "CROSS JOIN scopes s ON s.pk = m.scope_pk "
+                        f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.status = 'active' "
+                        f"AND {where}",
+                        [*chunk, *params],
+                    ).fetchall()
+                )
         return found
 
     def vector_scores(
@@ -768,10 +812,16 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                 sparams,
             ).fetchall()
         yield from tombstones(
-            (r[0], r[1], r[2], HistoryEntry(r[3], r[0], r[4], r[5], dt(r[6]) or datetime.min,
-                                            r[7], r[8], json.loads(r[9])))
+            (
+                r[0],
+                r[1],
+                r[2],
+                HistoryEntry(
+                    r[3], r[0], r[4], r[5], dt(r[6]) or datetime.min, r[7], r[8], json.loads(r[9])
+                ),
+            )
             for r in rows
-        )  # fmt: skip
+        )
 
     def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Insert deleted memories' history verbatim in one transaction."""
@@ -782,10 +832,18 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                     conn.execute(
                         "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
                         " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (row["memory_id"], row["org_id"], scope_pk, h["op"], h["actor"],
-                         datetime.fromisoformat(h["at"]).timestamp(), h["version"], h["content"],
-                         json.dumps(h["changes"], sort_keys=True)),
-                    )  # fmt: skip
+                        (
+                            row["memory_id"],
+                            row["org_id"],
+                            scope_pk,
+                            h["op"],
+                            h["actor"],
+                            datetime.fromisoformat(h["at"]).timestamp(),
+                            h["version"],
+                            h["content"],
+                            json.dumps(h["changes"], sort_keys=True),
+                        ),
+                    )
         return len(rows)
 
     def import_rows(
@@ -815,10 +873,18 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                     conn.execute(
                         "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
                         " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (rec.id, rec.org_id, scope_pk, h["op"], h["actor"],
-                         datetime.fromisoformat(h["at"]).timestamp(), h["version"], h["content"],
-                         json.dumps(h["changes"], sort_keys=True)),
-                    )  # fmt: skip
+                        (
+                            rec.id,
+                            rec.org_id,
+                            scope_pk,
+                            h["op"],
+                            h["actor"],
+                            datetime.fromisoformat(h["at"]).timestamp(),
+                            h["version"],
+                            h["content"],
+                            json.dumps(h["changes"], sort_keys=True),
+                        ),
+                    )
                 if progress:
                     progress(1)
         return len(rows)
@@ -846,9 +912,11 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             conn.executemany(
                 "UPDATE vectors SET model_id = ?, vector = ? WHERE pk = "
                 "(SELECT pk FROM memories WHERE id = ? AND org_id = ?)",
-                [(model_id, np.asarray(v, dtype=np.float32).tobytes(), mid, org_id)
-                 for mid, v in vectors],
-            )  # fmt: skip
+                [
+                    (model_id, np.asarray(v, dtype=np.float32).tobytes(), mid, org_id)
+                    for mid, v in vectors
+                ],
+            )
             changed = conn.total_changes - before
         self.vectors.invalidate()
         return int(changed)

@@ -158,9 +158,7 @@ _MAX_RUNS = 256
 #: splitting (about one extra call's overhead in rows of 384 floats).
 _GAP = 64
 #: The columns a mirrored row is read with (see ``_Partition.upsert_many``).
-_ROW = (
-    "m.org_id, m.pk, m.id, m.scope_pk, m.status, COALESCE(m.event_at, m.created_at), v.vector"
-)
+_ROW = "m.org_id, m.pk, m.id, m.scope_pk, m.status, COALESCE(m.event_at, m.created_at), v.vector"
 #: A ``[start, end)`` range of ``COALESCE(event_at, created_at)`` timestamps; None: open.
 SaidRange = tuple[float | None, float | None]
 #: Search masks kept per (partition, scopes, statuses) until the mirror changes.
@@ -283,8 +281,7 @@ class VectorIndex(HistoryMirror):
         self._pk_part = np.full(0, -1, dtype=np.int32)
         self._pk_pos = np.full(0, -1, dtype=np.int32)
         cur = conn.execute(
-            f"SELECT {_ROW} FROM memories m JOIN vectors v ON v.pk = m.pk "
-            "ORDER BY m.scope_pk, m.pk"
+            f"SELECT {_ROW} FROM memories m JOIN vectors v ON v.pk = m.pk ORDER BY m.scope_pk, m.pk"
         )
         while batch := cur.fetchmany(5000):
             self._apply(batch)
@@ -357,9 +354,13 @@ class VectorIndex(HistoryMirror):
             return [i if good else None for i, good in zip(ids, ok, strict=True)]
 
     def visible_mask(
-        self, org_id: str, keys: np.ndarray, scope_pks: Sequence[int], statuses: Iterable[str],
+        self,
+        org_id: str,
+        keys: np.ndarray,
+        scope_pks: Sequence[int],
+        statuses: Iterable[str],
         said: SaidRange | None = None,
-    ) -> np.ndarray | None:  # fmt: skip
+    ) -> np.ndarray | None:
         """Per memory pk of ``keys``: is it in ``org_id``, one of ``scope_pks``, one of
         ``statuses`` and (given ``said``) in that time range? None when some pk is
         not mirrored (as :meth:`visible_ids`)."""
@@ -539,14 +540,18 @@ class VectorIndex(HistoryMirror):
                 if len(mine) > self.exact_max and part.live >= self.ann_min_rows:
                     large.extend(members)
                     continue
-                block = np.stack([np.asarray(queries[n][1], dtype=np.float32).reshape(-1)
-                                  for n in members])  # fmt: skip
+                block = np.stack(
+                    [np.asarray(queries[n][1], dtype=np.float32).reshape(-1) for n in members]
+                )
                 sims = part.vecs[mine] @ block.T
                 k = min(limit, len(mine))
                 for col, n in enumerate(members):
                     column = sims[:, col]
-                    top = (np.argpartition(-column, k - 1)[:k] if k < len(column)
-                           else np.arange(len(column)))  # fmt: skip
+                    top = (
+                        np.argpartition(-column, k - 1)[:k]
+                        if k < len(column)
+                        else np.arange(len(column))
+                    )
                     top = top[np.argsort(-column[top])]
                     out[n] = [(part.ids[int(mine[t])], float(column[t])) for t in top]
         for n in large:
