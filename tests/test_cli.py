@@ -18,7 +18,7 @@ import typer.main
 import typer.testing
 from typer.testing import CliRunner, Result
 
-from kenning import engine
+from kenning import core
 from kenning.cli import app, main
 from kenning.embeddings import Embedder
 
@@ -39,7 +39,7 @@ ALL_STATUSES = [
 def shared_model(minilm: Embedder) -> Iterator[Embedder]:
     """Every Memory the CLI opens gets the session's already loaded MiniLM model."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "create_embedder", lambda name, **options: minilm)
+        mp.setattr(core, "create_embedder", lambda name, **options: minilm)
         if hasattr(typer.testing, "_get_command"):  # build the click command once, not per call
             command = typer.main.get_command(app)
             mp.setattr(typer.testing, "_get_command", lambda typer_app: command)
@@ -579,7 +579,7 @@ def test_migrate_sqlite_to_postgresql_and_back(tmp_path: Path, pg_db: Any) -> No
     pg = pg_db("cli_mig")
     back = f"sqlite:///{tmp_path / 'back.db'}"
     with pytest.MonkeyPatch.context() as mp:  # the model is never loaded
-        mp.setattr(engine, "create_embedder", lambda *a, **k: pytest.fail("model loaded"))
+        mp.setattr(core, "create_embedder", lambda *a, **k: pytest.fail("model loaded"))
         there = migrate("--from", str(src), "--to", pg, "--batch-size", "2", "--json")
         assert there.exit_code == 0, (there.stdout, there.stderr, there.exception)
         again = migrate("--from", pg, "--to", back, "--json")

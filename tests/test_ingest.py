@@ -201,7 +201,7 @@ def test_a_failing_extractor_never_loses_the_turns(mem: Memory) -> None:
         def extract(self, turns: object) -> list[Fact]:
             raise RuntimeError("extractor bug")
 
-    mem._ingestor._extractor = Broken()  # the seam a plugin extractor would use
+    mem.ingestor._extractor = Broken()  # the seam a plugin extractor would use
     result = mem.ingest(["I love painting sunsets."], "s-5")
     assert len(result.turns) == 1 and result.facts == []
     assert result.errors == ["fact extraction failed: extractor bug"]

@@ -113,7 +113,7 @@ def test_queued_accesses_are_written_on_close_and_when_the_queue_is_full(
     again = make_memory("closing", settings=_settings(access_write_delay_ms=10_000))
     assert again.get(fact.id).access_count == 1
     # a full queue is written without waiting for the delay or a flush
-    writer = again._access
+    writer = again.core.access
     writer.max_queued = 1
     again.recall("which editor does Dana like?", 3)
     deadline = time.monotonic() + 30

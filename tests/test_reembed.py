@@ -70,9 +70,9 @@ def test_kenning_reembed_command(
     with Memory(db, embedder=old_model) as mem:
         mem.remember("The boiler was serviced in March")
         mem.remember("Team note", scope="org:default")
-    from kenning import engine
+    from kenning import core
 
-    monkeypatch.setattr(engine, "create_embedder", lambda name, **options: minilm)
+    monkeypatch.setattr(core, "create_embedder", lambda name, **options: minilm)
     result = CliRunner().invoke(app, ["--db", str(db), "reembed", "--json"])
     assert result.exit_code == 0, (result.stdout, result.exception)
     out = json.loads(result.stdout)

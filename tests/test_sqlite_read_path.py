@@ -59,7 +59,7 @@ def test_an_open_write_transaction_is_private_and_blocks_no_reader(
     store = _sqlite(mem)
     view = mem.policy.readable(mem.principal)
     kept = mem.remember("The garage door code is 4711")
-    pending = mem._build(
+    pending = mem.writes.build(
         mem.principal, {"content": "The shed key is under the pot"}, kept.created_at
     )
     vector = mem.embedder.embed(pending.content)

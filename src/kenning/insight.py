@@ -5,33 +5,19 @@ for each memory type under the configured lifecycle settings."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .access import AccessPolicy
-from .clock import Clock
-from .config import Settings
 from .decay import current_strength, type_defaults
-from .models import ALL_SCOPES, MemoryRecord, MemoryType, Principal, Scope
-from .stores import Store
+from .facade import Facade
+from .models import ALL_SCOPES, MemoryRecord, MemoryType, Principal, Scope, ScopesArg
 from .validation import clean_k
-
-if TYPE_CHECKING:
-    from .engine import ScopesArg
 
 __all__ = ["InsightMethods"]
 
 
-class InsightMethods:
+class InsightMethods(Facade):
     """Traffic and decay curves of :class:`~kenning.engine.Memory`."""
-
-    # provided by Memory
-    settings: Settings
-    store: Store
-    policy: AccessPolicy
-    clock: Clock
-    _who: Callable[[Principal | None], Principal]
 
     def traffic(
         self,
@@ -43,7 +29,7 @@ class InsightMethods:
         """Accesses per UTC day over the last ``days`` days (1-366) to the memories
         the caller may read: ``[{"day", "recall", "reinforce", ...}]``, oldest first,
         every day present (zeros included)."""
-        who = self._who(principal)
+        who = self.core.who(principal)
         days = clean_k(days, 366, "days")
         view = self.policy.resolve(who, scopes)
         now = self.clock.now()

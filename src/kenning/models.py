@@ -24,12 +24,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, TypeAlias
 
 from .errors import InvalidInput
 from .graph.model import GraphPath
 
 __all__ = [
+    "ScopesArg",
     "ScopeKind",
     "Layer",
     "MemoryType",
@@ -60,6 +61,11 @@ DEFAULT_ORG = "default"
 DEFAULT_USER = "default"
 #: Pass as ``scopes=`` to recall/list every scope the principal may read.
 ALL_SCOPES = "all"
+
+
+#: What a ``scopes`` argument takes: None (the default view), ``"all"``, one scope or
+#: several (each a :class:`Scope` or its string form).
+ScopesArg: TypeAlias = "Scope | str | Iterable[Scope | str] | None"
 
 _RANDOM_BITS = 80
 _id_lock = threading.Lock()

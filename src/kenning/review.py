@@ -13,50 +13,23 @@ leads, and users for their own personal scopes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from .access import AccessPolicy
-from .clock import Clock
+from .audit import audited
 from .errors import Conflict, InvalidInput, KenningError, NotFound
-from .models import MemoryFilter, MemoryRecord, Page, Principal, ScopeKind, Status
-from .stores import Store
+from .facade import Facade
+from .models import MemoryFilter, MemoryRecord, Page, Principal, ScopesArg, Status
 from .validation import clean_text
-
-if TYPE_CHECKING:
-    from .directory import Directory
-    from .engine import ScopesArg
 
 __all__ = ["ReviewMethods"]
 
 
-class ReviewMethods:
-    """Review-queue methods of :class:`~kenning.engine.Memory` (see the module docstring)."""
+class ReviewMethods(Facade):
+    """Review-queue methods of :class:`~kenning.engine.Memory` (see the module docstring).
+    The review gate itself is a stage of the write pipeline (:mod:`kenning.write`)."""
 
-    # provided by Memory
-    store: Store
-    policy: AccessPolicy
-    clock: Clock
-    _directory: Directory
-    _who: Callable[[Principal | None], Principal]
-    _visible: Callable[[str, Principal], MemoryRecord]
-    list: Callable[..., Page]
-    update: Callable[..., MemoryRecord]
-
-    def _hold_for_review(self, records: Sequence[MemoryRecord], who: Principal) -> None:
-        """Mark new records pending where their scope's directory switch asks for it."""
-        asked: dict[Any, bool] = {}
-        for record in records:
-            if record.status is not Status.ACTIVE:
-                continue
-            scope = record.scope
-            if scope not in asked:
-                asked[scope] = self._directory.review_required(record.org_id, scope) and (
-                    scope.kind is ScopeKind.ORG or not self.policy.can_review(who, scope)
-                )
-            if asked[scope]:
-                record.status = Status.PENDING_REVIEW
-
+    @audited("review.queue", read=True, target=lambda result, args: None)
     def review_queue(
         self,
         *,
@@ -70,18 +43,18 @@ class ReviewMethods:
         ``scopes``: None for every scope the caller reviews, or named scopes
         (each must be one the caller reviews).
         """
-        who = self._who(principal)
+        who = self.core.who(principal)
         if scopes is None or scopes == "all":
-            named: Any = sorted(self.policy.reviewable(who).scopes, key=lambda s: s.key)
+            named: Any = sorted(self.core.policy.reviewable(who).scopes, key=lambda s: s.key)
             if who.is_admin:
                 named = "all"
             elif not named:
                 return Page([], None)
         else:
             named = scopes
-            view = self.policy.resolve(who, scopes)
+            view = self.core.policy.resolve(who, scopes)
             for scope in view.scopes:
-                self.policy.check_review(who, scope)
+                self.core.policy.check_review(who, scope)
         return self.list(
             scopes=named,
             filters=MemoryFilter(statuses=frozenset({Status.PENDING_REVIEW})),
@@ -90,6 +63,7 @@ class ReviewMethods:
             principal=who,
         )
 
+    @audited("review.approve")
     def approve(
         self,
         memory_id: str,
@@ -99,24 +73,29 @@ class ReviewMethods:
     ) -> MemoryRecord:
         """Make a pending memory active, optionally editing it on the way (``changes``
         as :meth:`update` takes them); the history records ``approve``."""
-        who = self._who(principal)
+        who = self.core.who(principal)
         record = self._pending(memory_id, who)
         if changes is not None and not isinstance(changes, Mapping):
             raise InvalidInput("changes must be an object", field="changes")
-        return self.update(
-            record.id, principal=who, _op="approve", _status=Status.ACTIVE, **dict(changes or {})
+        return self.writes.edit(
+            who, record.id, dict(changes or {}), op="approve", status=Status.ACTIVE
         )
 
+    @audited(
+        "review.reject",
+        target=lambda result, args: args[0] if args else None,
+        detail=lambda kwargs: {"reason": kwargs["reason"]} if kwargs.get("reason") else {},
+    )
     def reject(
         self, memory_id: str, *, reason: str | None = None, principal: Principal | None = None
     ) -> None:
         """Delete a pending memory; its history keeps who rejected it and when (and the
         audit log the reason)."""
-        who = self._who(principal)
+        who = self.core.who(principal)
         record = self._pending(memory_id, who)
         if reason is not None:
             clean_text(reason, "reason", 1000)
-        if not self.store.delete(record.org_id, record.id, who.user_id, self.clock.now()):
+        if not self.core.store.delete(record.org_id, record.id, who.user_id, self.core.clock.now()):
             raise NotFound(f"memory {memory_id!r} not found")
 
     def review_many(
@@ -145,8 +124,8 @@ class ReviewMethods:
         return done, failed
 
     def _pending(self, memory_id: str, who: Principal) -> MemoryRecord:
-        record = self._visible(memory_id, who)
-        self.policy.check_review(who, record.scope)
+        record = self.core.visible(memory_id, who)
+        self.core.policy.check_review(who, record.scope)
         if record.status is not Status.PENDING_REVIEW:
             raise Conflict(f"memory {record.id!r} is {record.status.value}, not pending_review")
         return record

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from ..audit import door
 from ..engine import Memory
 from ..errors import (
     Conflict,
@@ -220,6 +221,7 @@ def _root(
     """kenning: scoped long-term memory for agents, local-first."""
     state = _State(db, org, user, role, team or [], persona or [], active_persona)
     ctx.obj = state
+    ctx.with_resource(door("cli"))  # what the command does is audited as the CLI's
     ctx.call_on_close(state.close)
 
 

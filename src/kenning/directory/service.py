@@ -14,7 +14,8 @@ their writes reach it.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,6 +49,8 @@ class Directory:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
+        #: org id -> (read at, governed, recorded team ids); see :meth:`governed`
+        self._shape: dict[str, tuple[float, bool, tuple[str, ...]]] = {}
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -95,6 +98,52 @@ class Directory:
             return False
         entry = self.store.get_entry(org_id, kind[scope.kind], scope.owner_id)
         return entry is not None and bool(entry.doc.get("review", False))
+
+    # -- which scopes exist -------------------------------------------------------------------
+
+    def governed(self, org_id: str) -> bool:
+        """Whether the directory governs the organization: it lists users (every
+        server organization does, from its first admin on). An ungoverned one is an
+        embedded install or a :class:`~kenning.Memory` used from code."""
+        return self._org_shape(org_id)[0]
+
+    def open_teams(self, org_id: str) -> tuple[str, ...]:
+        """The teams an *ungoverned* organization records (created by use); empty for a
+        governed one, whose memberships the directory's users carry."""
+        governed, teams = self._org_shape(org_id)
+        return () if governed else teams
+
+    def check_scopes(self, org_id: str, scopes: Iterable[Scope]) -> None:
+        """Refuse a write into a team, persona or user a governed organization does not
+        list (admins included: no member could ever read it, and a team created later
+        under that id would inherit it). In an ungoverned organization the first write
+        into ``team:X`` or ``persona:X`` records that team or persona instead."""
+        wanted = {(kind, owner) for s in set(scopes) for kind, owner in _owners(s)}
+        if not wanted:
+            return
+        governed = self.governed(org_id)
+        for kind, owner in sorted(wanted):
+            if self.store.get_entry(org_id, kind, owner) is not None:
+                continue
+            if governed:
+                raise InvalidInput(
+                    f"organization {org_id!r} has no {kind} {owner!r}: create it first "
+                    f"(an admin: kenning admin {kind}, or the admin API), then write there",
+                    field="scope",
+                )
+            if kind != "user":
+                group = Team if kind == "team" else Persona
+                self._put(org_id, kind, owner, group(org_id, owner, owner).doc())
+
+    def _org_shape(self, org_id: str) -> tuple[bool, tuple[str, ...]]:
+        now = time.monotonic()
+        cached = self._shape.get(org_id)
+        if cached is None or now - cached[0] > _SHAPE_TTL_S:
+            governed = bool(self.store.entries(org_id, "user"))
+            teams = tuple(e.id for e in self.store.entries(org_id, "team"))
+            cached = (now, governed, teams)
+            self._shape[org_id] = cached
+        return cached[1], cached[2]
 
     # -- principals ------------------------------------------------------------------------
 
@@ -278,6 +327,7 @@ class Directory:
                 teams = {t: r for t, r in user.teams.items() if t != team_id}
                 self._put(actor.org_id, "user", user.id, replace(user, teams=teams).doc())
         self.store.delete_entry(actor.org_id, "team", team_id)
+        self._shape.pop(actor.org_id, None)
         self.record(actor, "admin.team.delete", team_id)
 
     def put_persona(
@@ -471,6 +521,7 @@ class Directory:
 
     def _put(self, org_id: str, kind: str, entry_id: str, doc: Mapping[str, Any]) -> None:
         self.store.put_entry(DirectoryEntry(org_id, kind, entry_id, doc, self.clock.now()))
+        self._shape.pop(org_id, None)
 
     def _team(self, org_id: str, team_id: str) -> Team:
         entry = self.store.get_entry(org_id, "team", check_id(team_id, "team id"))
@@ -494,6 +545,24 @@ class Directory:
     def _admin(actor: Principal) -> None:
         if not actor.is_admin:
             raise PermissionDenied(f"{actor.user_id!r} is not an admin of {actor.org_id!r}")
+
+
+#: How long an organization's directory shape (governed, teams) is cached: another
+#: process's directory changes are seen this late by :meth:`Directory.open_teams`.
+_SHAPE_TTL_S = 2.0
+
+
+def _owners(scope: Scope) -> list[tuple[str, str]]:
+    """The directory rows a scope needs: (kind, id)."""
+    if scope.kind is ScopeKind.TEAM:
+        return [("team", scope.owner_id)]
+    if scope.kind is ScopeKind.PERSONA:
+        return [("persona", scope.owner_id)]
+    if scope.kind is ScopeKind.USER:
+        return [("user", scope.owner_id)]
+    if scope.kind is ScopeKind.PERSONA_USER:
+        return [("persona", scope.owner_id), ("user", str(scope.user_id))]
+    return []
 
 
 def _diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

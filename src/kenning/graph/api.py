@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..access import ScopeFilter
+from ..audit import audited
 from ..errors import ConfigError, Conflict, InvalidInput, NotFound
 from ..models import ALL_SCOPES, MemoryRecord, Principal, ScopeKind
 from ..validation import clean_k, clean_text
@@ -25,7 +26,8 @@ from .model import RELATION_PRIORS, Entity, GraphEdge, GraphPath, MemoryLink, Re
 from .project import RebuildReport
 
 if TYPE_CHECKING:
-    from ..engine import Memory, ScopesArg
+    from ..core import Core
+    from ..models import ScopesArg
 
 __all__ = ["Graph", "Neighbour", "EntityView", "MAX_HOPS", "path_strength"]
 
@@ -71,11 +73,15 @@ class EntityView:
         }
 
 
-def path_strength(edges: Iterable[GraphEdge]) -> float:
-    """Product over the hops of weight x relation prior (seed 003)."""
+def path_strength(
+    edges: Iterable[GraphEdge], priors: Mapping[str, float] = RELATION_PRIORS
+) -> float:
+    """Product over the hops of weight x relation prior (seed 003; ``priors``: the
+    ``graph.priors`` setting, as recall uses them)."""
     out = 1.0
+    fallback = priors.get("related", RELATION_PRIORS["related"])
     for e in edges:
-        out *= e.weight * RELATION_PRIORS.get(e.relation, RELATION_PRIORS["related"])
+        out *= e.weight * priors.get(e.relation, fallback)
     return out
 
 
@@ -101,21 +107,22 @@ def _relation(value: object) -> str:
 class Graph:
     """The graph façade of one :class:`~kenning.Memory` (``mem.graph``)."""
 
-    def __init__(self, memory: Memory) -> None:
-        self._mem = memory
+    def __init__(self, core: Core) -> None:
+        #: The engine's core (services take it; the audit reads it).
+        self.core = core
 
     # -- helpers --------------------------------------------------------------------
 
     def _view(self, principal: Principal | None) -> tuple[Principal, ScopeFilter]:
-        who = self._mem._who(principal)
-        return who, self._mem.policy.readable(who)
+        who = self.core.who(principal)
+        return who, self.core.policy.readable(who)
 
     @property
     def _on(self) -> bool:
-        return self._mem.settings.graph_enabled
+        return self.core.settings.graph_enabled
 
     def _writable_view(self, who: Principal, scopes: ScopesArg) -> ScopeFilter:
-        policy = self._mem.policy
+        policy = self.core.policy
         if scopes is None or (isinstance(scopes, str) and scopes == ALL_SCOPES):
             if who.is_admin:
                 return ScopeFilter(who.org_id, kinds=frozenset(ScopeKind))
@@ -130,6 +137,7 @@ class Graph:
 
     # -- reads ----------------------------------------------------------------------
 
+    @audited("graph.neighbours", read=True)
     def neighbours(
         self,
         memory_id: str | None = None,
@@ -143,12 +151,12 @@ class Graph:
         the memories mentioning ``entity`` (newest first). Give exactly one of them."""
         if (memory_id is None) == (entity is None):
             raise InvalidInput("give a memory id or an entity name (exactly one)", field="entity")
-        limit = clean_k(limit, self._mem.settings.max_k, "limit")
+        limit = clean_k(limit, self.core.settings.max_k, "limit")
         wanted = _relations(relations)
         who, view = self._view(principal)
-        store = self._mem.store
+        store = self.core.store
         if memory_id is not None:
-            record = self._mem._visible(memory_id, who)
+            record = self.core.visible(memory_id, who)
             if not self._on:
                 return []
             edges = store.graph_edges([record.id], view, wanted, limit)
@@ -174,12 +182,13 @@ class Graph:
         records.sort(key=lambda r: (r.created_at, r.id), reverse=True)
         return [Neighbour(r) for r in records[:limit]]
 
+    @audited("graph.entity", read=True, target=lambda result, args: args[0] if args else None)
     def entity(self, name: str, *, principal: Principal | None = None) -> EntityView:
         """An entity (or topic) by name or alias: its memories (newest first, up to 50)
         and the entities mentioned alongside it, most co-mentions first."""
         name = clean_text(name, "entity", 256)
         who, view = self._view(principal)
-        store = self._mem.store
+        store = self.core.store
         ents = store.find_entities(who.org_id, [name], view) if self._on else []
         if not ents:
             raise NotFound(f"entity {name!r} not found")
@@ -202,9 +211,14 @@ class Graph:
     def entities(self, memory_id: str, *, principal: Principal | None = None) -> list[Entity]:
         """The entities and topics one memory mentions (a memory the caller may read)."""
         who, view = self._view(principal)
-        record = self._mem._visible(memory_id, who)
-        return list(self._mem.store.entities_of([record.id], view).get(record.id, []))
+        record = self.core.visible(memory_id, who)
+        return list(self.core.store.entities_of([record.id], view).get(record.id, []))
 
+    @audited(
+        "graph.paths",
+        read=True,
+        target=lambda result, args: "->".join(args[:2]) if len(args) >= 2 else None,
+    )
     def paths(
         self,
         a: str,
@@ -228,18 +242,29 @@ class Graph:
                 f"max_hops must be an integer from 1 to {MAX_HOPS}, got {max_hops!r}",
                 field="max_hops",
             )
-        limit = clean_k(limit, self._mem.settings.max_k, "limit")
+        limit = clean_k(limit, self.core.settings.max_k, "limit")
         who, view = self._view(principal)
-        start = self._mem._visible(a, who).id
-        goal = self._mem._visible(b, who).id
+        start = self.core.visible(a, who).id
+        goal = self.core.visible(b, who).id
         if start == goal:
             raise InvalidInput("a path needs two different memories", field="b")
         if not self._on:
             return []
-        return _best_paths(self._mem.store.graph_edges, view, start, goal, max_hops, limit)
+        return _best_paths(
+            self.core.store.graph_edges,
+            view,
+            start,
+            goal,
+            max_hops,
+            limit,
+            self.core.settings.graph.priors,
+        )
 
     # -- writes ---------------------------------------------------------------------
 
+    @audited(
+        "graph.link", target=lambda result, args: "->".join(args[:2]) if len(args) >= 2 else None
+    )
     def link(
         self,
         a: str,
@@ -258,9 +283,9 @@ class Graph:
             or not (math.isfinite(weight) and 0 < weight <= 1)
         ):
             raise InvalidInput(f"weight must be a number in (0, 1], got {weight!r}", field="weight")
-        who = self._mem._who(principal)
-        first = self._mem._writable(a, who)
-        second = self._mem._writable(b, who)
+        who = self.core.who(principal)
+        first = self.core.writable(a, who)
+        second = self.core.writable(b, who)
         if first.id == second.id:
             raise InvalidInput("a memory cannot link to itself", field="b")
         if first.scope != second.scope:
@@ -272,10 +297,11 @@ class Graph:
         if not self._on:
             raise ConfigError("the memory graph is disabled (graph_enabled = false)")
         link = canonical(MemoryLink(first.id, second.id, Relation(rel), float(weight)))
-        if not self._mem.store.graph_link(who.org_id, link, self._mem.clock.now()):
+        if not self.core.store.graph_link(who.org_id, link, self.core.clock.now()):
             raise Conflict(f"memory {first.id!r} or {second.id!r} changed meanwhile; try again")
         return GraphEdge(link.src, link.dst, rel, float(weight))
 
+    @audited("graph.alias", target=lambda result, args: args[0] if args else None)
     def alias(self, name: str, alias: str, *, principal: Principal | None = None) -> Entity:
         """Make ``alias`` resolve to the entity ``name`` (one the caller can see)."""
         from .resolve import normalise_name
@@ -285,12 +311,13 @@ class Graph:
         if not norm:
             raise InvalidInput(f"alias {alias!r} has no letters or digits", field="alias")
         who, view = self._view(principal)
-        ents = self._mem.store.find_entities(who.org_id, [name], view) if self._on else []
+        ents = self.core.store.find_entities(who.org_id, [name], view) if self._on else []
         if not ents:
             raise NotFound(f"entity {name!r} not found")
-        self._mem.store.graph_alias(who.org_id, ents[0].id, norm)
+        self.core.store.graph_alias(who.org_id, ents[0].id, norm)
         return ents[0]
 
+    @audited("graph.rebuild", target=lambda result, args: None)
     def rebuild(
         self,
         scopes: ScopesArg = None,
@@ -305,12 +332,12 @@ class Graph:
         deletes them with the rest. Default scopes: every scope the caller may write."""
         if not isinstance(clear_first, bool):
             raise InvalidInput("clear_first must be true or false", field="clear_first")
-        who = self._mem._who(principal)
+        who = self.core.who(principal)
         view = self._writable_view(who, scopes)
         if not self._on:
             raise ConfigError("the memory graph is disabled (graph_enabled = false)")
-        now = self._mem.clock.now()
-        return self._mem._projector.rebuild(
+        now = self.core.clock.now()
+        return self.core.projector.rebuild(
             view, clear_first=clear_first, now=now, progress=progress
         )
 
@@ -322,6 +349,7 @@ def _best_paths(
     goal: str,
     hops: int,
     limit: int,
+    priors: Mapping[str, float],
 ) -> list[GraphPath]:
     """Bidirectional expansion (ceil(h/2) layers from ``start``, floor(h/2) from ``goal``:
     every edge of every path of <= h hops is fetched), then a best-first enumeration of
@@ -337,8 +365,8 @@ def _best_paths(
             for chunk in range(0, len(frontier), 200):
                 for e in fetch(frontier[chunk : chunk + 200], view):
                     pair = frozenset((e.src, e.dst))
-                    score = path_strength([e])
-                    if pair not in best or score > path_strength([best[pair]]):
+                    score = path_strength([e], priors)
+                    if pair not in best or score > path_strength([best[pair]], priors):
                         best[pair] = e
                     for node in (e.src, e.dst):
                         if node not in seen:
@@ -384,7 +412,7 @@ def _best_paths(
             other = e.other(node)
             if other in nodes or dist.get(other, hops + 1) > left - 1:
                 continue
-            options.append((s * path_strength([e]), other, e))
+            options.append((s * path_strength([e], priors), other, e))
         for score, other, e in sorted(options, key=lambda o: -o[0]):
             if len(found) == limit and score <= floor:
                 break

@@ -10,30 +10,27 @@ call the lifecycle modules and the store; the logic lives in
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-import numpy as np
-
-from ..access import AccessPolicy, ScopeFilter
-from ..clock import Clock
-from ..config import Settings
+from ..access import ScopeFilter
+from ..audit import audited
 from ..errors import NotFound, PermissionDenied
-from ..llm import ChatModel
+from ..facade import Facade
 from ..models import (
     ALL_SCOPES,
     MemoryFilter,
     MemoryRecord,
     Principal,
     Scope,
+    ScopesArg,
     Status,
     new_id,
 )
-from ..retrieval.pipeline import RecallPipeline, RecallRequest
+from ..retrieval.pipeline import RecallRequest
 from ..retrieval.ranker import rank
 from ..scoring import component_confidence
-from ..stores import Store
 from ..validation import (
     MAX_INT32,
     clean_count,
@@ -44,79 +41,17 @@ from ..validation import (
     clean_tags,
     clean_text,
 )
-from .consolidate import ConsolidationReport, Consolidator
+from .consolidate import ConsolidationReport
 from .hint import HintItem, format_hint
-from .ingest import Ingestor, IngestResult
+from .ingest import IngestResult
 from .model import AccessEntry, Policy, Sector
 from .policy import check_target
-from .sectors import SectorInfo, assign_sector, descendants, update_centroid
-from .strength import AccessWriter, StrengthModel
-
-if TYPE_CHECKING:
-    from ..engine import Memory, ScopesArg
 
 __all__ = ["LifecycleMethods"]
 
 
-class LifecycleMethods:
+class LifecycleMethods(Facade):
     """Lifecycle methods of :class:`~kenning.engine.Memory` (see the module docstring)."""
-
-    # provided by Memory
-    settings: Settings
-    store: Store
-    policy: AccessPolicy
-    clock: Clock
-    _strength: StrengthModel
-    _recall: RecallPipeline
-    _ingestor: Ingestor
-    _chat: ChatModel | None
-    _access: AccessWriter
-    _who: Callable[[Principal | None], Principal]
-    _scope: Callable[[Scope | str | None, Principal], Scope]
-    _visible: Callable[[str, Principal], MemoryRecord]
-
-    def _assign_sectors(
-        self, records: Sequence[MemoryRecord], vectors: np.ndarray
-    ) -> dict[str, Sector]:
-        """Put each record without a sector into its scope's best sector (by tags, else
-        centroid); returns the sectors whose centroid moved."""
-        scopes = {r.scope for r in records if r.sector_id is None}
-        if not scopes:
-            return {}
-        found = self.store.sectors(ScopeFilter(records[0].org_id, frozenset(scopes)))
-        if not found:
-            return {}
-        touched: dict[str, Sector] = {}
-        for record, vector in zip(records, vectors, strict=True):
-            if record.sector_id is not None:
-                continue
-            mine = [s for s in found if s.scope == record.scope]
-            chosen = assign_sector(record.tags, vector, [SectorInfo.from_sector(s) for s in mine])
-            if chosen is None:
-                continue
-            record.sector_id = chosen
-            sector = touched.get(chosen) or next(s for s in mine if s.id == chosen)
-            sector.centroid = update_centroid(sector.centroid, sector.size, vector)
-            sector.size += 1
-            touched[chosen] = sector
-        return touched
-
-    def _save_centroids(self, touched: Mapping[str, Sector], who: Principal) -> None:
-        """Store the moved centroids; a sector that outgrew its maximum splits now
-        (``lifecycle.sector_auto_split``), as consolidation would."""
-        now = self.clock.now()
-        for sector in touched.values():
-            sector.updated_at = now
-            self.store.put_sector(sector)
-            if self.settings.lifecycle.sector_auto_split and sector.size > sector.max_size:
-                Consolidator(cast("Memory", self)).split(sector, who, now)
-
-    def _sector_tree(self, sector: str, view: ScopeFilter) -> frozenset[str]:
-        sector = clean_text(sector, "sector", 256)
-        infos = [SectorInfo.from_sector(s) for s in self.store.sectors(view)]
-        if all(i.id != sector for i in infos):
-            raise NotFound(f"sector {sector!r} not found")
-        return frozenset(descendants(sector, infos))
 
     def confidence_components(
         self, memory_id: str, *, principal: Principal | None = None
@@ -126,8 +61,8 @@ class LifecycleMethods:
         validation (a ``validate`` feedback; pending review counts half) and user
         feedback (upvotes and downvotes from its history; 0.5 with none). The stored
         ``confidence`` moves by seed 000's adjustments; this is the formula's view."""
-        who = self._who(principal)
-        record = self._visible(memory_id, who)
+        who = self.core.who(principal)
+        record = self.core.visible(memory_id, who)
         view = self.policy.readable(who)
         trail = self.store.history(record.id, view)
         votes = [e.changes.get("feedback") for e in trail if e.op == "feedback"]
@@ -145,35 +80,37 @@ class LifecycleMethods:
 
     def flush(self) -> None:
         """Wait until the access writes of earlier recalls are stored (raises their error)."""
-        self._access.flush()
+        self.core.access.flush()
 
     def reinforce(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
         """Strengthen a memory now (seed 003): +reinforcement, its decay clock restarts."""
-        who = self._who(principal)
-        record = self._visible(memory_id, who)
+        who = self.core.who(principal)
+        record = self.core.visible(memory_id, who)
         now = self.clock.now()
-        (access,) = self._strength.accesses([record], now, "reinforce")
+        (access,) = self.core.strength.accesses([record], now, "reinforce")
         self.store.record_access(who.org_id, [access])
-        return self._visible(memory_id, who)
+        return self.core.visible(memory_id, who)
 
     def strength(self, memory_id: str, *, principal: Principal | None = None) -> float:
         """A memory's current strength (decayed to now, with its sector's multiplier)."""
-        who = self._who(principal)
-        record = self._visible(memory_id, who)
-        self._strength.learn_sectors([record], self.policy.readable(who))
-        return self._strength.of(record, self.clock.now())
+        who = self.core.who(principal)
+        record = self.core.visible(memory_id, who)
+        self.core.strength.learn_sectors([record], self.policy.readable(who))
+        return self.core.strength.of(record, self.clock.now())
 
+    @audited("memory.access_log", read=True, target=lambda result, args: args[0] if args else None)
     def access_log(
         self, memory_id: str, *, limit: int = 100, principal: Principal | None = None
     ) -> builtins.list[AccessEntry]:
         """The latest accesses of a memory (recall hits, reinforcements), oldest first."""
-        who = self._who(principal)
-        record = self._visible(memory_id, who)
+        who = self.core.who(principal)
+        record = self.core.visible(memory_id, who)
         limit = clean_k(limit, self.settings.max_k, "limit")
         return self.store.access_log(record.id, self.policy.readable(who), limit)
 
     # -- lifecycle: conversations, consolidation, hints, sectors, policies ---------------
 
+    @audited("memory.ingest", target=lambda result, args: result.session_id)
     def ingest(
         self,
         messages: Sequence[str | Mapping[str, Any]],
@@ -192,11 +129,12 @@ class LifecycleMethods:
         become episodic. Extracted facts (LLM when configured, rules otherwise)
         are reconciled and linked to the turns they came from. One transaction.
         """
-        who = self._who(principal)
-        return self._ingestor.run(
-            who, messages, session_id, self._scope(scope, who), episode_id, extract
+        who = self.core.who(principal)
+        return self.ingestor.run(
+            who, messages, session_id, self.core.write_scope(scope, who), episode_id, extract
         )
 
+    @audited("memory.context", read=True)
     def context(
         self,
         session_id: str,
@@ -205,9 +143,10 @@ class LifecycleMethods:
         principal: Principal | None = None,
     ) -> builtins.list[MemoryRecord]:
         """The session's context window (its working-memory messages), oldest first."""
-        who = self._who(principal)
-        return self._ingestor.context(who, session_id, self._scope(scope, who))
+        who = self.core.who(principal)
+        return self.ingestor.context(who, session_id, self.core.write_scope(scope, who))
 
+    @audited("memory.consolidate", target=lambda result, args: None)
     def consolidate(
         self,
         *,
@@ -222,9 +161,9 @@ class LifecycleMethods:
         repeated or reinforced episodes are promoted to semantic memories,
         oversized sectors split. Reversible from history; ``dry_run`` writes nothing.
         """
-        who = self._who(principal)
+        who = self.core.who(principal)
         view = self.policy.writable(who, self.policy.resolve(who, scopes))
-        return Consolidator(cast("Memory", self)).run(who, view, dry_run=dry_run)
+        return self.consolidator.run(who, view, dry_run=dry_run)
 
     def build_hint(
         self,
@@ -240,7 +179,7 @@ class LifecycleMethods:
         priority (confidence, recency, strength) in the caller's default view.
         ``persona`` acts as that persona (one the caller may use).
         """
-        who = self._who(principal)
+        who = self.core.who(principal)
         if persona is not None:
             persona = clean_text(persona, "persona", 128)
             if persona not in who.personas and not who.is_admin:  # as Principal allows
@@ -258,7 +197,7 @@ class LifecycleMethods:
                 MemoryFilter(),
                 self.settings.min_confidence,
             )
-            result = self._recall.run(request, self.settings, self.clock.now())
+            result = self.reads.run(request, self.settings, self.clock.now())
             records = [h.memory for h in result.hits]
         else:
             records = self._top_by_priority(who, 200)
@@ -278,7 +217,7 @@ class LifecycleMethods:
         rows = self.store.list(view, MemoryFilter(), limit=1000, cursor=None)
         now = self.clock.now()
         by_id = {r.id: r for r in rows}
-        self._strength.learn_sectors(rows, view)
+        self.core.strength.learn_sectors(rows, view)
         hits = rank(
             query="",
             relevance=dict.fromkeys(by_id, 0.0),
@@ -286,10 +225,11 @@ class LifecycleMethods:
             principal=who,
             settings=self.settings,
             now=now,
-            strength_of=self._strength.strengths(by_id, now),
+            strength_of=self.core.strength.strengths(by_id, now),
         )
         return [h.memory for h in hits[:limit]]
 
+    @audited("memory.sector.create")
     def create_sector(
         self,
         name: str,
@@ -303,8 +243,8 @@ class LifecycleMethods:
     ) -> Sector:
         """Add a sector to a scope's hierarchy (seed 003): new memories with one of its
         ``topics`` as a tag (or close to its centroid) are assigned to it."""
-        who = self._who(principal)
-        target = self._scope(scope, who)
+        who = self.core.who(principal)
+        target = self.core.write_scope(scope, who)
         self.policy.check_write(who, target)
         name = clean_text(name, "name", 128)
         multiplier = clean_number(decay_multiplier, "decay_multiplier", at_most=100)
@@ -331,16 +271,17 @@ class LifecycleMethods:
             updated_at=now,
         )
         self.store.put_sector(sector)
-        self._strength.forget_sectors()
+        self.core.strength.forget_sectors()
         return sector
 
     def sectors(
         self, *, scopes: ScopesArg = ALL_SCOPES, principal: Principal | None = None
     ) -> builtins.list[Sector]:
         """The sectors of the scopes the caller may read, with their sizes."""
-        who = self._who(principal)
+        who = self.core.who(principal)
         return self.store.sectors(self.policy.resolve(who, scopes))
 
+    @audited("admin.policy.set", target=lambda result, args: result.target)
     def set_policy(
         self,
         target: str = "*",
@@ -354,7 +295,7 @@ class LifecycleMethods:
         """Set the retention / capacity / review policy for a target and memory type
         (organization admins only). Target: ``*``, ``layer:<layer>``,
         ``scope:<scope>`` or ``sector:<id>``."""
-        who = self._who(principal)
+        who = self.core.who(principal)
         self._check_admin(who)
         policy = Policy(
             who.org_id,
@@ -368,18 +309,19 @@ class LifecycleMethods:
         self.store.put_policy(policy)
         return policy
 
+    @audited("admin.policy.delete")
     def delete_policy(
         self, target: str = "*", *, memory_type: str = "*", principal: Principal | None = None
     ) -> None:
         """Remove a policy (organization admins only); ``NotFound`` when there is none."""
-        who = self._who(principal)
+        who = self.core.who(principal)
         self._check_admin(who)
         if not self.store.delete_policy(who.org_id, target, memory_type):
             raise NotFound(f"no policy for {target!r} / {memory_type!r}")
 
     def policies(self, *, principal: Principal | None = None) -> builtins.list[Policy]:
         """The organization's retention, capacity and review policies."""
-        return self.store.policies(self._who(principal).org_id)
+        return self.store.policies(self.core.who(principal).org_id)
 
     @staticmethod
     def _check_admin(who: Principal) -> None:

@@ -29,8 +29,7 @@ reports the same actions and writes nothing.
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -40,22 +39,23 @@ import numpy as np
 from ..access import ScopeFilter
 from ..decay import type_defaults
 from ..errors import LLMError
-from ..graph.model import MemoryLink, Projection, Relation
+from ..graph.model import MemoryLink, Relation
 from ..llm import Message
-from ..models import MemoryFilter, MemoryRecord, MemoryType, Principal, Status
+from ..models import MemoryRecord, MemoryType, Principal, Status
 from ..stores import Replacement
 from .model import Policy, Sector
 from .policy import matches, retention_days
-from .sectors import SectorInfo, plan_split
+from .split import scan, split_sector
+from .writer import WritePlan
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ..core import Core
+    from ..write import WritePipeline
 
 __all__ = ["Action", "ConsolidationReport", "Consolidator"]
 
 log = logging.getLogger("kenning.consolidate")
 
-_PAGE = 1000
 _SUMMARY_PROMPT = (
     "These memories record the same thing on different occasions. Write the lasting "
     "fact they establish as one short, self-contained sentence in the third person. "
@@ -107,22 +107,24 @@ class ConsolidationReport:
 
 
 class Consolidator:
-    """Runs consolidation passes for one :class:`~kenning.engine.Memory`."""
+    """Runs consolidation passes over one :class:`~kenning.core.Core`; what it writes
+    goes through the write pipeline."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.mem = memory
+    def __init__(self, core: Core, writes: WritePipeline) -> None:
+        self.core = core
+        self.writes = writes
 
     def run(
         self, who: Principal, view: ScopeFilter, *, dry_run: bool = False
     ) -> ConsolidationReport:
         """One pass over what ``view`` covers (the caller's writable scopes)."""
-        mem, lc = self.mem, self.mem.settings.lifecycle
-        now = mem.clock.now()
+        core, lc = self.core, self.core.settings.lifecycle
+        now = core.clock.now()
         report = ConsolidationReport(dry_run)
-        policies = mem.store.policies(view.org_id)
+        policies = core.store.policies(view.org_id)
         changes: list[Replacement] = []
         kept: list[MemoryRecord] = []
-        for record in self._scan(view):
+        for record in scan(self.core, view):
             report.scanned += 1
             step = self._retire_or_age(record, now, policies)
             if step is None:
@@ -153,7 +155,7 @@ class Consolidator:
         gone = {r.id for r, _ in evicted}
         kept = [r for r in kept if r.id not in gone]
         if not dry_run:
-            self._apply(changes, who)
+            self.writes.apply(changes, who)
         for group, reason in self._promotions(kept, view, lc.repeat_similarity):
             report.actions.append(
                 Action("promote", group[0].id, reason, tuple(r.id for r in group))
@@ -163,34 +165,21 @@ class Consolidator:
         for sector, plan_reason in self._splits(view):
             report.actions.append(Action("split", sector.id, plan_reason))
             if not dry_run:
-                self.split(sector, who, now)
+                split_sector(core, sector, who, now)
         return report
-
-    # -- reading ---------------------------------------------------------------------------
-
-    def _scan(self, view: ScopeFilter, flt: MemoryFilter | None = None) -> Iterator[MemoryRecord]:
-        """Every active memory of ``view`` (matching ``flt``), page by page."""
-        cursor: tuple[float, str] | None = None
-        flt = flt or MemoryFilter(statuses=frozenset({Status.ACTIVE}))
-        while True:
-            page = self.mem.store.list(view, flt, limit=_PAGE, cursor=cursor)
-            yield from page
-            if len(page) < _PAGE:
-                return
-            cursor = (page[-1].created_at.timestamp(), page[-1].id)
 
     # -- per memory ------------------------------------------------------------------------
 
     def _retire_or_age(
         self, r: MemoryRecord, now: datetime, policies: Sequence[Policy]
     ) -> tuple[str, MemoryRecord, str] | None:
-        lc = self.mem.settings.lifecycle
+        lc = self.core.settings.lifecycle
         age = (now - r.created_at).total_seconds() / 86_400.0
         archived = replace(r, status=Status.ARCHIVED, updated_at=now)
         if r.importance < 5:
             if r.importance == 1 and age > lc.trivial_after_days:
                 return "forget", archived, f"trivial and {age:.0f} days old"
-            strength = self.mem._strength.of(r, now)
+            strength = self.core.strength.of(r, now)
             if strength < lc.forget_strength and age > lc.forget_after_days:
                 return "forget", archived, f"strength {strength:.3f} and {age:.0f} days old"
             keep = retention_days(policies, r)
@@ -218,7 +207,7 @@ class Consolidator:
             # critical memories are never evicted; the weakest (then oldest) go first
             ranked = sorted(
                 (r for r in members if r.importance < 5),
-                key=lambda r: (self.mem._strength.of(r, now), r.created_at, r.id),
+                key=lambda r: (self.core.strength.of(r, now), r.created_at, r.id),
             )
             for r in ranked[:over]:
                 gone.add(r.id)
@@ -230,7 +219,7 @@ class Consolidator:
     def _promotions(
         self, kept: Sequence[MemoryRecord], view: ScopeFilter, threshold: float
     ) -> list[tuple[list[MemoryRecord], str]]:
-        lc = self.mem.settings.lifecycle
+        lc = self.core.settings.lifecycle
         episodic = [
             r
             for r in kept
@@ -252,14 +241,13 @@ class Consolidator:
         for members in by_scope.values():
             if len(members) < lc.promote_min_repeats:
                 continue
-            vectors = self.mem.store.memory_vectors([r.id for r in members], view)
+            vectors = self.core.store.memory_vectors([r.id for r in members], view)
             members = [r for r in members if r.id in vectors]
             for group in _clusters(members, vectors, threshold, lc.promote_min_repeats):
                 out.append((group, f"said {len(group)} times"))
         return out
 
     def _promote(self, group: list[MemoryRecord], who: Principal, now: datetime) -> None:
-        mem = self.mem
         content = self._summary(group)
         first = group[0]
         item = {
@@ -268,42 +256,40 @@ class Consolidator:
             "memory_type": "semantic",
             "importance": max(r.importance for r in group),
             "confidence": round(sum(r.confidence for r in group) / len(group), 4),
-            "tags": sorted({t for r in group for t in r.tags})[: mem.settings.max_tags],
+            "tags": sorted({t for r in group for t in r.tags})[: self.core.settings.max_tags],
             "metadata": {"evidence": [r.id for r in group]},
             "source": "consolidation",
             "episode_id": first.episode_id,
             "session_id": first.session_id,
         }
-        records = [mem._build(who, item, now)]
-        vectors = mem.embedder.embed_many([content])
-        plan = mem._planner.plan(records, vectors, now)
-        target = plan.results[0].record
-        for r in group:
-            noted = replace(
-                r, metadata={**r.metadata, "consolidated_into": target.id}, updated_at=now
-            )
-            plan.replacements.append(
-                Replacement(noted, None, "consolidate", r.changes_to(noted, ("metadata",)))
-            )
-            if r.id != target.id:
-                plan.links.append(MemoryLink(target.id, r.id, Relation.REFERENCE, 1.0))
-        if not plan.inserts:  # a known fact was confirmed: link it to the evidence
-            mem.store.replace_many(plan.replacements, who.user_id)
-            mem.store.graph_write(who.org_id, Projection(links=plan.links), now)
-            return
-        mem._commit(plan, who)
+
+        def note_evidence(plan: WritePlan) -> None:
+            # the summary (or the known fact it confirmed) is linked to its evidence,
+            # and each piece of evidence notes where it went: in the same transaction
+            target = plan.results[0].record
+            for r in group:
+                noted = replace(
+                    r, metadata={**r.metadata, "consolidated_into": target.id}, updated_at=now
+                )
+                plan.replacements.append(
+                    Replacement(noted, None, "consolidate", r.changes_to(noted, ("metadata",)))
+                )
+                if r.id != target.id:
+                    plan.links.append(MemoryLink(target.id, r.id, Relation.REFERENCE, 1.0))
+
+        self.writes.write(who, [self.writes.build(who, item, now)], extend=note_evidence)
 
     def _summary(self, group: Sequence[MemoryRecord]) -> str:
         """An LLM summary when configured (falling back on any error), else the most
         central memory's text."""
-        chat = self.mem._chat
+        chat = self.core.chat
         if chat is not None and len(group) > 1:
             listing = "\n".join(f"- {r.content}" for r in group[:20])
             try:
                 text = chat.complete(
                     [Message("system", _SUMMARY_PROMPT), Message("user", listing)]
                 ).text.strip()
-                if 0 < len(text) <= self.mem.settings.max_content_chars:
+                if 0 < len(text) <= self.core.settings.max_content_chars:
                     return text
             except LLMError as exc:
                 log.warning("consolidation summary fell back to a representative: %s", exc)
@@ -312,62 +298,13 @@ class Consolidator:
     # -- sectors ----------------------------------------------------------------------------
 
     def _splits(self, view: ScopeFilter) -> list[tuple[Sector, str]]:
-        if not self.mem.settings.lifecycle.sector_auto_split:
+        if not self.core.settings.lifecycle.sector_auto_split:
             return []
         return [
             (s, f"{s.size} memories > max {s.max_size}")
-            for s in self.mem.store.sectors(view)
+            for s in self.core.store.sectors(view)
             if s.size > s.max_size
         ]
-
-    def split(self, sector: Sector, who: Principal, now: datetime) -> bool:
-        """Split ``sector`` in two children and move its memories; False when it cannot
-        be split meaningfully (it stays as it is)."""
-        mem = self.mem
-        view = ScopeFilter(sector.org_id, frozenset({sector.scope}))
-        members = list(self._scan(view, MemoryFilter(sector_id=sector.id)))
-        vectors = mem.store.memory_vectors([r.id for r in members], view)
-        plan = plan_split(
-            SectorInfo.from_sector(sector),
-            [(r.id, vectors[r.id], r.tags, r.content) for r in members if r.id in vectors],
-        )
-        if plan is None:
-            # not separable: make room instead, so the attempt is not repeated per write
-            log.info("sector %s could not be split meaningfully; max size doubled", sector.id)
-            sector.max_size = max(sector.max_size, sector.size) * 2
-            sector.updated_at = now
-            mem.store.put_sector(sector)
-            return False
-        child_ids = []
-        for name, topics, centroid in plan.children:
-            child = Sector(
-                id=uuid.uuid4().hex,
-                org_id=sector.org_id,
-                scope=sector.scope,
-                name=name,
-                parent_id=sector.id,
-                decay_multiplier=1.0,
-                topics=topics,
-                centroid=centroid,
-                max_size=sector.max_size,
-                created_at=now,
-                updated_at=now,
-            )
-            mem.store.put_sector(child)
-            child_ids.append(child.id)
-        moves = []
-        by_id = {r.id: r for r in members}
-        for mid, index in plan.assignment.items():
-            old = by_id[mid]
-            moved = replace(old, sector_id=child_ids[index], updated_at=now)
-            moves.append(Replacement(moved, None, "sector", old.changes_to(moved, ("sector_id",))))
-        self._apply(moves, who)
-        mem._strength.forget_sectors()
-        return True
-
-    def _apply(self, changes: Sequence[Replacement], who: Principal) -> None:
-        for start in range(0, len(changes), _PAGE):
-            self.mem.store.replace_many(changes[start : start + _PAGE], who.user_id)
 
 
 def _clusters(

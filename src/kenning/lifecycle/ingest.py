@@ -32,11 +32,11 @@ from ..models import MemoryFilter, MemoryRecord, MemoryType, Principal, Scope
 from ..stores import Replacement
 from ..validation import clean_text, clean_time
 from .facts import Fact, FactExtractor, Turn, extractor_for
-from .policy import needs_review
-from .writer import WriteResult
+from .writer import WritePlan, WriteResult
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ..core import Core
+    from ..write import WritePipeline
 
 __all__ = ["IngestResult", "Ingestor", "parse_messages"]
 
@@ -106,17 +106,19 @@ def parse_messages(messages: object, max_chars: int) -> list[dict[str, Any]]:
 
 
 class Ingestor:
-    """Runs ``ingest`` for one :class:`~kenning.engine.Memory`."""
+    """Runs ``ingest`` over one :class:`~kenning.core.Core`; turns and facts are written
+    through the write pipeline (scope check, review gate, one transaction)."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.mem = memory
+    def __init__(self, core: Core, writes: WritePipeline) -> None:
+        self.core = core
+        self.writes = writes
         self._extractor: FactExtractor | None = None
 
     @property
     def extractor(self) -> FactExtractor:
         """The fact extractor (LLM when configured, rules otherwise), made on first use."""
         if self._extractor is None:
-            self._extractor = extractor_for(self.mem._chat)
+            self._extractor = extractor_for(self.core.chat)
         return self._extractor
 
     def run(
@@ -129,16 +131,17 @@ class Ingestor:
         extract: bool,
     ) -> IngestResult:
         """Store the messages, age the window, extract and reconcile facts (one write)."""
-        mem, lc = self.mem, self.mem.settings.lifecycle
+        core = self.core
+        settings = core.settings
         sid = clean_text(session_id, "session_id", 256)
         eid = clean_text(episode_id, "episode_id", 256) if episode_id is not None else sid
-        parsed = parse_messages(messages, mem.settings.max_content_chars)
-        if len(parsed) > mem.settings.max_batch:
+        parsed = parse_messages(messages, settings.max_content_chars)
+        if len(parsed) > settings.max_batch:
             raise InvalidInput(
-                f"at most {mem.settings.max_batch} messages per ingest", field="messages"
+                f"at most {settings.max_batch} messages per ingest", field="messages"
             )
-        mem.policy.check_write(who, scope)
-        now = mem.clock.now()
+        core.policy.check_write(who, scope)
+        now = core.clock.now()
         view = ScopeFilter(who.org_id, frozenset({scope}))
         window = self._window(view, sid)
         offset = 1 + max((int(r.metadata.get("turn", -1)) for r in window), default=-1)
@@ -155,65 +158,44 @@ class Ingestor:
             }
             for i, m in enumerate(parsed)
         ]
-        records = [mem._build(who, item, now) for item in items]
+        records = [self.writes.build(who, item, now) for item in items]
         aging = self._age(window, records, now)
-        facts: list[Fact] = []
-        errors: list[str] = []
-        if extract:
-            try:
-                facts = self.extractor.extract(
-                    [
-                        Turn(i, m["name"], m["content"], m["at"] or now, m["role"])
-                        for i, m in enumerate(parsed)
-                    ]
-                )
-            except Exception as exc:  # fail-open: the turns are stored whatever happens
-                log.exception("fact extraction failed; storing the turns only")
-                errors.append(f"fact extraction failed: {exc}")
-        review = needs_review(
-            mem.store.policies(who.org_id),
-            who.org_id,
-            scope,
-            MemoryType.SEMANTIC,
-            lc.review_extracted_layers,
-        )
-        fact_records = []
-        for fact in facts:
-            evidence = [records[i].id for i in fact.evidence if 0 <= i < len(records)]
-            fact_records.append(
-                mem._build(
-                    who,
-                    {
-                        "content": fact.content,
-                        "scope": scope,
-                        "memory_type": fact.memory_type,
-                        "importance": fact.importance,
-                        "confidence": fact.confidence,
-                        "tags": list(fact.tags),
-                        "event_at": fact.event_at,
-                        "source": "extraction",
-                        "session_id": sid,
-                        "episode_id": eid,
-                        "status": "pending_review" if review else "active",
-                        "metadata": {
-                            "evidence": evidence,
-                            "kind": fact.kind,
-                            "subject": fact.subject,
-                        },
+        facts, errors = self._facts(parsed, now) if extract else ([], [])
+        fact_records = [
+            self.writes.build(
+                who,
+                {
+                    "content": fact.content,
+                    "scope": scope,
+                    "memory_type": fact.memory_type,
+                    "importance": fact.importance,
+                    "confidence": fact.confidence,
+                    "tags": list(fact.tags),
+                    "event_at": fact.event_at,
+                    "source": "extraction",
+                    "session_id": sid,
+                    "episode_id": eid,
+                    "metadata": {
+                        "evidence": [records[i].id for i in fact.evidence if 0 <= i < len(records)],
+                        "kind": fact.kind,
+                        "subject": fact.subject,
                     },
-                    now,
-                )
+                },
+                now,
             )
-        every = records + fact_records
-        vectors = mem.embedder.embed_many([r.content for r in every], batch_size=256)
-        touched = mem._assign_sectors(every, vectors)
-        plan = mem._planner.plan(every, vectors, now)
-        for result, record in zip(plan.results[len(records) :], fact_records, strict=True):
-            for turn_id in record.metadata["evidence"]:
-                plan.links.append(MemoryLink(result.record.id, turn_id, Relation.REFERENCE, 1.0))
-        plan.replacements += aging
-        results = mem._commit(plan, who)
-        mem._save_centroids(touched, who)
+            for fact in facts
+        ]
+
+        def link_evidence(plan: WritePlan) -> None:
+            # each fact points at the turns it came from; aged turns change with it
+            for result, record in zip(plan.results[len(records) :], fact_records, strict=True):
+                for turn_id in record.metadata["evidence"]:
+                    plan.links.append(
+                        MemoryLink(result.record.id, turn_id, Relation.REFERENCE, 1.0)
+                    )
+            plan.replacements += aging
+
+        results = self.writes.write(who, records + fact_records, extend=link_evidence)
         aged = len(aging) + sum(r.memory_type is MemoryType.EPISODIC for r in records)
         return IngestResult(
             sid,
@@ -224,12 +206,26 @@ class Ingestor:
             errors,
         )
 
+    def _facts(
+        self, parsed: Sequence[Mapping[str, Any]], now: datetime
+    ) -> tuple[list[Fact], list[str]]:
+        """Facts from the new messages; a failing extractor costs the facts, not the turns."""
+        try:
+            turns = [
+                Turn(i, m["name"], m["content"], m["at"] or now, m["role"])
+                for i, m in enumerate(parsed)
+            ]
+            return self.extractor.extract(turns), []
+        except Exception as exc:  # fail-open: the turns are stored whatever happens
+            log.exception("fact extraction failed; storing the turns only")
+            return [], [f"fact extraction failed: {exc}"]
+
     def _window(self, view: ScopeFilter, session_id: str) -> list[MemoryRecord]:
         """The session's working memory now, oldest first."""
-        lc = self.mem.settings.lifecycle
+        lc = self.core.settings.lifecycle
         flt = MemoryFilter(session_id=session_id, types=frozenset({MemoryType.WORKING}))
-        rows = self.mem.store.list(
-            view, flt, limit=lc.context_window + self.mem.settings.max_batch, cursor=None
+        rows = self.core.store.list(
+            view, flt, limit=lc.context_window + self.core.settings.max_batch, cursor=None
         )
         return sorted(rows, key=_turn_order)
 
@@ -238,7 +234,7 @@ class Ingestor:
     ) -> list[Replacement]:
         """Turns past the context window become episodic: stored ones by a change,
         new ones (a long conversation ingested at once) before they are written."""
-        lc = self.mem.settings.lifecycle
+        lc = self.core.settings.lifecycle
         fresh = {r.id for r in new}
         ordered = sorted([*window, *new], key=_turn_order)
         past = ordered[: max(0, len(ordered) - lc.context_window)]
@@ -254,10 +250,10 @@ class Ingestor:
 
     def context(self, who: Principal, session_id: str, scope: Scope) -> list[MemoryRecord]:
         """The session's context window: its working-memory messages, oldest first."""
-        self.mem.policy.check_read(who, scope)
+        self.core.policy.check_read(who, scope)
         sid = clean_text(session_id, "session_id", 256)
         view = ScopeFilter(who.org_id, frozenset({scope}))
-        return self._window(view, sid)[-self.mem.settings.lifecycle.context_window :]
+        return self._window(view, sid)[-self.core.settings.lifecycle.context_window :]
 
 
 def _turn_order(r: MemoryRecord) -> tuple[datetime, int, str]:

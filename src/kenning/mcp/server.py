@@ -34,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ToolAnnotations
 from pydantic import Field
 
+from ..audit import door, request_id
 from ..engine import Memory
 from ..errors import KenningError, error_code
 from ..models import MemoryRecord, Principal
@@ -130,7 +131,8 @@ class _Door:
         self.resolve = resolve
 
     def _call(self, headers: Mapping[str, str] | None, fn: Callable[[Principal], T]) -> T:
-        return fn(self.resolve(headers))
+        with door("mcp", request_id()):
+            return fn(self.resolve(headers))
 
     async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T]) -> T:
         return await anyio.to_thread.run_sync(partial(self._call, ctx.headers, fn))

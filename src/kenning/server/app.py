@@ -78,24 +78,10 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
     web.mount(app)
     cfg = (memory.settings if memory is not None else settings or Settings()).server
 
-    def audit(
-        who: Principal,
-        action: str,
-        target: str | None,
-        detail: dict[str, Any],
-        outcome: str,
-        request_id: str,
-    ) -> None:
-        app.state.memory.directory.record(
-            who, action, target, detail, outcome=outcome, request_id=request_id
-        )
-
     app.add_middleware(
         RequestMiddleware,
         max_body=cfg.max_body_bytes,
-        audit=audit,
         observe=app.state.metrics.observe_request,
-        audit_admin_reads=cfg.audit_admin_reads,
     )
     return app
 

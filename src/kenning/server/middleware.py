@@ -1,11 +1,9 @@
 """One ASGI middleware around every request: a request id, the body-size limit,
-metrics, a structured access-log line, and the audit line.
+metrics and a structured access-log line.
 
-Audited: every request that changes something (any method but GET/HEAD), and
-with ``server.audit_admin_reads`` every read by an admin (DESIGN.md §1).
-Directory changes are audited by the directory service itself, with their
-before/after values, so the middleware leaves ``admin.*`` and ``key.*`` routes
-to it.
+The audit trail is the engine's (:mod:`kenning.audit`): the middleware only
+says that the calls of a request came through the REST door, and under which
+request id, so each audit line names both.
 """
 
 from __future__ import annotations
@@ -18,8 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-import anyio
-
+from ..audit import door
 from ..models import Principal
 from .errors import error_response
 
@@ -33,21 +30,10 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 access_log = logging.getLogger("kenning.access")
 _RID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_READS = ("GET", "HEAD")
-_SELF_AUDITED = ("admin.", "key.")
-_UNAUDITED = ("health", "ready", "metrics", "me")
 
 
 class _TooLarge(Exception):
     pass
-
-
-def _outcome(status: int) -> str:
-    if status < 400:
-        return "ok"
-    return {401: "unauthenticated", 403: "denied", 404: "not_found", 409: "conflict"}.get(
-        status, "invalid" if status < 500 else "error"
-    )
 
 
 class RequestMiddleware:
@@ -58,15 +44,11 @@ class RequestMiddleware:
         app: App,
         *,
         max_body: int,
-        audit: Callable[[Principal, str, str | None, dict[str, Any], str, str], None],
         observe: Callable[[str, str, int, float], None],
-        audit_admin_reads: bool,
     ) -> None:
         self.app = app
         self.max_body = max_body
-        self.audit = audit
         self.observe = observe
-        self.audit_admin_reads = audit_admin_reads
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,7 +92,8 @@ class RequestMiddleware:
         try:
             if declared > self.max_body:
                 raise _TooLarge
-            await self.app(scope, receive_limited, send_wrapped)
+            with door("rest", rid):
+                await self.app(scope, receive_limited, send_wrapped)
         except _TooLarge:
             if response_started:
                 raise
@@ -140,19 +123,4 @@ class RequestMiddleware:
                     "user": principal.user_id if principal else None,
                 }
             )
-        )
-        if principal is None or name.startswith(_SELF_AUDITED) or name in _UNAUDITED:
-            return
-        if method in _READS and not (self.audit_admin_reads and principal.is_admin):
-            return
-        params = scope.get("path_params") or {}
-        target = state.get("audit_target") or next(iter(params.values()), None)
-        detail = {
-            "method": method,
-            "path": scope["path"],
-            "status": status,
-            **state.get("audit_detail", {}),
-        }
-        await anyio.to_thread.run_sync(
-            self.audit, principal, name, target, detail, _outcome(status), state["request_id"]
         )

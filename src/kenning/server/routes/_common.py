@@ -1,25 +1,18 @@
-"""What the route modules share: the server's ``k`` limit and audit targets."""
+"""What the route modules share: the server's ``k`` limit, optional fields, scopes."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import Request
-
 from ...validation import clean_k
 from ..auth import MemoryDep
 
-__all__ = ["bounded", "audit_target", "no_none", "scopes_param"]
+__all__ = ["bounded", "no_none", "scopes_param"]
 
 
 def bounded(mem: MemoryDep, value: int, field: str = "k") -> int:
     """``value`` if it is within the server's ``max_k`` (a precise 400 otherwise)."""
     return clean_k(value, mem.settings.server.max_k, field)
-
-
-def audit_target(request: Request, target: str | None) -> None:
-    """Name what a write touched, for its audit line (the path's id otherwise)."""
-    request.state.audit_target = target
 
 
 def no_none(values: dict[str, Any]) -> dict[str, Any]:

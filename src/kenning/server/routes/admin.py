@@ -26,7 +26,6 @@ from ..schemas import (
     PolicyIn,
     UserIn,
 )
-from ._common import audit_target
 
 __all__ = ["router"]
 
@@ -153,7 +152,6 @@ def create_key(body: KeyIn, caller: CallerDep, mem: MemoryDep, request: Request)
     key, secret = mem.directory.create_key(
         caller.principal, body.user_id or caller.principal.user_id, body.name, persona=body.persona
     )
-    audit_target(request, key.id)
     return {**key.to_dict(), "secret": secret}
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import ConsolidateIn, HintIn, HintOut, IngestIn, LinkIn, Loose, MemoryOut
-from ._common import audit_target, bounded
+from ._common import bounded
 
 __all__ = ["router"]
 
@@ -31,7 +31,6 @@ def ingest(
         extract=body.extract,
         principal=caller.principal,
     )
-    audit_target(request, session_id)
     return result.to_dict()
 
 
@@ -108,5 +107,4 @@ def paths(
 def link(body: LinkIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """Link two memories of one scope with a typed, weighted edge."""
     edge = mem.graph.link(body.a, body.b, body.relation, body.weight, principal=caller.principal)
-    audit_target(request, f"{body.a}->{body.b}")
     return edge.to_dict()

@@ -24,7 +24,7 @@ from ..schemas import (
     UpsertIn,
     WriteOut,
 )
-from ._common import audit_target, bounded, no_none, scopes_param
+from ._common import bounded, no_none, scopes_param
 
 __all__ = ["router"]
 
@@ -37,7 +37,6 @@ IdPath = Annotated[str, "memory id"]
 def remember(body: MemoryIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """Store one memory (reconciled with what its scope already holds)."""
     (result,) = mem.write([no_none(body.model_dump())], principal=caller.principal)
-    audit_target(request, result.record.id)
     return result.to_dict()
 
 
@@ -46,7 +45,6 @@ def batch(body: BatchIn, caller: CallerDep, mem: MemoryDep, request: Request) ->
     """Store many memories in one transaction: all or nothing."""
     items = [no_none(i.model_dump()) for i in body.items]
     results = mem.write(items, reconcile=body.reconcile, principal=caller.principal)
-    audit_target(request, f"{len(results)} memories")
     return [r.to_dict() for r in results]
 
 
@@ -57,7 +55,6 @@ def upsert(body: UpsertIn, caller: CallerDep, mem: MemoryDep, request: Request) 
     record = mem.upsert(
         body.key, body.content, scope=body.scope, principal=caller.principal, **fields
     )
-    audit_target(request, record.id)
     return record.to_dict()
 
 

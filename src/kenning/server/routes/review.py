@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import ApproveIn, BulkReviewIn, BulkReviewOut, MemoryOut, PageOut, RejectIn
-from ._common import audit_target, bounded, no_none
+from ._common import bounded, no_none
 
 __all__ = ["router"]
 
@@ -49,7 +49,6 @@ def reject(
 ) -> Response:
     """Delete a pending memory (the audit line keeps the reason)."""
     mem.reject(memory_id, reason=body.reason, principal=caller.principal)
-    request.state.audit_detail = no_none({"reason": body.reason})
     return Response(status_code=204)
 
 
@@ -59,5 +58,4 @@ def bulk(body: BulkReviewIn, caller: CallerDep, mem: MemoryDep, request: Request
     done, failed = mem.review_many(
         body.ids, body.action, reason=body.reason, principal=caller.principal
     )
-    audit_target(request, ",".join(done) or None)
     return {"done": done, "failed": failed}
