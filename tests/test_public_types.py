@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import sys
 import typing
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from typekit import type_hints
 
 import kenning
 from kenning import errors
@@ -23,25 +24,6 @@ from kenning import errors
 #: Objects reached through ``Memory`` and built by it (their constructors are not public).
 _BUILT_BY_MEMORY = (kenning.Graph, kenning.AsyncGraph, kenning.Directory, kenning.AsyncDirectory)
 _ROOTS = (kenning.Memory, kenning.AsyncMemory, *_BUILT_BY_MEMORY)
-
-
-def type_hints(obj: Any) -> dict[str, Any]:
-    """``typing.get_type_hints``, finding names imported only for type checking in kenning."""
-    extra: dict[str, Any] = {}
-    while True:
-        try:
-            return typing.get_type_hints(obj, localns=extra)
-        except NameError as exc:
-            if exc.name is None or exc.name in extra:
-                raise
-            owners = [
-                m
-                for name, m in sorted(sys.modules.items())
-                if name.split(".")[0] == "kenning" and hasattr(m, exc.name)
-            ]
-            if not owners:
-                raise
-            extra[exc.name] = getattr(owners[0], exc.name)
 
 
 def kenning_classes(annotation: Any) -> Iterator[type]:
