@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import io
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -12,9 +15,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typekit import type_hints
 
-from kenning import AsyncMemory, FixedClock, InvalidInput, Memory, NotFound, Page, Principal
-from kenning.aio import PUBLIC_METHODS
+import kenning
+from kenning import (
+    AsyncDirectory,
+    AsyncGraph,
+    AsyncMemory,
+    Directory,
+    FixedClock,
+    Graph,
+    InvalidInput,
+    Memory,
+    NotFound,
+    Page,
+    Principal,
+)
+from kenning.aio import DIRECTORY_METHODS, GRAPH_METHODS, PUBLIC_METHODS
 
 
 def _public_methods(cls: type) -> set[str]:
@@ -27,25 +44,101 @@ def _public_methods(cls: type) -> set[str]:
     }
 
 
+#: (sync class, async class, the mirrored method names)
+PAIRS = [
+    (Memory, AsyncMemory, PUBLIC_METHODS),
+    (Graph, AsyncGraph, GRAPH_METHODS),
+    (Directory, AsyncDirectory, DIRECTORY_METHODS),
+]
+ALL_MIRRORED = [(s, a, name) for s, a, names in PAIRS for name in names]
+
+
 def test_public_methods_are_all_mirrored() -> None:
     assert _public_methods(Memory) - {"close"} == set(PUBLIC_METHODS)
     assert _public_methods(AsyncMemory) == set(PUBLIC_METHODS) | {"close"}
-    assert len(PUBLIC_METHODS) == len(set(PUBLIC_METHODS))
+    for sync_cls, async_cls, names in PAIRS:
+        assert len(names) == len(set(names))
+        if sync_cls is not Memory:
+            assert _public_methods(sync_cls) == set(names), sync_cls
+            assert _public_methods(async_cls) == set(names), async_cls
 
 
-@pytest.mark.parametrize("name", PUBLIC_METHODS)
-def test_signature_and_docs_are_identical(name: str) -> None:
-    sync = getattr(Memory, name)
-    amethod = getattr(AsyncMemory, name)
-    assert inspect.signature(amethod) == inspect.signature(sync)
+@pytest.mark.parametrize(
+    ("sync_cls", "async_cls", "name"),
+    ALL_MIRRORED,
+    ids=[f"{s.__name__}.{n}" for s, _, n in ALL_MIRRORED],
+)
+def test_signature_and_docs_are_identical(sync_cls: type, async_cls: type, name: str) -> None:
+    """Same parameters (names, kinds, defaults, types); the coroutine returns the sync type."""
+    sync = getattr(sync_cls, name)
+    amethod = getattr(async_cls, name)
     assert inspect.iscoroutinefunction(amethod)
     assert amethod.__doc__ == sync.__doc__ and amethod.__name__ == name
+    sync_sig, async_sig = inspect.signature(sync), inspect.signature(amethod)
+    assert [(p.name, p.kind, p.default) for p in async_sig.parameters.values()] == [
+        (p.name, p.kind, p.default) for p in sync_sig.parameters.values()
+    ]
+    sync_hints, async_hints = type_hints(sync), type_hints(amethod)
+    assert set(sync_hints) == set(async_hints) and "return" in sync_hints
+    for param in sync_hints:  # "return": ``async def ... -> T`` is a Coroutine[Any, Any, T]
+        assert async_hints[param] == sync_hints[param], param
 
 
-def test_close_is_async() -> None:
-    assert inspect.iscoroutinefunction(AsyncMemory.close)
-    assert inspect.iscoroutinefunction(AsyncMemory.__aenter__)
-    assert inspect.iscoroutinefunction(AsyncMemory.__aexit__)
+def test_async_forms_are_reached_like_the_sync_ones(tmp_path: Path, embedder: Any) -> None:
+    amem = AsyncMemory(tmp_path / "forms.db", embedder=embedder)
+    assert isinstance(amem.graph, AsyncGraph) and amem.graph.sync is amem.sync.graph
+    assert isinstance(amem.directory, AsyncDirectory)
+    assert amem.directory.sync is amem.sync.directory
+    asyncio.run(amem.close())
+
+
+def test_async_directory_gives_the_sync_results(tmp_path: Path, embedder: Any) -> None:
+    mem = Memory(tmp_path / "dir.db", embedder=embedder)
+    amem = AsyncMemory(memory=mem)
+    admin = mem.principal
+
+    async def run() -> list[Any]:
+        await amem.directory.put_user(admin, "ana", name="Ana")
+        await amem.directory.put_team(admin, "eng", name="Engineering")
+        await amem.directory.set_member(admin, "eng", "ana", "member")
+        return [
+            await amem.directory.org(admin.org_id),
+            await amem.directory.users(admin),
+            await amem.directory.teams(admin),
+            await amem.directory.members(admin, "eng"),
+        ]
+
+    got = asyncio.run(run())
+    want = [
+        mem.directory.org(admin.org_id),
+        mem.directory.users(admin),
+        mem.directory.teams(admin),
+        mem.directory.members(admin, "eng"),
+    ]
+    assert got == want
+    assert "ana" in got[3]  # the team has its member
+    asyncio.run(amem.close())
+
+
+@pytest.mark.slow
+def test_mypy_sees_real_async_types() -> None:
+    """mypy checks tests/typing/async_types.py against kenning's annotations.
+
+    With the cache ``mypy src/kenning`` leaves (``make test`` runs it first) this
+    takes a few seconds; cold, about half a minute.
+    """
+    pytest.importorskip("mypy")
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "MYPYPATH": str(Path(kenning.__file__).resolve().parent.parent)}
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", str(root / "tests" / "typing" / "async_types.py")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 def _normal(value: Any) -> Any:

@@ -6,9 +6,11 @@
 >>> mem.recall("what does Alice drink?") # doctest: +SKIP
 """
 
-from .aio import AsyncMemory
+from .access import AccessPolicy, ScopeFilter
+from .aio import AsyncDirectory, AsyncGraph, AsyncMemory
 from .clock import Clock, FixedClock, SystemClock
 from .config import ScoringWeights, Settings
+from .directory import ApiKey, AuditEntry, Directory, Org, Persona, Team, User
 from .embeddings import Embedder, register_embedder
 from .engine import Memory
 from .errors import (
@@ -17,11 +19,23 @@ from .errors import (
     EmbeddingError,
     InvalidInput,
     KenningError,
+    LLMError,
     NotFound,
     PermissionDenied,
     StoreError,
     Unauthenticated,
 )
+from .graph.api import EntityView, Graph, Neighbour
+from .graph.extractor import Extractor
+from .graph.model import Entity, GraphEdge, GraphPath, NodeKind, Relation
+from .graph.project import RebuildReport
+from .lifecycle.consolidate import Action as ConsolidationAction
+from .lifecycle.consolidate import ConsolidationReport
+from .lifecycle.ingest import IngestResult
+from .lifecycle.model import AccessEntry, Policy, Sector
+from .lifecycle.reconcile import Action as WriteAction
+from .lifecycle.writer import WriteResult
+from .llm import ChatModel
 from .models import (
     ALL_SCOPES,
     FeedbackKind,
@@ -43,46 +57,79 @@ from .models import (
     Status,
     TeamRole,
 )
+from .stores import Store
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ALL_SCOPES",
+    "AccessEntry",
+    "AccessPolicy",
+    "ApiKey",
+    "AsyncDirectory",
+    "AsyncGraph",
     "AsyncMemory",
+    "AuditEntry",
+    "ChatModel",
     "Clock",
     "ConfigError",
     "Conflict",
+    "ConsolidationAction",
+    "ConsolidationReport",
+    "Directory",
     "Embedder",
     "EmbeddingError",
+    "Entity",
+    "EntityView",
+    "Extractor",
     "FeedbackKind",
     "FixedClock",
+    "Graph",
+    "GraphEdge",
+    "GraphPath",
     "HistoryEntry",
     "Hit",
+    "IngestResult",
     "InvalidInput",
     "KenningError",
+    "LLMError",
     "Layer",
     "LayerStats",
     "Memory",
     "MemoryFilter",
     "MemoryRecord",
     "MemoryType",
+    "Neighbour",
+    "NodeKind",
     "NotFound",
+    "Org",
     "Page",
     "PermissionDenied",
-    "Unauthenticated",
+    "Persona",
+    "Policy",
     "Principal",
+    "RebuildReport",
     "RecallMode",
     "RecallResult",
+    "Relation",
     "Role",
     "Scope",
+    "ScopeFilter",
     "ScopeKind",
     "ScoreBreakdown",
     "ScoringWeights",
+    "Sector",
     "Settings",
     "Status",
+    "Store",
     "StoreError",
     "SystemClock",
+    "Team",
     "TeamRole",
+    "Unauthenticated",
+    "User",
+    "WriteAction",
+    "WriteResult",
     "__version__",
     "register_embedder",
 ]

@@ -132,8 +132,8 @@ def _target(result: object, args: tuple[Any, ...]) -> str | None:
     if isinstance(found, str):
         return found
     if isinstance(result, list) and result:
-        ids = [getattr(getattr(r, "record", r), "id", None) for r in result]
-        ids = [i for i in ids if isinstance(i, str)]
+        found_ids = [getattr(getattr(r, "record", r), "id", None) for r in result]
+        ids = [i for i in found_ids if isinstance(i, str)]
         return ",".join(dict.fromkeys(ids))[:500] or None
     if args and isinstance(args[0], str):
         return args[0][:200]

@@ -116,13 +116,17 @@ class Core:
     # -- whose call, and what it may touch --------------------------------------------------
 
     def who(self, principal: Principal | None) -> Principal:
-        """The caller: ``principal``, or the instance's own (the embedded single user,
-        who is a member of every team an ungoverned organization records)."""
+        """The caller: ``principal``, or the instance's own. When that one is an admin
+        of an ungoverned organization (the embedded single user), it is a member of
+        every team the organization records, so what it wrote into ``team:X`` is in
+        its default recall."""
         if principal is not None:
             if not isinstance(principal, Principal):
                 raise InvalidInput("principal must be a Principal", field="principal")
             return principal
         own = self.principal
+        if not own.is_admin:
+            return own
         teams = self.directory.open_teams(own.org_id)
         if not teams or all(t in own.teams for t in teams):
             return own

@@ -42,6 +42,7 @@ from .models import (
     ScopesArg,
     Status,
 )
+from .paging import page
 from .retrieval.pipeline import RecallRequest
 from .review import ReviewMethods
 from .scoring import SOURCE_RELIABILITY, adjust_confidence
@@ -325,13 +326,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         who = self.core.who(principal)
         limit = clean_k(limit, self.settings.max_k, "limit")
         view = self.policy.resolve(who, scopes, layers)
-        rows = self.store.list(
-            view, build_filter(filters), limit=limit + 1, cursor=_decode_cursor(cursor)
-        )
-        more = len(rows) > limit
-        rows = rows[:limit]
-        nxt = _encode_cursor(rows[-1]) if more and rows else None
-        return Page(rows, nxt)
+        return page(self.core, view, build_filter(filters), limit, cursor)
 
     @audited("memory.history", read=True)
     def history(
@@ -427,23 +422,6 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
 RETIRING_OPS = frozenset({"archive", "supersede", "shadow", "forget", "retention", "evict"})
 #: The fields a retiring op may change besides the status, restored from its history row.
 _UNDONE = ("valid_to", "superseded_by", "confidence")
-
-
-def _encode_cursor(record: MemoryRecord) -> str:
-    raw = json.dumps([record.created_at.timestamp(), record.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode()
-
-
-def _decode_cursor(cursor: str | None) -> tuple[float, str] | None:
-    if cursor is None:
-        return None
-    if not isinstance(cursor, str):
-        raise InvalidInput(f"cursor must be a string, got {type(cursor).__name__}", field="cursor")
-    try:
-        ts, mid = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return float(ts), str(mid)
-    except (ValueError, TypeError):
-        raise InvalidInput(f"invalid cursor {cursor!r}", field="cursor") from None
 
 
 def _parse_export(

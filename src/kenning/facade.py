@@ -13,7 +13,7 @@ from .clock import Clock
 from .config import Settings
 from .core import Core
 from .directory import Directory
-from .embeddings import CachedEmbedder, Embedder
+from .embeddings import Embedder
 from .graph.api import Graph
 from .graph.project import Extractor
 from .lifecycle.consolidate import Consolidator
@@ -89,7 +89,7 @@ class Facade:
         return self.core.store
 
     @property
-    def embedder(self) -> CachedEmbedder:
+    def embedder(self) -> Embedder:
         """The embedding model, behind its cache."""
         return self.core.embedder
 

@@ -20,7 +20,8 @@ from .audit import audited
 from .errors import Conflict, InvalidInput, KenningError, NotFound
 from .facade import Facade
 from .models import MemoryFilter, MemoryRecord, Page, Principal, ScopesArg, Status
-from .validation import clean_text
+from .paging import page
+from .validation import clean_k, clean_text
 
 __all__ = ["ReviewMethods"]
 
@@ -55,13 +56,10 @@ class ReviewMethods(Facade):
             view = self.core.policy.resolve(who, scopes)
             for scope in view.scopes:
                 self.core.policy.check_review(who, scope)
-        return self.list(
-            scopes=named,
-            filters=MemoryFilter(statuses=frozenset({Status.PENDING_REVIEW})),
-            limit=limit,
-            cursor=cursor,
-            principal=who,
-        )
+        limit = clean_k(limit, self.core.settings.max_k, "limit")
+        view = self.core.policy.resolve(who, named)
+        pending = MemoryFilter(statuses=frozenset({Status.PENDING_REVIEW}))
+        return page(self.core, view, pending, limit, cursor)
 
     @audited("review.approve")
     def approve(

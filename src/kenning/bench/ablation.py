@@ -74,9 +74,9 @@ def run_ablation(
     for split_name in splits:
         results = run_locomo_variants(
             data,
-            split_name,
+            split_name,  # type: ignore[arg-type]
             variants,
-            settings=base,  # type: ignore[arg-type]
+            settings=base,
             embedder=embedder,
         )
         for name, result in results.items():

@@ -15,8 +15,8 @@ import typer
 from ..models import DEFAULT_USER, Role, TeamRole
 from ..stores import database_url, location
 from . import render
-from .app import _Command, _mem, _state
 from .args import JsonOpt
+from .session import Command, memory_of, state_of
 
 __all__ = ["admin_app", "serve_command"]
 
@@ -51,8 +51,8 @@ def serve_command(
     """Run the REST API, MCP endpoint and web UI (uvicorn)."""
     from ..server.run import bootstrap, serve
 
-    state = _state(ctx)
-    mem = _mem(ctx)
+    state = state_of(ctx)
+    mem = memory_of(ctx)
     settings = mem.settings
     updates = {
         k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None
@@ -72,7 +72,7 @@ def serve_command(
 
 
 def _cmd(app: typer.Typer, name: str) -> Callable[[F], F]:
-    return app.command(name, cls=_Command)
+    return app.command(name, cls=Command)
 
 
 @_cmd(admin_app, "init-org")
@@ -86,7 +86,7 @@ def init_org(
 ) -> None:
     """Create an organization with its first admin and print that admin's API key
     (once). Whoever can run this has the database: it is the operator's command."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     mem.directory.ensure_org(org_id, name, mode)
     key, secret = mem.directory.bootstrap(org_id, admin, "init-org")
     _show({"org": mem.directory.org(org_id).to_dict(), **key.to_dict(), "secret": secret}, as_json)
@@ -102,7 +102,7 @@ def org(
     as_json: JsonOpt = False,
 ) -> None:
     """Show or change the organization (mode, memory switch, org-layer review)."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     who = mem.principal
     if name is None and mode is None and memory is None and review is None:
         _show(mem.directory.org(who.org_id).to_dict(), as_json)
@@ -125,7 +125,7 @@ def user(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a user or change their name, role or disabled flag."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     found = mem.directory.put_user(mem.principal, user_id, name=name, role=role, disabled=disabled)
     _show(found.to_dict(), as_json)
 
@@ -133,7 +133,7 @@ def user(
 @_cmd(admin_app, "users")
 def users(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """List the organization's users."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     _show([u.to_dict() for u in mem.directory.users(mem.principal)], as_json)
 
 
@@ -147,7 +147,7 @@ def team(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a team or change its name or switches."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     found = mem.directory.put_team(
         mem.principal, team_id, name=name, memory_enabled=memory, review=review
     )
@@ -164,7 +164,7 @@ def member(
     as_json: JsonOpt = False,
 ) -> None:
     """Put a user in a team (or --remove them)."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     found = mem.directory.set_member(mem.principal, team_id, user_id, None if remove else role)
     _show(found.to_dict(), as_json)
 
@@ -179,7 +179,7 @@ def persona(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a persona or change its name or switches."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     found = mem.directory.put_persona(
         mem.principal, persona_id, name=name, memory_enabled=memory, review=review
     )
@@ -196,7 +196,7 @@ def grant(
     as_json: JsonOpt = False,
 ) -> None:
     """Let a user use a persona (or --revoke it)."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     found = mem.directory.grant_persona(
         mem.principal, persona_id, user_id, use=not revoke, lead=lead
     )
@@ -212,7 +212,7 @@ def key_create(
     as_json: JsonOpt = False,
 ) -> None:
     """Mint an API key for a user; the secret is printed this once."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     key, secret = mem.directory.create_key(mem.principal, user_id, name, persona=persona)
     _show({**key.to_dict(), "secret": secret}, as_json)
 
@@ -224,14 +224,14 @@ def key_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List API keys (never their secrets)."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     _show([k.to_dict() for k in mem.directory.keys(mem.principal, user_id)], as_json)
 
 
 @_cmd(key_app, "revoke")
 def key_revoke(ctx: typer.Context, key_id: str, as_json: JsonOpt = False) -> None:
     """Revoke an API key."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     _show(mem.directory.revoke_key(mem.principal, key_id).to_dict(), as_json)
 
 
@@ -244,6 +244,6 @@ def audit(
     as_json: JsonOpt = False,
 ) -> None:
     """The audit log, newest first."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     lines = mem.directory.audit(mem.principal, user=user_id, action=action, limit=limit)
     _show([a.to_dict() for a in lines], as_json)

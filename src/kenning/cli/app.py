@@ -1,35 +1,32 @@
 """The ``kenning`` commands: parse arguments, call :class:`~kenning.Memory`, render.
 
 No business logic lives here. Every :class:`~kenning.errors.KenningError` is
-translated in one place (:class:`_Group`): ``error: <message>`` on stderr (plus a
-JSON error object on stdout with ``--json``) and exit code 2 invalid input,
-3 permission denied, 4 not found, 5 conflict, 1 any other kenning error.
+translated in one place (:class:`~kenning.cli.session.RootGroup`): ``error:
+<message>`` on stderr (plus a JSON error object on stdout with ``--json``) and
+exit code 2 invalid input, 3 permission denied, 4 not found, 5 conflict, 1 any
+other kenning error. The command groups in :mod:`kenning.cli.graph`,
+:mod:`kenning.cli.admin` and :mod:`kenning.cli.mcp` are mounted here; they
+share :mod:`kenning.cli.session` with this module and never import it.
 """
 
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar, cast
+from typing import Annotated, Any, TextIO, TypeVar, cast
 
 import typer
-from typer.core import TyperCommand, TyperGroup
 
 from ..audit import door
-from ..engine import Memory
+from ..bench.cli import bench_app
 from ..errors import (
-    Conflict,
     InvalidInput,
-    KenningError,
-    NotFound,
-    PermissionDenied,
-    Unauthenticated,
 )
 from ..migrate import copy_store, count_memories, open_stores
-from ..models import ALL_SCOPES, DEFAULT_ORG, DEFAULT_USER, Principal, Role, TeamRole
+from ..models import ALL_SCOPES, DEFAULT_ORG, Role
 from ..stores import database_url, display_url, location
 from . import render
+from .admin import admin_app, serve_command
 from .args import (
     AgentOpt,
     AllScopesOpt,
@@ -57,57 +54,16 @@ from .args import (
     scopes_arg,
     stdin_or,
 )
-
-if TYPE_CHECKING:
-    from typer._click import Context as ClickContext  # typer 0.29 vendors click
+from .graph import graph_app
+from .mcp import mcp_command
+from .session import EXIT_CODES, Command, RootGroup, State, command, memory_of, state_of
 
 __all__ = ["app", "main", "EXIT_CODES"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: Exit code of each error kind; any other KenningError exits with 1.
-EXIT_CODES: tuple[tuple[type[KenningError], int], ...] = (
-    (InvalidInput, 2),
-    (PermissionDenied, 3),
-    (Unauthenticated, 3),
-    (NotFound, 4),
-    (Conflict, 5),
-)
-_JSON_FLAG = "kenning.json"
-
-
-# -- the one place errors are translated ----------------------------------------------
-
-
-def _report(exc: KenningError, as_json: bool) -> int:
-    """Print a kenning error for people (stderr) and machines (stdout); return the exit code."""
-    render.say(f"error: {exc}", err=True)
-    if as_json:
-        field_ = getattr(exc, "field", None)
-        render.emit({"error": {"type": type(exc).__name__, "message": str(exc), "field": field_}})
-    return next((code for kind, code in EXIT_CODES if isinstance(exc, kind)), 1)
-
-
-class _Group(TyperGroup):
-    """The root group: any KenningError of any subcommand becomes a clean exit."""
-
-    def invoke(self, ctx: "ClickContext") -> Any:
-        try:
-            return super().invoke(ctx)
-        except KenningError as exc:
-            raise typer.Exit(_report(exc, bool(ctx.meta.get(_JSON_FLAG)))) from None
-
-
-class _Command(TyperCommand):
-    """Records the command's ``--json`` flag where the error handler finds it."""
-
-    def invoke(self, ctx: "ClickContext") -> Any:
-        ctx.meta[_JSON_FLAG] = bool(ctx.params.get("as_json"))
-        return super().invoke(ctx)
-
-
 app = typer.Typer(
-    cls=_Group,
+    cls=RootGroup,
     name="kenning",
     help="Long-term memory for AI agents: remember, recall, inspect and move memories.",
     no_args_is_help=True,
@@ -117,53 +73,7 @@ app = typer.Typer(
 
 
 def _command(name: str) -> Callable[[F], F]:
-    return app.command(name, cls=_Command)
-
-
-# -- session: the principal and a lazily opened Memory ----------------------------------
-
-
-@dataclass
-class _State:
-    db: str | None
-    org: str
-    user: str | None
-    role: Role | None
-    teams: list[str] = field(default_factory=list)
-    personas: list[str] = field(default_factory=list)
-    active_persona: str | None = None
-    memory: Memory | None = None
-
-    def principal(self) -> Principal:
-        user = self.user or DEFAULT_USER
-        role = self.role or (Role.ADMIN if user == DEFAULT_USER else Role.MEMBER)
-        return Principal(
-            org_id=self.org,
-            user_id=user,
-            roles=frozenset({role}),
-            teams={t: TeamRole.MEMBER for t in self.teams},
-            personas=frozenset(self.personas),
-            active_persona=self.active_persona,
-        )
-
-    def open(self) -> Memory:
-        if self.memory is None:
-            url = database_url(self.db, field="db") if self.db is not None else None
-            self.memory = Memory(url, principal=self.principal())
-        return self.memory
-
-    def close(self) -> None:
-        memory, self.memory = self.memory, None
-        if memory is not None:
-            memory.close()
-
-
-def _state(ctx: typer.Context) -> _State:
-    return cast(_State, ctx.find_root().obj)
-
-
-def _mem(ctx: typer.Context) -> Memory:
-    return _state(ctx).open()
+    return command(app, name)
 
 
 def _version(value: bool) -> None:
@@ -219,7 +129,7 @@ def _root(
     ] = False,
 ) -> None:
     """kenning: scoped long-term memory for agents, local-first."""
-    state = _State(db, org, user, role, team or [], persona or [], active_persona)
+    state = State(db, org, user, role, team or [], persona or [], active_persona)
     ctx.obj = state
     ctx.with_resource(door("cli"))  # what the command does is audited as the CLI's
     ctx.call_on_close(state.close)
@@ -231,7 +141,7 @@ def _root(
 @_command("init")
 def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Create the database and show where it lives."""
-    state = _state(ctx)
+    state = state_of(ctx)
     mem = state.open()
     who = mem.principal
     roles = sorted(r.value for r in who.roles)
@@ -301,7 +211,7 @@ def remember(
             "give CONTENT (- for stdin) or --file FILE, not both or neither", field="content"
         )
     if content is not None:
-        record = _mem(ctx).remember(stdin_or(content), **fields)
+        record = memory_of(ctx).remember(stdin_or(content), **fields)
         if as_json:
             render.emit(record.to_dict())
         else:
@@ -319,7 +229,7 @@ def remember(
                 msg = f"{file} line {n}: not valid JSON ({exc})"
                 raise InvalidInput(msg, field="file") from None
             items.append({**fields, **item} if isinstance(item, dict) else item)
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     with render.progress("remembering", len(items)) as step:
         records = mem.remember_many(items, progress=step)
     if as_json:
@@ -351,7 +261,7 @@ def recall(
     as_json: JsonOpt = False,
 ) -> None:
     """The memories that best answer QUERY, ranked."""
-    result = _mem(ctx).recall(
+    result = memory_of(ctx).recall(
         query,
         k,
         scopes=scopes_arg(scope, all_scopes),
@@ -369,7 +279,7 @@ def recall(
 @_command("get")
 def get(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
     """Show one memory."""
-    record = _mem(ctx).get(memory_id)
+    record = memory_of(ctx).get(memory_id)
     if as_json:
         render.emit(record.to_dict())
     else:
@@ -405,7 +315,7 @@ def list_(
     as_json: JsonOpt = False,
 ) -> None:
     """Memories newest first, one page at a time."""
-    page = _mem(ctx).list(
+    page = memory_of(ctx).list(
         scopes=scopes_arg(scope, all_scopes),
         layers=layer or None,
         limit=limit,
@@ -470,7 +380,7 @@ def update(
             "--importance, --confidence, --type, --meta or --event-at",
             field="changes",
         )
-    record = _mem(ctx).update(memory_id, **changes)
+    record = memory_of(ctx).update(memory_id, **changes)
     if as_json:
         render.emit(record.to_dict())
     else:
@@ -506,7 +416,7 @@ def upsert(
         session_id=session,
         agent_id=agent,
     )
-    record = _mem(ctx).upsert(key, stdin_or(content), scope=scope, **fields)
+    record = memory_of(ctx).upsert(key, stdin_or(content), scope=scope, **fields)
     if as_json:
         render.emit(record.to_dict())
     else:
@@ -521,7 +431,7 @@ def forget(
     as_json: JsonOpt = False,
 ) -> None:
     """Delete a memory for good (its history keeps only who and when)."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     if not yes:
         record = mem.get(memory_id)
         if not sys.stdin.isatty():
@@ -543,7 +453,7 @@ def forget(
 
 def _status_command(name: str, done: str, doc: str) -> None:
     def command(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
-        record = getattr(_mem(ctx), name)(memory_id)
+        record = getattr(memory_of(ctx), name)(memory_id)
         if as_json:
             render.emit(record.to_dict())
         else:
@@ -568,7 +478,7 @@ def feedback(
     as_json: JsonOpt = False,
 ) -> None:
     """Adjust a memory's confidence."""
-    record = _mem(ctx).feedback(memory_id, kind)
+    record = memory_of(ctx).feedback(memory_id, kind)
     if as_json:
         render.emit(record.to_dict())
     else:
@@ -578,7 +488,7 @@ def feedback(
 @_command("history")
 def history(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
     """Every change to a memory, oldest first."""
-    entries = _mem(ctx).history(memory_id)
+    entries = memory_of(ctx).history(memory_id)
     if as_json:
         render.emit([h.to_dict() for h in entries])
     else:
@@ -588,7 +498,7 @@ def history(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> N
 @_command("stats")
 def stats(ctx: typer.Context, scope: ScopesOpt = None, as_json: JsonOpt = False) -> None:
     """Per-layer statistics of the memories you may read."""
-    layers = _mem(ctx).stats(scopes=scope or ALL_SCOPES)
+    layers = memory_of(ctx).stats(scopes=scope or ALL_SCOPES)
     if as_json:
         render.emit([s.to_dict() for s in layers])
     else:
@@ -606,7 +516,7 @@ def consolidate(
 ) -> None:
     """Consolidate: age working memory, forget the weak, apply retention and capacity,
     promote repeated episodes, split full sectors (reversible with restore)."""
-    report = _mem(ctx).consolidate(scopes=scope or ALL_SCOPES, dry_run=dry_run)
+    report = memory_of(ctx).consolidate(scopes=scope or ALL_SCOPES, dry_run=dry_run)
     if as_json:
         render.emit(report.to_dict())
         return
@@ -629,7 +539,7 @@ def hint(
     as_json: JsonOpt = False,
 ) -> None:
     """The memory block for a system prompt (fenced as data)."""
-    text = _mem(ctx).build_hint(query=query, max_chars=max_chars, persona=persona)
+    text = memory_of(ctx).build_hint(query=query, max_chars=max_chars, persona=persona)
     if as_json:
         render.emit({"hint": text})
     else:
@@ -639,7 +549,7 @@ def hint(
 @_command("reinforce")
 def reinforce(ctx: typer.Context, memory_id: IdArg, as_json: JsonOpt = False) -> None:
     """Strengthen a memory now (its decay restarts)."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     record = mem.reinforce(memory_id)
     if as_json:
         render.emit({**record.to_dict(), "current_strength": mem.strength(record.id)})
@@ -668,7 +578,7 @@ def ingest(
         messages = json.loads(text)
     except ValueError as exc:
         raise InvalidInput(f"{source}: not JSON ({exc})", field="messages") from None
-    result = _mem(ctx).ingest(messages, session, scope=scope)
+    result = memory_of(ctx).ingest(messages, session, scope=scope)
     if as_json:
         render.emit(result.to_dict())
         return
@@ -691,7 +601,7 @@ def export(
     as_json: JsonOpt = False,
 ) -> None:
     """Export memories (record, vector, history) as JSON lines."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     scopes = scope or ALL_SCOPES
     if out is None:
         count = mem.export_jsonl(sys.stdout, scopes=scopes)
@@ -721,7 +631,7 @@ def import_(
 ) -> None:
     """Import an export file; every row is checked before anything is written."""
     lines = read_lines(file, "file")
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     with render.progress("importing", sum(1 for line in lines if line.strip())) as step:
         count = mem.import_jsonl(lines, progress=step)
     if as_json:
@@ -793,7 +703,7 @@ def reembed(
     Needed once after changing the embedding model (or after kenning's default
     changed); stop other writers first. Safe to interrupt and run again.
     """
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     with render.progress("re-embedding", None) as step:
         done = mem.reembed_all(batch_size=batch_size, progress=step)
     if as_json:
@@ -803,21 +713,11 @@ def reembed(
 
 
 # -- bench: reserved for the lead -------------------------------------------------------
-from ..bench.cli import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
-
-from .graph import graph_app  # noqa: E402
-
 app.add_typer(graph_app, name="graph")
-
-from .admin import admin_app, serve_command  # noqa: E402
-
 app.add_typer(admin_app, name="admin")
-app.command("serve", cls=_Command)(serve_command)
-
-from .mcp import mcp_command  # noqa: E402
-
+app.command("serve", cls=Command)(serve_command)
 _command("mcp")(mcp_command)
 
 

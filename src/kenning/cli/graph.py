@@ -15,8 +15,8 @@ from ..graph.api import EntityView, Neighbour
 from ..graph.model import GraphPath
 from ..models import ALL_SCOPES
 from . import render
-from .app import _Command, _mem
 from .args import JsonOpt, ScopesOpt
+from .session import Command, memory_of
 
 __all__ = ["graph_app"]
 
@@ -28,7 +28,7 @@ graph_app = typer.Typer(
 
 
 def _command(name: str) -> Callable[[F], F]:
-    return graph_app.command(name, cls=_Command)
+    return graph_app.command(name, cls=Command)
 
 
 def _show_neighbours(items: list[Neighbour]) -> None:
@@ -102,7 +102,7 @@ def neighbours(
     as_json: JsonOpt = False,
 ) -> None:
     """The memories linked to ID (with the links), or those mentioning --entity."""
-    items = _mem(ctx).graph.neighbours(
+    items = memory_of(ctx).graph.neighbours(
         memory_id, entity=entity, relations=relation or None, limit=limit
     )
     if as_json:
@@ -118,7 +118,7 @@ def entity(
     as_json: JsonOpt = False,
 ) -> None:
     """Everything you may read about an entity: its memories and related entities."""
-    view = _mem(ctx).graph.entity(name)
+    view = memory_of(ctx).graph.entity(name)
     if as_json:
         render.emit(view.to_dict())
     else:
@@ -135,7 +135,7 @@ def paths(
     as_json: JsonOpt = False,
 ) -> None:
     """The strongest paths between two memories (strength = product of weight x prior)."""
-    found = _mem(ctx).graph.paths(a, b, max_hops=hops, limit=limit)
+    found = memory_of(ctx).graph.paths(a, b, max_hops=hops, limit=limit)
     if as_json:
         render.emit([p.to_dict() for p in found])
     else:
@@ -159,7 +159,7 @@ def link(
     as_json: JsonOpt = False,
 ) -> None:
     """Link two memories of one scope (you must be able to change both)."""
-    edge = _mem(ctx).graph.link(a, b, relation, weight)
+    edge = memory_of(ctx).graph.link(a, b, relation, weight)
     if as_json:
         render.emit(edge.to_dict())
     else:
@@ -181,7 +181,7 @@ def rebuild(
     as_json: JsonOpt = False,
 ) -> None:
     """Re-project stored memories into the graph (default: every scope you may write)."""
-    mem = _mem(ctx)
+    mem = memory_of(ctx)
     total = sum(s.total_memories for s in mem.stats(scopes=scope or ALL_SCOPES))
     with render.progress("rebuilding", total) as step:
         report = mem.graph.rebuild(scope or None, clear_first=clear_first, progress=step)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .app import _mem, _state
+from .session import memory_of, state_of
 
 if TYPE_CHECKING:
     from ..mcp import Resolver
@@ -36,8 +36,8 @@ def mcp_command(
     # imported here: the MCP SDK costs ~1 s of import time no other command should pay
     from ..mcp import build_mcp, fixed_resolver, key_resolver
 
-    state = _state(ctx)
-    memory = _mem(ctx)
+    state = state_of(ctx)
+    memory = memory_of(ctx)
     resolve: Resolver = (
         key_resolver(memory, key, state.active_persona) if key else fixed_resolver(memory.principal)
     )

@@ -16,27 +16,28 @@ import logging
 import threading
 import unicodedata
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._registry import coerce_options
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
-from .extract import (
+from .extractor import (
     KEEP_LABELS,
     Extraction,
     Extractor,
     RelationTuple,
-    RuleExtractor,
     check_texts,
     create_extractor,
     mention,
+    register_extractor,
     speaker_mention,
     speaker_prefix,
-    unique_by_norm,
 )
-from .model import EntityMention, Relation
+from .model import EntityMention, Relation, unique_by_norm
 from .resolve import normalise_name
+from .rules import RuleExtractor
 
 __all__ = ["LLMExtractor", "LLM_RELATIONS", "SYSTEM_PROMPT"]
 
@@ -251,3 +252,11 @@ def _relations(answer: _Answer, n: int) -> list[RelationTuple]:
             seen.add(key)
             out.append((rel.source, rel.target, Relation(rel.type), float(rel.confidence)))
     return out
+
+
+def _llm(**options: Any) -> Extractor:
+    kinds: dict[str, type[Any]] = {"max_batch": int, "max_chars": int, "max_tokens": int}
+    return LLMExtractor(**coerce_options(options, kinds, "extractor 'llm'"))
+
+
+register_extractor("llm", _llm)

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .._registry import coerce_options
 from ..errors import ConfigError
-from .extract import (
-    COMMON_WORDS,
+from .extractor import (
     KEEP_LABELS,
     Extractor,
     check_texts,
     harmonise_types,
     mention,
+    register_extractor,
     speaker_mention,
     speaker_prefix,
-    unique_by_norm,
 )
-from .model import EntityMention
+from .model import EntityMention, unique_by_norm
+from .rules import COMMON_WORDS
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -67,7 +68,7 @@ def load_pipeline(model: str = DEFAULT_MODEL, *, tagger: bool = True) -> Languag
 class SpacyExtractor(Extractor):
     """spaCy NER entities, a speaker label and (optionally) key phrases per text.
 
-    Entities keep the labels in :data:`~kenning.graph.extract.KEEP_LABELS`.
+    Entities keep the labels in :data:`~kenning.graph.extractor.KEEP_LABELS`.
     A leading ``"Name:"`` speaker label becomes a PERSON mention and is cut off
     before NER (the model otherwise tags "Maria: Yep" as one PERSON). Entities
     without an uppercase letter ("the kids & work") and one-word entities that
@@ -76,7 +77,7 @@ class SpacyExtractor(Extractor):
     common noun ("support group", "charity race") and proper nouns the NER
     missed ("LGBTQ") are added with type None. Texts go through ``nlp.pipe``
     in batches of ``batch_size``; finally each norm takes the type most of
-    its mentions in the batch have (:func:`~kenning.graph.extract.harmonise_types`).
+    its mentions in the batch have (:func:`~kenning.graph.extractor.harmonise_types`).
     """
 
     name = "spacy"
@@ -197,3 +198,11 @@ def _phrases_of_run(run: list[Token], starts: set[int]) -> list[str]:
     ):
         return [word]
     return []
+
+
+def _spacy(**options: Any) -> Extractor:
+    kinds: dict[str, type[Any]] = {"batch_size": int, "key_phrases": bool, "model": str}
+    return SpacyExtractor(**coerce_options(options, kinds, "extractor 'spacy'"))
+
+
+register_extractor("spacy", _spacy)
