@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test lint format bench bench-locomo bench-scale clean
+.PHONY: run demo test lint format screenshots bench bench-locomo bench-scale clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src/kenning
+
+screenshots: $(STAMP)
+	KENNING_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest -q tests/test_web.py
 
 format: $(STAMP)
 	$(BIN)/ruff format src tests bench
