@@ -61,10 +61,12 @@ function meter(value, max = 1) {
 }
 
 /** The priority terms every hit has; the recall signals (``explain.signals``) sit
- * between the candidate scores and these, one cell each, so a new signal shows here
- * with no edit. */
+ * between the candidate scores and these, so a new signal shows here with no edit:
+ * graph and layer boost always (as before there were signals), any other signal
+ * when it added something to the hit. */
 const HEAD = [["dense", "Dense"], ["keyword", "Keyword"]];
 const TAIL = [["confidence", "Confidence"], ["temporal", "Temporal"], ["strength", "Strength"]];
+const ALWAYS = new Set(["graph", "layer"]);
 const SIGNAL_LABELS = { layer: "Layer boost", persona: "Persona boost" };
 
 function signalLabel(name) {
@@ -76,9 +78,10 @@ function signalLabel(name) {
  * its graph and layer boost fields stand in). */
 function cells(explain) {
   const signals = explain.signals || { graph: explain.graph, layer: explain.layer_boost };
+  const shown = Object.entries(signals).filter(([name, value]) => ALWAYS.has(name) || value);
   return [
     ...HEAD.map(([key, label]) => [key, label, explain[key]]),
-    ...Object.entries(signals).map(([name, value]) => [name, signalLabel(name), value]),
+    ...shown.map(([name, value]) => [name, signalLabel(name), value]),
     ...TAIL.map(([key, label]) => [key, label, explain[key]]),
     ["final", "Final", explain.final],
   ];
@@ -89,7 +92,7 @@ function cells(explain) {
 function breakdown(explain, scale = {}) {
   return h("dl", { class: "breakdown", "aria-label": "Score breakdown" },
     cells(explain).map(([key, label, value]) => h("div", {
-      class: key === "final" ? "metric final" : value ? "metric" : "metric zero",
+      class: key === "final" ? "metric final" : "metric",
       dataset: { part: key },
     },
     h("dt", {}, label), h("dd", {}, h("span", { class: "value" }, num(value, 3)),
