@@ -456,6 +456,17 @@ def test_recall_explain_fields(mem: Memory) -> None:
             "graph",
             "time",
             "context",
+            "signals",
+        }
+        assert set(d["signals"]) == {
+            "graph",
+            "episode",
+            "author",
+            "time",
+            "layer",
+            "persona",
+            "exact_match",
+            "high_confidence",
         }
         assert hit.explain.final == hit.score
         assert 0.0 <= hit.explain.relevance <= 1.0 and 0.0 <= hit.explain.temporal <= 1.0

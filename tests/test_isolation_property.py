@@ -173,7 +173,8 @@ def _check_reads(mem: Memory, who: Principal, stored: dict[str, Stored], named: 
         assert set(path.nodes) <= active, (who, path)
     # a pool of two candidates, so expansion has memories outside it to reach
     full = mem.settings
-    mem.settings = full.model_copy(update={"candidates_dense": 1, "candidates_keyword": 1})
+    narrow_pool = full.retrieval.model_copy(update={"candidates_dense": 1, "candidates_keyword": 1})
+    mem.settings = full.model_copy(update={"retrieval": narrow_pool})
     try:
         narrow = mem.recall(query, k=100, scopes="all", principal=who, explain=True)
     finally:

@@ -6,15 +6,29 @@ when it is instantiated, and paths are resolved lazily by :meth:`Settings.db_pat
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .graph.model import RELATION_PRIORS
 
-__all__ = ["Settings", "ScoringWeights", "GraphRead", "Lifecycle", "Server", "default_home"]
+__all__ = [
+    "Settings",
+    "ScoringWeights",
+    "GraphRead",
+    "Retrieval",
+    "TimeRecall",
+    "EpisodeRecall",
+    "AuthorMatch",
+    "Lifecycle",
+    "Server",
+    "default_home",
+    "LEGACY_NAMES",
+]
 
 
 def default_home() -> Path:
@@ -24,7 +38,13 @@ def default_home() -> Path:
 
 
 class ScoringWeights(BaseSettings):
-    """Priority score weights and boosts (DESIGN.md §3, seed 000)."""
+    """Priority score weights, boosts and temporal decay (DESIGN.md §3, seed 000).
+
+    The boosts are read by the priority-stage recall signals
+    (:mod:`kenning.retrieval.signals`): ``layer_boost`` (layer),
+    ``persona_*_boost`` (persona), ``exact_match_boost`` (exact_match) and
+    ``high_confidence_*`` (high_confidence).
+    """
 
     model_config = SettingsConfigDict(env_prefix="KENNING_SCORING_", extra="forbid")
 
@@ -38,6 +58,8 @@ class ScoringWeights(BaseSettings):
     layer_boost: float = Field(0.05, ge=0, le=1)
     exact_match_boost: float = Field(0.5, ge=0, le=2)
     high_confidence_boost: float = Field(0.02, ge=0, le=1)
+    #: ... added to a memory whose confidence is above this (seed 000's "very high").
+    high_confidence_threshold: float = Field(0.9, ge=0, le=1)
     persona_user_boost: float = Field(0.03, ge=0, le=1)
     persona_boost: float = Field(0.015, ge=0, le=1)
     #: How fused relevance is normalised before mixing: ``minmax`` spreads the
@@ -46,6 +68,13 @@ class ScoringWeights(BaseSettings):
     #: LoCoMo dev split: see BENCHMARKS.md ("priority ablation").
     relevance_norm: str = Field("minmax", pattern="^(max|minmax|rank)$")
     relevance_window: int = Field(20, gt=1)
+    #: Temporal score per layer (seed 000): decay days (half-life = days / 2) and floor.
+    decay_days_personal: float = Field(365, gt=0)
+    decay_days_shared: float = Field(180, gt=0)
+    decay_days_organization: float = Field(730, gt=0)
+    min_temporal_personal: float = Field(0.1, ge=0, le=1)
+    min_temporal_shared: float = Field(0.2, ge=0, le=1)
+    min_temporal_organization: float = Field(0.3, ge=0, le=1)
 
 
 class GraphRead(BaseSettings):
@@ -93,6 +122,113 @@ class GraphRead(BaseSettings):
     path_high_floor: float = Field(0.5, ge=0, le=1)
     #: Relation-type priors (seed 002 §3.4); unknown types take ``related``'s.
     priors: dict[str, float] = Field(default_factory=lambda: dict(RELATION_PRIORS))
+
+
+class TimeRecall(BaseSettings):
+    """Time-aware recall ("last May", "before the trip", "when did ..."): the
+    ``time`` signal and the window's extra candidates. Env: ``KENNING_RETRIEVAL_TIME_*``."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_RETRIEVAL_TIME_", extra="forbid")
+
+    #: Parse the query's time expressions at all (off: no window, no "when").
+    enabled: bool = True
+    #: Relevance added to a memory whose time falls in the window the query names.
+    window_boost: float = Field(0.3, ge=0, le=5)
+    #: Relevance added, for a "when ...?" question, to a memory whose text names a time.
+    when_boost: float = Field(0.15, ge=0, le=5)
+    #: How many of the best candidates have their text read for time expressions.
+    content_scan: int = Field(30, ge=0, le=1000)
+    #: With a window, this many more candidates come from a search inside it.
+    window_candidates: int = Field(20, ge=0, le=1000)
+
+
+class EpisodeRecall(BaseSettings):
+    """The ``episode`` signal (seed 002 §4, episode recall): memories of the
+    ``top`` best-scoring episodes (else sessions) gain up to ``weight`` fused
+    relevance; 0 disables. Env: ``KENNING_RETRIEVAL_EPISODE_*``."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_RETRIEVAL_EPISODE_", extra="forbid")
+
+    weight: float = Field(0.1, ge=0, le=2)
+    top: int = Field(3, ge=0, le=100)
+
+
+class AuthorMatch(BaseSettings):
+    """The ``author`` signal: a memory whose author (first of ``fields`` in its
+    metadata) is named in the query gains ``boost`` fused relevance; 0 disables.
+    Env: ``KENNING_RETRIEVAL_AUTHOR_*``."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_RETRIEVAL_AUTHOR_", extra="forbid")
+
+    boost: float = Field(0.3, ge=0, le=2)
+    fields: tuple[str, ...] = ("speaker", "author")
+
+
+class Retrieval(BaseSettings):
+    """The read pipeline: candidates, fusion, common terms and the recall signals
+    with their options. Env: ``KENNING_RETRIEVAL_*`` (``KENNING_RETRIEVAL_TIME_*``
+    and so on for a signal's options)."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_RETRIEVAL_", extra="forbid")
+
+    #: Candidates per side (at least ``k`` each); 40 matches 50 on the LoCoMo dev
+    #: split (R@10 .777 vs .775, R@20 .822 vs .826, multi-hop all-hit@20 .361 at
+    #: both) and reads a fifth fewer records.
+    candidates_dense: int = Field(40, gt=0)
+    candidates_keyword: int = Field(40, gt=0)
+    fusion: str = Field("convex", pattern="^(convex|rrf)$")
+    #: Weight of the dense side in convex fusion (0 = BM25 only, 1 = dense only);
+    #: 0.6 with the context and graph signals on (dev-split plateau 0.6-0.8).
+    fusion_alpha: float = Field(0.6, ge=0, le=1)
+    rrf_k: int = Field(60, gt=0)
+    #: Query words found in more than this share of the reader's memories (a
+    #: user's own name in their memories, say) carry no signal there; they are
+    #: dropped from both the keyword and the dense query. 0 disables.
+    common_term_ratio: float = Field(0.3, ge=0, le=1)
+    #: ... but only when the reader can see at least ``common_term_min_docs``
+    #: and at most ``common_term_max_docs`` memories (the counts stay bounded).
+    common_term_min_docs: int = Field(20, ge=1)
+    common_term_max_docs: int = Field(20_000, ge=1)
+    #: The recall signals, by registered name (:mod:`kenning.retrieval.signals`);
+    #: None: the built-ins (graph, episode, author, time, layer, persona,
+    #: exact_match, high_confidence). Each runs in its stage, in this order.
+    signals: tuple[str, ...] | None = None
+    time: TimeRecall = Field(default_factory=TimeRecall)
+    episode: EpisodeRecall = Field(default_factory=EpisodeRecall)
+    author: AuthorMatch = Field(default_factory=AuthorMatch)
+
+
+#: Old flat ``Settings`` names (and ``KENNING_<NAME>`` variables), still accepted:
+#: old name -> its place now (``group.field`` or ``group.options.field``).
+LEGACY_NAMES: dict[str, str] = {
+    **{
+        n: f"retrieval.{n}"
+        for n in (
+            "candidates_dense",
+            "candidates_keyword",
+            "fusion",
+            "fusion_alpha",
+            "rrf_k",
+            "common_term_ratio",
+            "common_term_min_docs",
+            "common_term_max_docs",
+        )
+    },
+    "time_aware": "retrieval.time.enabled",
+    "time_window_boost": "retrieval.time.window_boost",
+    "time_when_boost": "retrieval.time.when_boost",
+    "time_content_scan": "retrieval.time.content_scan",
+    "time_window_candidates": "retrieval.time.window_candidates",
+    "episode_recall_weight": "retrieval.episode.weight",
+    "episode_recall_top": "retrieval.episode.top",
+    "author_boost": "retrieval.author.boost",
+    "author_fields": "retrieval.author.fields",
+    **{
+        f"{kind}_{layer}": f"scoring.{kind}_{layer}"
+        for kind in ("decay_days", "min_temporal")
+        for layer in ("personal", "shared", "organization")
+    },
+}
 
 
 class Lifecycle(BaseSettings):
@@ -237,26 +373,8 @@ class Settings(BaseSettings):
     max_batch: int = Field(10_000, gt=0)
     max_k: int = Field(1_000, gt=0)
 
-    # retrieval
-    #: Candidates per side (at least ``k`` each); 40 matches 50 on the LoCoMo dev
-    #: split (R@10 .777 vs .775, R@20 .822 vs .826, multi-hop all-hit@20 .361 at
-    #: both) and reads a fifth fewer records.
-    candidates_dense: int = Field(40, gt=0)
-    candidates_keyword: int = Field(40, gt=0)
-    fusion: str = Field("convex", pattern="^(convex|rrf)$")
-    #: Weight of the dense side in convex fusion (0 = BM25 only, 1 = dense only);
-    #: 0.6 with the context and graph signals on (dev-split plateau 0.6-0.8).
-    fusion_alpha: float = Field(0.6, ge=0, le=1)
-    rrf_k: int = Field(60, gt=0)
+    # retrieval (the read pipeline's own knobs are in ``retrieval``)
     min_confidence: float = Field(0.0, ge=0, le=1)
-    #: Query words found in more than this share of the reader's memories (a
-    #: user's own name in their memories, say) carry no signal there; they are
-    #: dropped from both the keyword and the dense query. 0 disables.
-    common_term_ratio: float = Field(0.3, ge=0, le=1)
-    #: ... but only when the reader can see at least ``common_term_min_docs``
-    #: and at most ``common_term_max_docs`` memories (the counts stay bounded).
-    common_term_min_docs: int = Field(20, ge=1)
-    common_term_max_docs: int = Field(20_000, ge=1)
     #: Keyword queries skip words found in more than this share of all indexed
     #: memories (their BM25 weight is near zero, scoring them is not).
     keyword_max_df_ratio: float = Field(0.25, gt=0, le=1)
@@ -270,35 +388,6 @@ class Settings(BaseSettings):
     ann_min_rows: int = Field(50_000, gt=0)
     ann_expansion: int = Field(64, gt=0)
     ann_connectivity: int = Field(16, gt=0)
-
-    # temporal decay per layer (seed 000): days and floor
-    decay_days_personal: float = Field(365, gt=0)
-    decay_days_shared: float = Field(180, gt=0)
-    decay_days_organization: float = Field(730, gt=0)
-    min_temporal_personal: float = Field(0.1, ge=0, le=1)
-    min_temporal_shared: float = Field(0.2, ge=0, le=1)
-    min_temporal_organization: float = Field(0.3, ge=0, le=1)
-
-    # time-aware recall ("last May", "before the trip", "when did ...")
-    time_aware: bool = True
-    #: Relevance added to a memory whose time falls in the window the query names.
-    time_window_boost: float = Field(0.3, ge=0, le=5)
-    #: Relevance added, for a "when ...?" question, to a memory whose text names a time.
-    time_when_boost: float = Field(0.15, ge=0, le=5)
-    #: How many of the best candidates have their text read for time expressions.
-    time_content_scan: int = Field(30, ge=0, le=1000)
-    #: With a window, this many more candidates come from a search inside it.
-    time_window_candidates: int = Field(20, ge=0, le=1000)
-
-    # conversation context (retrieval/context.py); 0 disables each
-    #: Episode recall (seed 002 §4): memories of the best-scoring episodes
-    #: (else sessions) gain up to this much fused relevance.
-    episode_recall_weight: float = Field(0.1, ge=0, le=2)
-    episode_recall_top: int = Field(3, ge=0, le=100)
-    #: A memory whose author (first of ``author_fields`` in its metadata) is
-    #: named in the query gains this much fused relevance.
-    author_boost: float = Field(0.3, ge=0, le=2)
-    author_fields: tuple[str, ...] = ("speaker", "author")
 
     # memory graph (seed 002): the write-side projection
     #: Project memories into the graph (entities, topics, links); False: nothing
@@ -316,10 +405,33 @@ class Settings(BaseSettings):
     #: (or session, for memories without an episode).
     graph_temporal_spine: bool = True
 
+    retrieval: Retrieval = Field(default_factory=Retrieval)
     scoring: ScoringWeights = Field(default_factory=ScoringWeights)
     graph: GraphRead = Field(default_factory=GraphRead)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     server: Server = Field(default_factory=Server)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """Old flat names (``candidates_dense=...``, ``KENNING_TIME_AWARE``) move to
+        their group (:data:`LEGACY_NAMES`); a name given wins over its variable."""
+        if not isinstance(data, dict):
+            return data
+        given = {k: data[k] for k in LEGACY_NAMES if k in data}
+        from_env = _legacy_env(set(given), data)
+        if not given and not from_env:
+            return data
+        data = {k: v for k, v in data.items() if k not in LEGACY_NAMES}
+        for group, kind in (("retrieval", Retrieval), ("scoring", ScoringWeights)):
+            moved = {
+                LEGACY_NAMES[k].removeprefix(f"{group}."): v
+                for k, v in {**from_env, **given}.items()
+                if LEGACY_NAMES[k].startswith(f"{group}.")
+            }
+            if moved:
+                data[group] = _build(kind, _merge(_as_dict(data.get(group)), moved))
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
@@ -344,3 +456,43 @@ class Settings(BaseSettings):
         if self.database_url and self.database_url.startswith("sqlite:///"):
             return Path(self.database_url.removeprefix("sqlite:///")).expanduser()
         return self.resolved_home() / "kenning.db"
+
+
+def _legacy_env(given: set[str], data: dict[str, Any]) -> dict[str, Any]:
+    """``KENNING_<OLD_NAME>`` variables, for groups not passed whole (JSON or text)."""
+    out: dict[str, Any] = {}
+    for name, place in LEGACY_NAMES.items():
+        raw = os.environ.get(f"KENNING_{name.upper()}")
+        if raw is None or name in given or place.partition(".")[0] in data:
+            continue
+        try:
+            out[name] = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+    return out
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_unset=True)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _merge(base: dict[str, Any], dotted: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``dotted`` (``"time.enabled": False``) set into it."""
+    out = dict(base)
+    for path, value in dotted.items():
+        head, dot, rest = path.partition(".")
+        out[head] = _merge(_as_dict(out.get(head)), {rest: value}) if dot else value
+    return out
+
+
+def _build(kind: type[BaseSettings], values: dict[str, Any]) -> BaseSettings:
+    """``kind(**values)``, nested option groups built the same way, so the
+    environment still fills what ``values`` leaves out."""
+    for name, info in kind.model_fields.items():
+        sub = info.annotation
+        if isinstance(values.get(name), dict) and isinstance(sub, type):
+            if issubclass(sub, BaseSettings):
+                values[name] = _build(sub, values[name])
+    return kind(**values)

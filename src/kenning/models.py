@@ -517,10 +517,19 @@ class ScoreBreakdown:
     #: Relevance added by the conversation context: the memory's episode is
     #: among the best, or its author is named in the query.
     context: float = 0.0
+    #: Every recall signal's contribution by name (:mod:`kenning.retrieval.signals`;
+    #: 0.0 when it added nothing): ``graph``, ``episode``, ``author`` and ``time``
+    #: on the ``fused`` scale, ``layer``, ``persona``, ``exact_match`` and
+    #: ``high_confidence`` (boosts) on the ``final`` one. The fields above are
+    #: sums of these: ``graph``, ``context``, ``time`` per stage, ``layer_boost``
+    #: = ``layer``, ``scope_boost`` = ``persona``.
+    signals: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["signals"] = dict(self.signals)
+        return out
 
 
 @dataclass(slots=True)

@@ -14,31 +14,41 @@ from typing import Any
 from ..config import Settings
 from ..embeddings import CachedEmbedder, MiniLMEmbedder
 from .locomo import run_locomo_variants
+from .overrides import set_dotted
 
 __all__ = ["CONFIGS", "run_ablation", "variant_settings"]
 
 _RELEVANCE_ONLY = {"confidence": 0.0, "temporal": 0.0, "relevance": 1.0}
-_PLAIN = {"time_aware": False, "graph": {"rerank_enabled": False}}
-_NO_CONTEXT = {"episode_recall_weight": 0.0, "author_boost": 0.0}
+_PLAIN = {"retrieval.time.enabled": False, "graph": {"rerank_enabled": False}}
+_NO_CONTEXT = {"retrieval.episode.weight": 0.0, "retrieval.author.boost": 0.0}
 _BARE = {**_PLAIN, **_NO_CONTEXT}
 
 #: name -> (settings overrides, scoring overrides); nested groups as dicts.
 CONFIGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "bm25 only": ({"fusion_alpha": 0.0, "common_term_ratio": 0.0, **_BARE}, _RELEVANCE_ONLY),
-    "dense only": ({"fusion_alpha": 1.0, "common_term_ratio": 0.0, **_BARE}, _RELEVANCE_ONLY),
-    "hybrid rrf k=60": ({"fusion": "rrf", "common_term_ratio": 0.0, **_BARE}, _RELEVANCE_ONLY),
-    "hybrid convex 0.7": (
-        {"fusion_alpha": 0.7, "common_term_ratio": 0.0, **_BARE},
+    "bm25 only": (
+        {"retrieval.fusion_alpha": 0.0, "retrieval.common_term_ratio": 0.0, **_BARE},
         _RELEVANCE_ONLY,
     ),
-    "+ common-term suppression": ({"fusion_alpha": 0.7, **_BARE}, _RELEVANCE_ONLY),
+    "dense only": (
+        {"retrieval.fusion_alpha": 1.0, "retrieval.common_term_ratio": 0.0, **_BARE},
+        _RELEVANCE_ONLY,
+    ),
+    "hybrid rrf k=60": (
+        {"retrieval.fusion": "rrf", "retrieval.common_term_ratio": 0.0, **_BARE},
+        _RELEVANCE_ONLY,
+    ),
+    "hybrid convex 0.7": (
+        {"retrieval.fusion_alpha": 0.7, "retrieval.common_term_ratio": 0.0, **_BARE},
+        _RELEVANCE_ONLY,
+    ),
+    "+ common-term suppression": ({"retrieval.fusion_alpha": 0.7, **_BARE}, _RELEVANCE_ONLY),
     "+ seed priority (issue 2 default: alpha 0.7, temporal 0.2)": (
-        {**_PLAIN, **_NO_CONTEXT, "fusion_alpha": 0.7},
+        {**_PLAIN, **_NO_CONTEXT, "retrieval.fusion_alpha": 0.7},
         {"temporal": 0.2},
     ),
     "+ seed priority, temporal weight 0.02, alpha 0.6": ({**_PLAIN, **_NO_CONTEXT}, {}),
     "+ context (episode lift, author match) = hybrid": (_PLAIN, {}),
-    "hybrid + graph": ({"time_aware": False}, {}),
+    "hybrid + graph": ({"retrieval.time.enabled": False}, {}),
     "hybrid + time": ({"graph": {"rerank_enabled": False}}, {}),
     "full (default: hybrid + graph + time)": ({}, {}),
     "full + relation expansion (seed gamma 0.3)": ({"graph": {"relax_gamma": 0.3}}, {}),
@@ -49,13 +59,14 @@ CONFIGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 def variant_settings(
     base: Settings, flat: Mapping[str, Any], scoring: Mapping[str, Any]
 ) -> Settings:
-    """``base`` with the overrides applied (nested ``graph`` given as a dict)."""
+    """``base`` with the overrides applied (``graph`` given as a dict, dotted names
+    such as ``retrieval.time.enabled`` set into their group)."""
     values = base.model_dump()
     for name, value in flat.items():
         if name == "graph":
             values["graph"] = {**values["graph"], **value}
         else:
-            values[name] = value
+            set_dotted(values, name, value)
     values["scoring"] = {**values["scoring"], **scoring}
     return Settings(**values)
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, cast
 import typer
 
 from ..config import Settings
+from .overrides import set_dotted
 
 __all__ = ["bench_app"]
 
@@ -37,11 +38,11 @@ def _split(name: str) -> Literal["dev", "holdout", "all"]:
 
 def _settings(overrides: list[str]) -> Settings | None:
     """``--set key=value`` overrides (``scoring.temporal=0``, ``graph.relax_gamma=0``,
-    ``lifecycle.reconcile=off`` for the nested groups)."""
+    ``retrieval.time.enabled=false``, ``lifecycle.reconcile=off`` for the nested
+    groups; old flat names such as ``fusion_alpha`` still work)."""
     if not overrides:
         return None
-    flat: dict[str, Any] = {}
-    nested: dict[str, dict[str, Any]] = {"scoring": {}, "graph": {}, "lifecycle": {}}
+    values = Settings().model_dump()
     for item in overrides:
         name, sep, raw = item.partition("=")
         if not sep:
@@ -50,16 +51,11 @@ def _settings(overrides: list[str]) -> Settings | None:
             value: Any = json.loads(raw)
         except ValueError:
             value = raw
-        group, dot, field = name.partition(".")
-        if dot and group in nested:
-            nested[group][field] = value
-        else:
-            flat[name] = value
-    base = Settings()
-    for group, values in nested.items():
-        if values:
-            flat[group] = getattr(base, group).model_copy(update=values)
-    return Settings(**{**base.model_dump(), **flat})
+        try:
+            set_dotted(values, name, value)
+        except (KeyError, TypeError) as exc:
+            raise typer.BadParameter(f"--set: no setting {name!r}") from exc
+    return Settings(**values)
 
 
 @bench_app.command("locomo")

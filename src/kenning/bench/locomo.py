@@ -173,8 +173,8 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 def _settings_summary(s: Settings) -> Mapping[str, Any]:
     return {
-        "fusion": s.fusion,
-        "fusion_alpha": s.fusion_alpha,
-        "candidates": [s.candidates_dense, s.candidates_keyword],
+        "fusion": s.retrieval.fusion,
+        "fusion_alpha": s.retrieval.fusion_alpha,
+        "candidates": [s.retrieval.candidates_dense, s.retrieval.candidates_keyword],
         "scoring": s.scoring.model_dump(),
     }

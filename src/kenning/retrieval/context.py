@@ -1,15 +1,16 @@
 """Conversation-context signals for recall (no I/O): episode lift, author match.
 
 They add to a candidate's fused relevance before it is normalised (see
-:mod:`kenning.retrieval.pipeline`), as graph support and the time bonus do:
+:mod:`kenning.retrieval.signals`: the ``episode`` and ``author`` signals), as graph
+support and the time bonus do:
 
 * **episode lift** (seed 002 §4, episode recall): episodes (``episode_id``,
   else ``session_id``) are scored by their best candidate; the memories of the
-  ``episode_recall_top`` best gain ``episode_recall_weight * score / best``.
+  ``retrieval.episode.top`` best gain ``retrieval.episode.weight * score / best``.
   The evidence of one answer tends to sit in one discussion.
-* **author match**: a memory whose author (the first of ``author_fields``
+* **author match**: a memory whose author (the first of ``retrieval.author.fields``
   present in its metadata, e.g. the ``speaker`` a conversation turn records)
-  is named in the query gains ``author_boost``: "What did Caroline paint?"
+  is named in the query gains ``retrieval.author.boost``: "What did Caroline paint?"
   is about Caroline's own words.
 
 Chosen on the LoCoMo dev split; see BENCHMARKS.md (ablation).

@@ -12,9 +12,12 @@
    model): then it is embedded first, on the calling thread. With a window, a
    second, window-filtered search adds candidates from that time.
 3. **Fusion** into one relevance in [0, 1] per candidate.
-4. **Graph** post-processing (seed 002: support, expansion, paths), fail-open:
-   an error is logged and the pre-graph order stands.
-5. **Time bonus**, then seed 000's **priority** score, min-confidence, top k.
+4. **Signals** (:mod:`kenning.retrieval.signals`), stage by stage: graph
+   post-processing (seed 002: support, expansion; fail-open), the
+   conversation context (episode, author), the time match; each adds to the
+   fused relevance.
+5. Seed 000's **priority** score plus the boost signals (layer, persona,
+   exact match, high confidence), min-confidence, top k; relation paths.
 
 Every store call takes the reader's scope filter; nothing here can widen it.
 """
@@ -32,24 +35,19 @@ from datetime import datetime
 import numpy as np
 
 from ..access import ScopeFilter
-from ..config import GraphRead, Settings
+from ..config import Settings
 from ..embeddings import CachedEmbedder
-from ..graph.model import GraphEdge, GraphPath
+from ..graph.model import GraphPath
 from ..lifecycle.strength import StrengthModel
 from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult
 from ..scoring import normalise
 from ..stores import Store
-from .context import author_match, episode_lift
-from .graph_rerank import (
-    GraphKnobs,
-    GraphOutcome,
-    mention_support,
-    post_process,
-    relation_paths,
-)
-from .ranker import fuse, rank
+from .graph_rerank import GraphOutcome, relation_paths
+from .ranker import fuse, score
+from .signals import RELEVANCE_STAGES, RecallContext, active_signals, add_scores
+from .signals.graph import graph_knobs
 from .text import query_terms, strip_terms
-from .time_aware import Window, anchored_window, time_bonus
+from .time_aware import Window, anchored_window
 from .timeq import TimeQuery, parse_time_query
 
 __all__ = ["RecallPipeline", "RecallRequest"]
@@ -104,7 +102,8 @@ class RecallPipeline:
     def run(self, req: RecallRequest, settings: Settings, now: datetime) -> RecallResult:
         """Recall for ``req`` under ``settings`` at ``now``; see the module docstring."""
         started = time.perf_counter()
-        tq = parse_time_query(req.query, now) if settings.time_aware else TimeQuery()
+        on = settings.retrieval.time.enabled
+        tq = parse_time_query(req.query, now) if on else TimeQuery()
         text = _search_text(req.query, tq)
         pool = self._candidates(text, req, settings)
         window = self._window(tq, req, pool)
@@ -115,36 +114,23 @@ class RecallPipeline:
             for k, v in fuse(list(pool.dense.items()), list(pool.keyword.items()), settings).items()
             if k in pool.records
         }
-        t = time.perf_counter()
-        outcome = self._graph(fused, req, settings, pool)
-        # (a memory admitted by expansion competing for a slot has no fused score:
-        # all of its relevance is graph support)
-        support = {k: v - fused.get(k, 0.0) for k, v in outcome.scores.items() if v != fused.get(k)}
-        pool.timings["graph"] = _ms(t)
-        adjusted = _add(fused, support)
-        context = _add(
-            episode_lift(
-                adjusted, pool.records, settings.episode_recall_weight, settings.episode_recall_top
-            ),
-            author_match(
-                req.query,
-                list(adjusted),
-                pool.records,
-                settings.author_boost,
-                settings.author_fields,
-            ),
-        )
-        adjusted = _add(adjusted, context)
-        bonus = time_bonus(
-            sorted(adjusted, key=lambda i: -adjusted[i]),
+        ctx = RecallContext(
+            req.query,
+            req.who,
+            settings,
+            now,
             pool.records,
+            active_signals(settings),
             window=window,
             asks_when=tq.asks_when,
-            window_boost=settings.time_window_boost,
-            when_boost=settings.time_when_boost,
-            content_scan=settings.time_content_scan,
+            dense=pool.dense,
+            keyword=pool.keyword,
+            fused=fused,
+            store=self.store,
+            view=req.view,
+            qvec=pool.qvec,
         )
-        adjusted = _add(adjusted, bonus)
+        adjusted = _relevance(ctx, fused, pool.timings)
         w = settings.scoring
         rel = normalise(adjusted, w.relevance_norm, w.relevance_window)
         t = time.perf_counter()
@@ -153,26 +139,11 @@ class RecallPipeline:
             ranked = {k: pool.records[k] for k in rel if k in pool.records}
             self.strength.learn_sectors(ranked.values(), req.view)
             strengths = self.strength.strengths(ranked, now)
-        hits = rank(
-            query=req.query,
-            relevance=rel,
-            records=pool.records,
-            principal=req.who,
-            settings=settings,
-            now=now,
-            window=window,
-            dense=pool.dense,
-            keyword=pool.keyword,
-            fused=fused,
-            graph=support,
-            time=bonus,
-            context=context,
-            explain=req.explain,
-            strength_of=strengths,
-        )
+        hits = score(ctx, rel, strengths, req.explain)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         pool.timings["rank"] = _ms(t)
         t = time.perf_counter()
+        outcome = ctx.graph or GraphOutcome(dict(fused))
         paths = self._attach(hits, outcome, rel, pool, settings, req.view)
         pool.timings["graph"] += _ms(t)
         pool.timings["total"] = _ms(started)
@@ -200,9 +171,9 @@ class RecallPipeline:
         pool.dropped = self.store.common_terms(
             query_terms(text),
             req.view,
-            s.common_term_ratio,
-            s.common_term_min_docs,
-            s.common_term_max_docs,
+            s.retrieval.common_term_ratio,
+            s.retrieval.common_term_min_docs,
+            s.retrieval.common_term_max_docs,
         )
         search_text = strip_terms(text, pool.dropped)
         pool.timings["terms"] = _ms(t0)
@@ -214,7 +185,7 @@ class RecallPipeline:
         dense_job = self.pool.submit(self._dense, search_text, qvec, req, s)
         t1 = time.perf_counter()
         keyword = self.store.keyword_search(
-            search_text, req.view, req.filters, max(s.candidates_keyword, req.k)
+            search_text, req.view, req.filters, max(s.retrieval.candidates_keyword, req.k)
         )
         pool.timings["keyword"] = _ms(t1)
         t2 = time.perf_counter()
@@ -238,7 +209,7 @@ class RecallPipeline:
             timings["embed"] = _ms(t)
         t = time.perf_counter()
         dense = self.store.vector_search(
-            qvec, req.view, req.filters, max(s.candidates_dense, req.k)
+            qvec, req.view, req.filters, max(s.retrieval.candidates_dense, req.k)
         )
         timings["dense"] = _ms(t)
         return qvec, dense, timings
@@ -255,8 +226,8 @@ class RecallPipeline:
         pool.qvec = qvec
         later = [i for i, _ in dense if i not in pool.records]
         pool.records.update((r.id, r) for r in self.store.get(later, req.view))
-        for i, score in keyword:
-            pool.keyword[i] = max(score, pool.keyword.get(i, score))
+        for i, value in keyword:
+            pool.keyword[i] = max(value, pool.keyword.get(i, value))
         pool.dense.update(dense)
         missing = [i for i, _ in keyword if i not in pool.dense]
         if missing:  # fusion needs the cosine of keyword-only candidates too
@@ -279,7 +250,7 @@ class RecallPipeline:
         self, text: str, window: Window, req: RecallRequest, s: Settings, pool: _Pool
     ) -> None:
         """Candidates from inside the window, so an old but dated answer is in the pool."""
-        if pool.qvec is None or s.time_window_candidates <= 0:
+        if pool.qvec is None or s.retrieval.time.window_candidates <= 0:
             return
         t = time.perf_counter()
         start, end = window
@@ -289,7 +260,7 @@ class RecallPipeline:
         if end is not None and (flt.event_before is None or flt.event_before > end):
             flt = replace(flt, event_before=end)
         search_text = strip_terms(text, pool.dropped)
-        n = s.time_window_candidates
+        n = s.retrieval.time.window_candidates
         keyword = self.store.keyword_search(search_text, req.view, flt, n)
         dense = self.store.vector_search(pool.qvec, req.view, flt, n)
         more = [i for i, _ in keyword if i not in pool.records]
@@ -297,69 +268,7 @@ class RecallPipeline:
         self._merge(pool, pool.qvec, dense, keyword, req)
         pool.timings["window"] = _ms(t)
 
-    # -- graph -----------------------------------------------------------------------
-
-    def _graph(
-        self, rel: Mapping[str, float], req: RecallRequest, s: Settings, pool: _Pool
-    ) -> GraphOutcome:
-        g = s.graph
-        if not (s.graph_enabled and g.rerank_enabled) or not rel:
-            return GraphOutcome(dict(rel))
-        knobs = _knobs(g)
-
-        def edges_of(ids: Sequence[str]) -> list[GraphEdge]:
-            return self.store.graph_edges(ids, req.view)
-
-        def within(ids: Sequence[str]) -> list[GraphEdge]:
-            return self.store.graph_edges(ids, req.view, within=True)
-
-        def sims_of(ids: Sequence[str]) -> dict[str, float]:
-            out = {i: pool.dense[i] for i in ids if i in pool.dense}
-            missing = [i for i in ids if i not in out]
-            if missing and pool.qvec is not None:
-                out.update(self.store.vector_scores(pool.qvec, missing, req.view))
-            return out
-
-        try:
-            outcome = post_process(rel, edges_of, sims_of, knobs, within=within)
-            self._admit(outcome, req, knobs, pool)
-            shared = self._co_mentions(rel, req, s)
-            for k, v in shared.items():
-                outcome.scores[k] = outcome.scores.get(k, rel.get(k, 0.0)) + v
-            outcome.stats["co_mentioned"] = len(shared)
-            return outcome
-        except Exception:  # fail-open (seed 002 §3): the pre-graph order stands
-            log.exception("graph post-processing failed; recall continues without it")
-            return GraphOutcome(dict(rel), stats={"error": 1.0})
-
-    def _co_mentions(
-        self, scores: Mapping[str, float], req: RecallRequest, s: Settings
-    ) -> dict[str, float]:
-        g = s.graph
-        if g.mention_support <= 0 or g.mention_seeds <= 0:
-            return {}
-        seeds = sorted(scores, key=lambda i: (-scores[i], i))[: g.mention_seeds]
-        mentions = self.store.graph_mentions(seeds, req.view)
-        entities = list(dict.fromkeys(e for ids in mentions.values() for e in ids))
-        if not entities:
-            return {}
-        members = self.store.entity_memories(entities, req.view, g.mention_max_df + 1)
-        return mention_support(
-            scores, seeds, mentions, members, g.mention_support, g.mention_max_df
-        )
-
-    def _admit(
-        self, outcome: GraphOutcome, req: RecallRequest, knobs: GraphKnobs, pool: _Pool
-    ) -> None:
-        """Admitted memories competing for slots join the pool (merged ones are
-        fetched later, only for the seeds that make the top k)."""
-        if knobs.merge_seed:
-            return
-        ids = [a.memory_id for a in outcome.admitted if a.memory_id not in pool.records]
-        pool.records.update((r.id, r) for r in self.store.get(ids, req.view))
-        outcome.admitted = [a for a in outcome.admitted if a.memory_id in pool.records]
-        for a in outcome.admitted:
-            outcome.scores.setdefault(a.memory_id, a.score)
+    # -- graph ---------------------------------------------------------------------------
 
     def _attach(
         self,
@@ -382,28 +291,9 @@ class RecallPipeline:
                 record = pool.records.get(a.memory_id)
                 if record is not None:
                     by_id[a.seed].related.append(Hit(record, a.score, via=a.path))
-        return relation_paths(list(by_id), scores, outcome.edges, outcome.admitted, _knobs(s.graph))
-
-
-def _knobs(g: GraphRead) -> GraphKnobs:
-    """The post-processing knobs from the settings (seed 002's names)."""
-    return GraphKnobs(
-        beta=g.propagate_beta,
-        iters=g.propagate_iters,
-        support_cap=g.support_cap,
-        gamma=g.relax_gamma,
-        seed_floor=g.seed_floor,
-        max_expand=g.max_expand,
-        hops=g.expand_hops,
-        seeds=g.expand_seeds,
-        prefilter=g.expand_prefilter_top_n,
-        delta=g.seed_sim_delta,
-        relation_quota=g.relation_quota,
-        merge_seed=g.expand_merge_seed,
-        paths=g.path_enabled,
-        path_floor=g.path_high_floor,
-        priors=g.priors,
-    )
+        return relation_paths(
+            list(by_id), scores, outcome.edges, outcome.admitted, graph_knobs(s.graph)
+        )
 
 
 _RELATION_TAIL = re.compile(
@@ -423,12 +313,17 @@ def _search_text(query: str, tq: TimeQuery) -> str:
     return text if query_terms(text) else query
 
 
-def _add(base: Mapping[str, float], extra: Mapping[str, float]) -> dict[str, float]:
-    """``base`` plus ``extra`` per key (keys of both)."""
-    out = dict(base)
-    for k, v in extra.items():
-        out[k] = out.get(k, 0.0) + v
-    return out
+def _relevance(
+    ctx: RecallContext, fused: Mapping[str, float], timings: dict[str, float]
+) -> dict[str, float]:
+    """Fused relevance plus what each relevance stage's signals add, stage by stage."""
+    scores = dict(fused)
+    for stage in RELEVANCE_STAGES:
+        t = time.perf_counter()
+        scores = add_scores(scores, ctx.run_stage(stage, scores))
+        if stage == "graph":
+            timings["graph"] = _ms(t)
+    return scores
 
 
 def _iso(window: Window | None) -> dict[str, str | None]:

@@ -60,19 +60,43 @@ function meter(value, max = 1) {
   return h("span", { class: "meter", "aria-hidden": "true" }, fill);
 }
 
-const PARTS = [
-  ["dense", "Dense"], ["keyword", "Keyword"], ["graph", "Graph"], ["confidence", "Confidence"],
-  ["temporal", "Temporal"], ["strength", "Strength"], ["layer_boost", "Layer boost"],
-  ["final", "Final"],
-];
+/** The priority terms every hit has; the recall signals (``explain.signals``) sit
+ * between the candidate scores and these, so a new signal shows here with no edit:
+ * graph and layer boost always (as before there were signals), any other signal
+ * when it added something to the hit. */
+const HEAD = [["dense", "Dense"], ["keyword", "Keyword"]];
+const TAIL = [["confidence", "Confidence"], ["temporal", "Temporal"], ["strength", "Strength"]];
+const ALWAYS = new Set(["graph", "layer"]);
+const SIGNAL_LABELS = { layer: "Layer boost", persona: "Persona boost" };
+
+function signalLabel(name) {
+  const words = name.replace(/_/g, " ");
+  return SIGNAL_LABELS[name] || words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** [key, label, value] cells of one breakdown (an older server sends no ``signals``:
+ * its graph and layer boost fields stand in). */
+function cells(explain) {
+  const signals = explain.signals || { graph: explain.graph, layer: explain.layer_boost };
+  const shown = Object.entries(signals).filter(([name, value]) => ALWAYS.has(name) || value);
+  return [
+    ...HEAD.map(([key, label]) => [key, label, explain[key]]),
+    ...shown.map(([name, value]) => [name, signalLabel(name), value]),
+    ...TAIL.map(([key, label]) => [key, label, explain[key]]),
+    ["final", "Final", explain.final],
+  ];
+}
 
 /** A hit's score breakdown (recall with explain); ``scale`` sets a bar's full length
  * per part (keyword scores are raw BM25, so their bars are relative to the best hit). */
 function breakdown(explain, scale = {}) {
   return h("dl", { class: "breakdown", "aria-label": "Score breakdown" },
-    PARTS.map(([key, label]) => h("div", { class: key === "final" ? "metric final" : "metric" },
-      h("dt", {}, label), h("dd", {}, h("span", { class: "value" }, num(explain[key], 3)),
-        meter(explain[key], scale[key] || 1)))));
+    cells(explain).map(([key, label, value]) => h("div", {
+      class: key === "final" ? "metric final" : "metric",
+      dataset: { part: key },
+    },
+    h("dt", {}, label), h("dd", {}, h("span", { class: "value" }, num(value, 3)),
+      meter(value, scale[key] || 1)))));
 }
 
 function hitCard(hit, scale) {
