@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from .errors import InvalidInput
 from .models import MemoryFilter, MemoryType, Status, as_utc
 
 __all__ = [
+    "check_texts",
     "clean_content",
     "clean_key",
     "clean_tags",
@@ -291,3 +292,18 @@ def build_filter(filters: MemoryFilter | Mapping[str, Any] | None) -> MemoryFilt
         else:
             out[name] = clean_text(value, name, 256)
     return MemoryFilter(**out)
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """Return ``texts`` as a list, raising :class:`InvalidInput` unless all are ``str``.
+
+    A bare ``str`` is rejected too: it is a ``Sequence[str]`` to the type
+    checker, but embedding its characters one by one is never what was meant.
+    """
+    if isinstance(texts, str | bytes):
+        raise InvalidInput("expected a sequence of strings, got a single string", field="texts")
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str", field="texts")
+    return out

@@ -79,26 +79,18 @@ UPDATABLE = (
 #: Sources of memories kenning derived itself; a review policy holds them for review.
 DERIVED_SOURCES = frozenset({"extraction", "consolidation"})
 
+#: The fields a new memory may set: the updatable ones, its scope, its status and
+#: its provenance (which describes the first write and never changes).
 _FIELDS = frozenset(
     {
-        "content",
+        *UPDATABLE,
         "scope",
-        "key",
-        "memory_type",
-        "importance",
-        "confidence",
-        "tags",
-        "metadata",
+        "status",
         "source",
         "source_channel_id",
         "agent_id",
         "session_id",
         "episode_id",
-        "sector_id",
-        "event_at",
-        "valid_from",
-        "valid_to",
-        "status",
     }
 )
 

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidInput
+from ..validation import check_texts
 
 __all__ = ["Embedder", "Vectors", "WrappingEmbedder", "check_texts", "normalize_rows"]
 
@@ -22,21 +23,6 @@ __all__ = ["Embedder", "Vectors", "WrappingEmbedder", "check_texts", "normalize_
 Vectors = NDArray[np.float32]
 
 _EPS = 1e-12
-
-
-def check_texts(texts: Sequence[str]) -> list[str]:
-    """Return ``texts`` as a list, raising :class:`InvalidInput` unless all are ``str``.
-
-    A bare ``str`` is rejected too: it is a ``Sequence[str]`` to the type
-    checker, but embedding its characters one by one is never what was meant.
-    """
-    if isinstance(texts, str | bytes):
-        raise InvalidInput("expected a sequence of strings, got a single string", field="texts")
-    out = list(texts)
-    for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str", field="texts")
-    return out
 
 
 def normalize_rows(matrix: NDArray[np.floating] | Vectors) -> Vectors:

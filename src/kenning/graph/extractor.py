@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._registry import Registry
-from ..errors import InvalidInput
+from ..validation import check_texts
 from .model import EntityMention, NodeKind, Relation, unique_by_norm
 from .resolve import normalise_name
 
@@ -62,17 +62,6 @@ KEEP_LABELS = frozenset(
 
 #: ``(source index, target index, relation, confidence)`` between texts of one batch.
 RelationTuple = tuple[int, int, Relation, float]
-
-
-def check_texts(texts: Sequence[str]) -> list[str]:
-    """``texts`` as a list; :class:`InvalidInput` for a bare string or a non-string item."""
-    if isinstance(texts, str | bytes):
-        raise InvalidInput("expected a sequence of strings, got a single string", field="texts")
-    out = list(texts)
-    for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str", field="texts")
-    return out
 
 
 def harmonise_types(batch: list[list[EntityMention]]) -> list[list[EntityMention]]:
