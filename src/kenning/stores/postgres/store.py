@@ -14,6 +14,7 @@ import base64
 import builtins
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,14 +29,16 @@ from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool
 
 from ...access import ScopeFilter
+from ...config import StoreOptions
 from ...errors import ConfigError, Conflict, InvalidInput, NotFound, StoreError
 from ...graph.model import Projection
 from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
 from ...retrieval.text import query_terms
-from ..base import Replacement
+from ..base import Footprint, Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .bm25 import K1, B, TTLCache, doc_length, idf
 from .directory import PostgresDirectory
+from .footprint import footprint
 from .graph import PostgresGraph
 from .lifecycle import PostgresLifecycle
 from .schema import BULK_INDEXES, apply_migrations, ensure_extension
@@ -72,6 +75,27 @@ _POSTINGS_SQL = (
     "FROM memories m CROSS JOIN LATERAL unnest(m.tsv) AS u WHERE m.id = ANY(%s)"
 )
 _ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """psycopg errors as kenning's: a unique violation is a Conflict."""
+    try:
+        yield
+    except pgerrors.UniqueViolation as exc:
+        raise Conflict(f"already exists: {exc.diag.message_detail or exc}") from exc
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"PostgreSQL error: {exc}") from exc
+
+
+def _set_context(conn: psycopg.Connection, context: tuple[str, str, str]) -> psycopg.Connection:
+    """Set the (org, kinds, scopes) context the row-level security policies read."""
+    conn.execute(
+        "SELECT set_config('kenning.org_id', %s, true), "
+        "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true)",
+        context,
+    )
+    return conn
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,29 +150,28 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         *,
         model_id: str,
         dim: int,
-        pool_size: int = 4,
-        exact_search_max: int = 20_000,
-        ann_expansion: int = 64,
-        keyword_max_df_ratio: float = 0.25,
-        keyword_postings_budget: int = 2000,
-        count_cap: int = 50_000,
+        options: StoreOptions | None = None,
     ) -> None:
+        """Connect (migrating the schema); ``options`` default to
+        :class:`~kenning.config.StoreOptions` (``KENNING_STORE_*``)."""
+        opts = options if options is not None else StoreOptions()
         self.url = url
         self.model_id = model_id
         self.dim = dim
-        self.exact_search_max = exact_search_max
-        self.ann_expansion = ann_expansion
-        self.keyword_max_df_ratio = keyword_max_df_ratio
-        self.count_cap = count_cap
-        self.postings_budget = keyword_postings_budget
+        self.exact_search_max = opts.pg_exact_search_max
+        self.ann_expansion = opts.ann_expansion
+        self.keyword_max_df_ratio = opts.keyword_max_df_ratio
+        self.count_cap = opts.pg_count_cap
+        self.postings_budget = opts.keyword_postings_budget
         self._counts = TTLCache(size=4096, ttl=60.0)
         self._lexemes = TTLCache(size=65_536, ttl=3600.0)
+        self._block = threading.local()  # this thread's atomic() connection, if any
         self.last_plan = VectorPlan("exact", 0)
         self._setup(url, dim)
         self._pool = ConnectionPool(
             url,
             min_size=1,
-            max_size=max(pool_size, 2),
+            max_size=max(opts.pg_pool_size, 2),
             kwargs={"options": "-c TimeZone=UTC"},
             configure=register_vector,
             open=False,
@@ -234,20 +257,50 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         self._pool.close()
 
     @contextmanager
-    def _tx(self, context: tuple[str, str, str]) -> Iterator[psycopg.Connection]:
-        """One transaction with the row-level-security context set (``SET LOCAL``)."""
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                conn.execute(
-                    "SELECT set_config('kenning.org_id', %s, true), "
-                    "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true)",
-                    context,
-                )
+    def atomic(self) -> Iterator[psycopg.Connection]:
+        """One transaction around a block (see :class:`~kenning.stores.base.Store`).
+
+        The block keeps one pooled connection for this thread; every store call
+        on the thread inside it runs on that connection in a savepoint (so a
+        failed write, caught, leaves the block usable), with its own row-level
+        security context. Other threads use other connections and never see
+        the block's rows before the commit.
+        """
+        conn: psycopg.Connection | None = getattr(self._block, "conn", None)
+        if conn is not None:
+            with _translated(), conn.transaction():
                 yield conn
-        except pgerrors.UniqueViolation as exc:
-            raise Conflict(f"already exists: {exc.diag.message_detail or exc}") from exc
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL error: {exc}") from exc
+            return
+        try:
+            with _translated(), self._pool.connection() as conn, conn.transaction():
+                self._block.conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._block.conn = None
+        finally:
+            self._counts.clear()  # counts read inside the block may have rolled back
+
+    @contextmanager
+    def _tx(self, context: tuple[str, str, str]) -> Iterator[psycopg.Connection]:
+        """One transaction with the row-level-security context set (``SET LOCAL``);
+        a savepoint of the thread's :meth:`atomic` block when one is open."""
+        block: psycopg.Connection | None = getattr(self._block, "conn", None)
+        with _translated():
+            if block is not None:
+                with block.transaction():
+                    yield _set_context(block, context)
+                return
+            with self._pool.connection() as conn, conn.transaction():
+                yield _set_context(conn, context)
+
+    def footprint(self, org_id: str | None = None) -> Footprint:
+        """Rows per kind (see :class:`~kenning.stores.base.Footprint`), counted inside
+        each organization's own context (summed over all of them for ``None``)."""
+        if org_id is None:
+            return sum((self.footprint(org) for org in self.organizations()), Footprint())
+        with self._org_write(org_id) as conn:
+            return footprint(conn, org_id)
 
     def _read(self, scopes: ScopeFilter) -> Any:
         return self._tx(context_values(scopes))

@@ -15,7 +15,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...access import ScopeFilter
+from ...config import StoreOptions
 from ...errors import ConfigError, Conflict, NotFound, StoreError
 from ...graph.model import Projection
 from ...models import (
@@ -33,9 +35,11 @@ from ...models import (
     Scope,
 )
 from ...retrieval.text import query_terms
-from ..base import Replacement
+from ..base import Footprint, Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
 from .directory import SQLiteDirectory
+from .follow import HistoryMirror
+from .footprint import footprint
 from .graph import SQLiteGraph
 from .lifecycle import SQLiteLifecycle
 from .migrations import apply_migrations
@@ -70,6 +74,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stem
 """
 
 
+@dataclass(slots=True)
+class _Transaction:
+    """The outermost write block: the mirrors it read (held until it ends) and the
+    steps that wait for its end."""
+
+    held: ExitStack = field(default_factory=ExitStack)
+    mirrors: builtins.list[HistoryMirror] = field(default_factory=list)
+    at_end: builtins.list[Callable[[], None]] = field(default_factory=list)
+
+
 class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
@@ -81,20 +95,20 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         *,
         model_id: str,
         dim: int,
-        exact_search_max: int = 20_000,
-        ann_min_rows: int = 50_000,
-        ann_connectivity: int = 16,
-        ann_expansion: int = 64,
-        keyword_max_df_ratio: float = 0.25,
-        keyword_in_process: bool = True,
-        read_connections: int = 4,
+        options: StoreOptions | None = None,
     ) -> None:
+        """Open (creating and migrating) the database at ``path``; ``options`` default
+        to :class:`~kenning.config.StoreOptions` (``KENNING_STORE_*``)."""
+        opts = options if options is not None else StoreOptions()
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
         self._writer: int | None = None  # thread id inside a write transaction
+        self._txn: _Transaction | None = None  # what the outermost write block touched
+        self._terms = TermStats()
+        self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
         self._conn = self._connect(self.path)
         with self._lock:
             self._retry_busy(lambda: apply_migrations(self._conn))
@@ -103,18 +117,16 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         # each other and beside a write); ":memory:" is private to one connection.
         self._readers: ReadPool | None = None
         if self.path != ":memory:":
-            self._readers = ReadPool(self.path, read_connections, self._connect)
-        self.keyword_max_df_ratio = keyword_max_df_ratio
-        self._terms = TermStats()
-        self.postings = PostingsIndex() if keyword_in_process else None
-        self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
+            self._readers = ReadPool(self.path, opts.read_connections, self._connect)
+        self.keyword_max_df_ratio = opts.keyword_max_df_ratio
+        self.postings = PostingsIndex() if opts.keyword_in_process else None
         self.model_id = model_id
         self.vectors = VectorIndex(
             dim,
-            exact_max=exact_search_max,
-            ann_min_rows=ann_min_rows,
-            connectivity=ann_connectivity,
-            expansion=ann_expansion,
+            exact_max=opts.exact_search_max,
+            ann_min_rows=opts.ann_min_rows,
+            connectivity=opts.ann_connectivity,
+            expansion=opts.ann_expansion,
         )
 
     @property
@@ -152,6 +164,11 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         main = Path(self.path)
         return sum(p.stat().st_size for p in main.parent.glob(main.name + "*") if p.is_file())
 
+    def footprint(self, org_id: str | None = None) -> Footprint:
+        """Rows per kind (see :class:`~kenning.stores.base.Footprint`)."""
+        with self._read() as conn:
+            return footprint(conn, org_id)
+
     def close(self) -> None:
         """Close the connections."""
         if self._readers is not None:
@@ -175,11 +192,17 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; nested calls become savepoints."""
+        """One write transaction; nested calls become savepoints (see :class:`Store`).
+
+        The block holds the store's lock (the one write connection) and the
+        database's write lock (``BEGIN IMMEDIATE``) until it exits; a mirror it
+        reads stays with it until then and is put back if the block rolls back.
+        """
         with self._lock:
             if self._depth == 0:
                 self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
                 self._writer = threading.get_ident()
+                self._txn = _Transaction()
             else:
                 self._conn.execute(f"SAVEPOINT sp{self._depth}")
             self._depth += 1
@@ -188,18 +211,70 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             except BaseException:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._writer = None
                     self._conn.execute("ROLLBACK")
+                    self._end_write(committed=False)
                 else:
                     self._conn.execute(f"ROLLBACK TO sp{self._depth}")
                     self._conn.execute(f"RELEASE sp{self._depth}")
+                    self._forget_uncommitted(self._conn)
                 raise
             self._depth -= 1
-            if self._depth == 0:
-                self._writer = None
-                self._retry_busy(lambda: self._conn.execute("COMMIT"))
-            else:
+            if self._depth > 0:
                 self._conn.execute(f"RELEASE sp{self._depth}")
+                return
+            try:
+                self._retry_busy(lambda: self._conn.execute("COMMIT"))
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                self._end_write(committed=False)
+                raise
+            self._end_write(committed=True)
+
+    def _end_write(self, *, committed: bool) -> None:
+        """After the outermost block: put the mirrors back if it rolled back, run
+        what waited for its end, let other threads read the mirrors again."""
+        txn, self._txn = self._txn, None
+        self._writer = None
+        if txn is None:
+            return
+        with txn.held:
+            if not committed:
+                self._begin(self._conn)  # the mirrors re-read committed rows, consistently
+                try:
+                    self._forget_uncommitted(self._conn, txn)
+                finally:
+                    self._conn.execute("COMMIT")
+            for step in txn.at_end:
+                step()
+
+    def _forget_uncommitted(
+        self, conn: sqlite3.Connection, txn: _Transaction | None = None
+    ) -> None:
+        """A block (or a savepoint in it) rolled back: drop what its reads cached."""
+        txn = txn or self._txn
+        self._scope_cache.clear()
+        self._terms.forget()
+        for mirror in txn.mirrors if txn else ():
+            mirror.undo(conn)
+
+    def _follow(self, conn: sqlite3.Connection, mirror: HistoryMirror) -> None:
+        """Bring ``mirror`` up to what ``conn`` sees: the committed state, or, on the
+        writing thread inside its block, the block's own (held until the block ends)."""
+        txn = self._txn
+        if txn is not None and self._writer == threading.get_ident():
+            if mirror not in txn.mirrors:
+                txn.mirrors.append(mirror)
+            mirror.refresh_uncommitted(conn, txn.held)
+        else:
+            mirror.refresh(conn)
+
+    def _at_end(self, step: Callable[[], None]) -> None:
+        """Run ``step`` when the current write block ends (now, outside one)."""
+        if self._txn is not None and self._writer == threading.get_ident():
+            self._txn.at_end.append(step)
+        else:
+            step()
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -526,12 +601,12 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         cannot answer (the caller asks FTS5 then)."""
         if self.postings is None:
             return None
-        self.postings.refresh(conn)
+        self._follow(conn, self.postings)
         scored = self.postings.scores(self._terms.stems(conn, terms))
         if scored is None:
             return None
         pks, scores = scored
-        self.vectors.refresh(conn)
+        self._follow(conn, self.vectors)
         statuses = [st.value for st in filters.statuses]
         ok = self.vectors.visible_mask(
             scopes.org_id, pks, self._scope_pks(conn, scopes), statuses, _said_range(filters)
@@ -564,7 +639,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         margin) and checking scope and status in the mirror saves the join
         to ``memories`` per match. None when the mirror cannot answer.
         """
-        self.vectors.refresh(conn)
+        self._follow(conn, self.vectors)
         scope_pks = self._scope_pks(conn, scopes)
         statuses = [st.value for st in filters.statuses]
         share = self.vectors.share(scopes.org_id, scope_pks, statuses)
@@ -660,7 +735,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             return []
         restrict: builtins.list[int] | None = None
         with self._read() as conn:
-            self.vectors.refresh(conn)
+            self._follow(conn, self.vectors)
             scope_pks = self._scope_pks(conn, scopes)
             if not filters.is_timed_only:  # (a time window alone is checked in the mirror)
                 fwhere, fparams = filter_clause(filters)
@@ -692,7 +767,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             return []
         statuses = [s.value for s in MemoryFilter().statuses]
         with self._read() as conn:
-            self.vectors.refresh(conn)
+            self._follow(conn, self.vectors)
             pks = {
                 scope: self._scope_pks(conn, ScopeFilter(org_id, frozenset({scope})))
                 for scope, _ in items
@@ -711,7 +786,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         the graph reads skip an id-index lookup per memory; ids it does not hold
         go to SQL.
         """
-        self.vectors.refresh(conn)
+        self._follow(conn, self.vectors)
         found, rest = self.vectors.active_pks(
             scopes.org_id, ids, set(self._scope_pks(conn, scopes))
         )
@@ -737,7 +812,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         if not ids or scopes.is_empty:
             return {}
         with self._read() as conn:
-            self.vectors.refresh(conn)
+            self._follow(conn, self.vectors)
             scope_pks = set(self._scope_pks(conn, scopes))
         return self.vectors.scores(scopes.org_id, vector, ids, scope_pks)
 
@@ -918,7 +993,8 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                 ],
             )
             changed = conn.total_changes - before
-        self.vectors.invalidate()
+            # the history does not record a new vector: the mirror reloads after the block
+            self._at_end(self.vectors.invalidate)
         return int(changed)
 
     def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
