@@ -118,8 +118,9 @@ class Footprint:
 
     ``memories``: records of any status; ``vectors``: stored vectors;
     ``keyword``: documents in the keyword index; ``history``: history rows
-    (deleted memories' trails included); ``scopes``: distinct scopes named in
-    the history (every scope that ever held a memory); ``mentions``,
+    (deleted memories' trails included); ``scopes``: the scopes the store has
+    recorded (a row per scope where it keeps them, else the distinct scopes its
+    memories, history and sectors name); ``mentions``,
     ``entities``, ``aliases`` and ``links``: the graph; ``accesses``: access-log
     rows. A consistent store has ``vectors == keyword == memories``.
     """

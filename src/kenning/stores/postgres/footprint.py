@@ -14,7 +14,10 @@ SELECT (SELECT COUNT(*) FROM memories WHERE org_id = %(org)s),
        (SELECT COUNT(embedding) FROM memories WHERE org_id = %(org)s),
        (SELECT COUNT(DISTINCT pk) FROM postings WHERE org_id = %(org)s),
        (SELECT COUNT(*) FROM history WHERE org_id = %(org)s),
-       (SELECT COUNT(*) FROM (SELECT DISTINCT scope_kind, scope_key FROM history
+       (SELECT COUNT(*) FROM (SELECT scope_kind, scope_key FROM memories WHERE org_id = %(org)s
+                              UNION SELECT scope_kind, scope_key FROM history
+                              WHERE org_id = %(org)s
+                              UNION SELECT scope_kind, scope_key FROM sectors
                               WHERE org_id = %(org)s) s),
        (SELECT COUNT(*) FROM mentions WHERE org_id = %(org)s),
        (SELECT COUNT(*) FROM entities WHERE org_id = %(org)s),

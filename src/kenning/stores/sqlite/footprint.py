@@ -15,7 +15,7 @@ _ALL = {
     "vectors": "SELECT COUNT(*) FROM vectors",
     "keyword": "SELECT COUNT(*) FROM memories_fts_docsize",
     "history": "SELECT COUNT(*) FROM history",
-    "scopes": "SELECT COUNT(DISTINCT scope_pk) FROM history",
+    "scopes": "SELECT COUNT(*) FROM scopes",
     "mentions": "SELECT COUNT(*) FROM mentions",
     "entities": "SELECT COUNT(*) FROM entities",
     "aliases": "SELECT COUNT(*) FROM entity_aliases",
@@ -29,7 +29,7 @@ _ORG = {
     "keyword": "SELECT COUNT(*) FROM memories_fts_docsize d JOIN memories m ON m.pk = d.id "
     "WHERE m.org_id = ?",
     "history": "SELECT COUNT(*) FROM history WHERE org_id = ?",
-    "scopes": "SELECT COUNT(DISTINCT scope_pk) FROM history WHERE org_id = ?",
+    "scopes": "SELECT COUNT(*) FROM scopes WHERE org_id = ?",
     "mentions": "SELECT COUNT(*) FROM mentions x JOIN scopes s ON s.pk = x.scope_pk "
     "WHERE s.org_id = ?",
     "entities": "SELECT COUNT(*) FROM entities WHERE org_id = ?",
