@@ -30,6 +30,7 @@ from kenning import (
     Settings,
     Status,
 )
+from kenning.config import StoreOptions
 from kenning.embeddings import content_hash
 from kenning.graph.model import EntityMention, MemoryLink, Projection, Relation
 from kenning.stores import Replacement
@@ -375,7 +376,9 @@ def test_hnsw_path_matches_exact_search(
     make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
 ) -> None:
     """With a small ANN threshold the HNSW branch runs; top-5 must equal exact search."""
-    settings = Settings(exact_search_max=50, ann_min_rows=100, pg_exact_search_max=50)
+    settings = Settings(
+        store=StoreOptions(exact_search_max=50, ann_min_rows=100, pg_exact_search_max=50)
+    )
     ann_mem = make_memory("ann", settings=settings)
     big_texts = make_sentences(400)
     mid_texts = make_sentences(80, offset=400)
