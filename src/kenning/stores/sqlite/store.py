@@ -7,16 +7,12 @@ share the file (WAL, ``BEGIN IMMEDIATE`` with a busy wait). See
 
 from __future__ import annotations
 
-import base64
 import builtins
 import json
 import logging
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +21,7 @@ import numpy as np
 
 from ...access import ScopeFilter
 from ...config import StoreOptions
-from ...errors import ConfigError, Conflict, NotFound, StoreError
+from ...errors import ConfigError, Conflict, NotFound
 from ...graph.model import Projection
 from ...models import (
     HistoryEntry,
@@ -36,14 +32,13 @@ from ...models import (
 )
 from ...retrieval.text import query_terms
 from ..base import Footprint, Replacement
-from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
+from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats
 from .directory import SQLiteDirectory
-from .follow import HistoryMirror
 from .footprint import footprint
 from .graph import SQLiteGraph
 from .lifecycle import SQLiteLifecycle
 from .migrations import apply_migrations
-from .postings import TEMP_TOKENIZER, PostingsIndex
+from .postings import PostingsIndex
 from .readers import ReadPool
 from .sql import (
     MEMORY_COLUMNS,
@@ -58,33 +53,18 @@ from .sql import (
     ts,
 )
 from .terms import TermStats
+from .transfer import SQLiteTransfer
+from .txn import SQLiteTransactions, Transaction
 from .vectors import SaidRange, VectorIndex
 
 log = logging.getLogger("kenning.store")
 
 __all__ = ["SQLiteStore"]
 
-_BUSY_WAIT_S = 60.0
-#: A scratch FTS5 table with the index's tokenizer: inserting the query's words
-#: and reading its vocabulary back gives their Porter stems.
-_TEMP_STEMMER = """
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(
-    t, tokenize = 'porter unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stemmer, instance);
-"""
 
-
-@dataclass(slots=True)
-class _Transaction:
-    """The outermost write block: the mirrors it read (held until it ends) and the
-    steps that wait for its end."""
-
-    held: ExitStack = field(default_factory=ExitStack)
-    mirrors: builtins.list[HistoryMirror] = field(default_factory=list)
-    at_end: builtins.list[Callable[[], None]] = field(default_factory=list)
-
-
-class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
+class SQLiteStore(
+    SQLiteTransactions, SQLiteTransfer, SQLiteGraph, SQLiteLifecycle, SQLiteDirectory
+):
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
     kind = "sqlite"
@@ -106,7 +86,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         self._lock = threading.RLock()
         self._depth = 0
         self._writer: int | None = None  # thread id inside a write transaction
-        self._txn: _Transaction | None = None  # what the outermost write block touched
+        self._txn: Transaction | None = None  # what the outermost write block touched
         self._terms = TermStats()
         self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
         self._conn = self._connect(self.path)
@@ -136,27 +116,6 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
 
     # -- plumbing -----------------------------------------------------------------
 
-    @staticmethod
-    def _connect(path: str) -> sqlite3.Connection:
-        """A connection with the store's pragmas and its scratch stemmer table."""
-        try:
-            conn = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT_S
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {path}: {exc}") from exc
-        for pragma in (
-            "journal_mode=WAL",
-            "synchronous=NORMAL",
-            "foreign_keys=ON",
-            f"busy_timeout={int(_BUSY_WAIT_S * 1000)}",
-            "temp_store=MEMORY",
-            "cache_size=-65536",
-        ):
-            conn.execute(f"PRAGMA {pragma}")
-        conn.executescript(_TEMP_STEMMER + TEMP_TOKENIZER)
-        return conn
-
     def size_bytes(self) -> int:
         """The database file with its WAL and shared-memory files (0 in memory)."""
         if self.path == ":memory:":
@@ -175,133 +134,6 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             self._readers.close()
         with self._lock:
             self._conn.close()
-
-    def _retry_busy(self, fn: Any) -> Any:
-        deadline = time.monotonic() + _BUSY_WAIT_S
-        delay = 0.005
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise StoreError(f"SQLite error: {exc}") from exc
-                if time.monotonic() > deadline:
-                    raise StoreError(f"database stayed locked for {_BUSY_WAIT_S:.0f}s") from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
-
-    @contextmanager
-    def atomic(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; nested calls become savepoints (see :class:`Store`).
-
-        The block holds the store's lock (the one write connection) and the
-        database's write lock (``BEGIN IMMEDIATE``) until it exits; a mirror it
-        reads stays with it until then and is put back if the block rolls back.
-        """
-        with self._lock:
-            if self._depth == 0:
-                self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
-                self._writer = threading.get_ident()
-                self._txn = _Transaction()
-            else:
-                self._conn.execute(f"SAVEPOINT sp{self._depth}")
-            self._depth += 1
-            try:
-                yield self._conn
-            except BaseException:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._conn.execute("ROLLBACK")
-                    self._end_write(committed=False)
-                else:
-                    self._conn.execute(f"ROLLBACK TO sp{self._depth}")
-                    self._conn.execute(f"RELEASE sp{self._depth}")
-                    self._forget_uncommitted(self._conn)
-                raise
-            self._depth -= 1
-            if self._depth > 0:
-                self._conn.execute(f"RELEASE sp{self._depth}")
-                return
-            try:
-                self._retry_busy(lambda: self._conn.execute("COMMIT"))
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                self._end_write(committed=False)
-                raise
-            self._end_write(committed=True)
-
-    def _end_write(self, *, committed: bool) -> None:
-        """After the outermost block: put the mirrors back if it rolled back, run
-        what waited for its end, let other threads read the mirrors again."""
-        txn, self._txn = self._txn, None
-        self._writer = None
-        if txn is None:
-            return
-        with txn.held:
-            if not committed:
-                self._begin(self._conn)  # the mirrors re-read committed rows, consistently
-                try:
-                    self._forget_uncommitted(self._conn, txn)
-                finally:
-                    self._conn.execute("COMMIT")
-            for step in txn.at_end:
-                step()
-
-    def _forget_uncommitted(
-        self, conn: sqlite3.Connection, txn: _Transaction | None = None
-    ) -> None:
-        """A block (or a savepoint in it) rolled back: drop what its reads cached."""
-        txn = txn or self._txn
-        self._scope_cache.clear()
-        self._terms.forget()
-        for mirror in txn.mirrors if txn else ():
-            mirror.undo(conn)
-
-    def _follow(self, conn: sqlite3.Connection, mirror: HistoryMirror) -> None:
-        """Bring ``mirror`` up to what ``conn`` sees: the committed state, or, on the
-        writing thread inside its block, the block's own (held until the block ends)."""
-        txn = self._txn
-        if txn is not None and self._writer == threading.get_ident():
-            if mirror not in txn.mirrors:
-                txn.mirrors.append(mirror)
-            mirror.refresh_uncommitted(conn, txn.held)
-        else:
-            mirror.refresh(conn)
-
-    def _at_end(self, step: Callable[[], None]) -> None:
-        """Run ``step`` when the current write block ends (now, outside one)."""
-        if self._txn is not None and self._writer == threading.get_ident():
-            self._txn.at_end.append(step)
-        else:
-            step()
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read snapshot (or the enclosing write transaction).
-
-        On a file database the snapshot comes from the read pool, so reads on
-        other threads run in parallel; inside this thread's own write
-        transaction the write connection is used, so the writes are visible.
-        """
-        if self._readers is not None and self._writer != threading.get_ident():
-            with self._readers.snapshot(self._begin) as conn:
-                yield conn
-            return
-        with self._lock:
-            if self._depth > 0:
-                yield self._conn
-                return
-            self._begin(self._conn)
-            self._depth += 1
-            try:
-                yield self._conn
-            finally:
-                self._depth -= 1
-                self._conn.execute("COMMIT")
-
-    def _begin(self, conn: sqlite3.Connection) -> None:
-        self._retry_busy(lambda: conn.execute("BEGIN"))
 
     def _check_model(self, model_id: str, dim: int) -> None:
         with self.atomic() as conn:
@@ -856,113 +688,6 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         with self._read() as conn:
             rows = conn.execute("SELECT DISTINCT org_id FROM scopes ORDER BY 1").fetchall()
         return [r[0] for r in rows]
-
-    def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
-        """Every visible record with its vector (base64 float32) and history."""
-        swhere, sparams = scope_clause(scopes)
-        with self._read() as conn:
-            rows = conn.execute(
-                f"{SELECT_MEMORY.replace('FROM memories m', ', v.vector FROM memories m')} "
-                f"JOIN vectors v ON v.pk = m.pk WHERE {swhere} ORDER BY m.pk",
-                sparams,
-            ).fetchall()
-        for row in rows:
-            rec = record_from_row(row[:-1])
-            yield {
-                "record": rec.to_dict(),
-                "vector": base64.b64encode(row[-1]).decode("ascii"),
-                "model_id": self.model_id,
-                "history": [h.to_dict() for h in self.history(rec.id, scopes)],
-            }
-
-    def iter_tombstones(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
-        """The history of each deleted memory visible through ``scopes``."""
-        swhere, sparams = scope_clause(scopes, alias="h")
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT h.memory_id, h.org_id, s.key, h.seq, h.op, h.actor, h.at, h.version, "
-                "h.content, h.changes FROM history h JOIN scopes s ON s.pk = h.scope_pk "
-                f"WHERE {swhere} AND NOT EXISTS (SELECT 1 FROM memories m "
-                "WHERE m.id = h.memory_id) ORDER BY h.memory_id, h.seq",
-                sparams,
-            ).fetchall()
-        yield from tombstones(
-            (
-                r[0],
-                r[1],
-                r[2],
-                HistoryEntry(
-                    r[3], r[0], r[4], r[5], dt(r[6]) or datetime.min, r[7], r[8], json.loads(r[9])
-                ),
-            )
-            for r in rows
-        )
-
-    def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
-        """Insert deleted memories' history verbatim in one transaction."""
-        with self.atomic() as conn:
-            for row in rows:
-                scope_pk = self._scope_pk(conn, row["org_id"], Scope.parse(row["scope"]))
-                for h in row["history"]:
-                    conn.execute(
-                        "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
-                        " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            row["memory_id"],
-                            row["org_id"],
-                            scope_pk,
-                            h["op"],
-                            h["actor"],
-                            datetime.fromisoformat(h["at"]).timestamp(),
-                            h["version"],
-                            h["content"],
-                            json.dumps(h["changes"], sort_keys=True),
-                        ),
-                    )
-        return len(rows)
-
-    def import_rows(
-        self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
-    ) -> int:
-        """Insert exported rows verbatim in one transaction; returns how many."""
-        cols = ", ".join(MEMORY_COLUMNS)
-        marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
-        with self.atomic() as conn:
-            for row in rows:
-                rec = MemoryRecord.from_dict(row["record"])
-                scope_pk = self._scope_pk(conn, rec.org_id, rec.scope)
-                try:
-                    cur = conn.execute(
-                        f"INSERT INTO memories ({cols}, scope_pk) VALUES ({marks})",
-                        [*record_params(rec), scope_pk],
-                    )
-                except sqlite3.IntegrityError as exc:
-                    raise Conflict(f"memory {rec.id!r} (or its key) already exists") from exc
-                pk = int(cur.lastrowid or 0)
-                conn.execute(
-                    "INSERT INTO vectors (pk, model_id, vector) VALUES (?, ?, ?)",
-                    (pk, row.get("model_id", self.model_id), base64.b64decode(row["vector"])),
-                )
-                self._fts_write(conn, pk, rec)
-                for h in row.get("history", []):
-                    conn.execute(
-                        "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
-                        " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            rec.id,
-                            rec.org_id,
-                            scope_pk,
-                            h["op"],
-                            h["actor"],
-                            datetime.fromisoformat(h["at"]).timestamp(),
-                            h["version"],
-                            h["content"],
-                            json.dumps(h["changes"], sort_keys=True),
-                        ),
-                    )
-                if progress:
-                    progress(1)
-        return len(rows)
 
     def stale_vectors(
         self, org_id: str, model_id: str, limit: int
