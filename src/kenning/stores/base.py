@@ -27,7 +27,7 @@ every store):
   inside the block see its writes; other threads and processes never do
   before the commit. The block holds the store's writer (SQLite: the one write
   connection and the database's write lock) until it exits, so keep it short
-  and never wait inside it for another thread that writes.
+  and never wait inside it for another thread that uses the same store.
 * **History.** Every create, update, archive, restore, feedback and delete
   writes one history row. A delete scrubs the content of the memory's earlier
   history rows; the trail keeps who and when, not what it said.
