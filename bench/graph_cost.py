@@ -67,11 +67,7 @@ print(
 
 def run(url_or_path, graph):
     s = Settings(graph_enabled=graph)
-    if str(url_or_path).startswith("postgresql://"):
-        s = s.model_copy(update={"database_url": url_or_path})
-        mem = Memory(settings=s, embedder=emb)
-    else:
-        mem = Memory(url_or_path, settings=s, embedder=emb)
+    mem = Memory(url_or_path, settings=s, embedder=emb)  # a file path or a database URL
     t = time.perf_counter()
     for b in batches:
         mem.remember_many(b)

@@ -27,6 +27,7 @@ from kenning import (
     Settings,
     StoreError,
 )
+from kenning.config import StoreOptions
 from kenning.embeddings import Embedder
 from kenning.stores.postgres import store as pg_store_module
 from kenning.stores.postgres.schema import MIGRATIONS
@@ -269,7 +270,10 @@ def test_filtered_search_on_the_hnsw_path_returns_the_true_top(
     pg_url: str, embedder: Embedder, make_sentences: Callable[..., list[str]]
 ) -> None:
     """A large readable set takes the HNSW walk; a narrow filter still gets every match."""
-    mem = Memory(settings=Settings(database_url=pg_url, pg_exact_search_max=50), embedder=embedder)
+    mem = Memory(
+        settings=Settings(database_url=pg_url, store=StoreOptions(pg_exact_search_max=50)),
+        embedder=embedder,
+    )
     try:
         texts = make_sentences(400)
         items = [{"content": t, "scope": "team:big"} for t in texts]
@@ -294,7 +298,10 @@ def test_filtered_search_on_the_hnsw_path_returns_the_true_top(
 def test_bulk_load_builds_the_search_indexes_once_at_the_end(
     pg_url: str, embedder: Embedder, make_sentences: Callable[..., list[str]]
 ) -> None:
-    mem = Memory(settings=Settings(database_url=pg_url, pg_exact_search_max=50), embedder=embedder)
+    mem = Memory(
+        settings=Settings(database_url=pg_url, store=StoreOptions(pg_exact_search_max=50)),
+        embedder=embedder,
+    )
     store = mem.store
     assert isinstance(store, PostgresStore)
 

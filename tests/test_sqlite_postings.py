@@ -19,6 +19,7 @@ import pytest
 
 from kenning import Memory, MemoryFilter, Principal, Settings
 from kenning.access import ScopeFilter
+from kenning.config import StoreOptions
 from kenning.retrieval.text import query_terms
 from kenning.stores.sqlite.rwlock import RWLock
 from kenning.stores.sqlite.store import SQLiteStore
@@ -140,7 +141,7 @@ def test_the_setting_turns_it_off_with_the_same_answers(
     rng = random.Random(9)
     texts = [{"content": _text(rng)} for _ in range(200)]
     on = make_memory("on")
-    off = make_memory("off", settings=Settings(keyword_in_process=False))
+    off = make_memory("off", settings=Settings(store=StoreOptions(keyword_in_process=False)))
     assert _sqlite(off).postings is None
     on.remember_many(texts)
     off.remember_many(texts)

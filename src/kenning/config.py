@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .graph.model import RELATION_PRIORS
@@ -28,6 +28,7 @@ __all__ = [
     "Server",
     "default_home",
     "LEGACY_NAMES",
+    "StoreOptions",
 ]
 
 
@@ -306,6 +307,64 @@ class Lifecycle(BaseSettings):
     sector_auto_split: bool = True
 
 
+def _env(name: str) -> AliasChoices:
+    """``KENNING_STORE_NAME``, then the flat ``KENNING_NAME`` of earlier releases."""
+    return AliasChoices(f"KENNING_STORE_{name.upper()}", f"KENNING_{name.upper()}")
+
+
+class StoreOptions(BaseSettings):
+    """The stores' knobs: one owner for each default (the stores take this object).
+
+    Environment: ``KENNING_STORE_EXACT_SEARCH_MAX`` and so on; the flat names of
+    earlier releases (``KENNING_EXACT_SEARCH_MAX``, ``KENNING_PG_POOL_SIZE``, ...)
+    still work. A store reads the knobs it has and ignores the others.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="KENNING_STORE_", extra="forbid", populate_by_name=True
+    )
+
+    # -- SQLite --------------------------------------------------------------------
+    #: Readable sets up to this size are scanned exactly (numpy); larger ones
+    #: use the HNSW index of their partition once it holds ``ann_min_rows``.
+    exact_search_max: int = Field(20_000, gt=0, validation_alias=_env("exact_search_max"))
+    ann_min_rows: int = Field(50_000, gt=0, validation_alias=_env("ann_min_rows"))
+    #: HNSW graph degree (usearch ``connectivity``).
+    ann_connectivity: int = Field(16, gt=0, validation_alias=_env("ann_connectivity"))
+    #: HNSW search breadth (usearch ``expansion_search``; pgvector ``hnsw.ef_search``).
+    ann_expansion: int = Field(64, gt=0, validation_alias=_env("ann_expansion"))
+    #: Compute FTS5's BM25 from postings held in process (numpy) instead of
+    #: calling bm25() per matching row; same scores, several times faster.
+    keyword_in_process: bool = Field(True, validation_alias=_env("keyword_in_process"))
+    #: Read connections per store (WAL: reads run beside each other and a write).
+    read_connections: int = Field(4, ge=1, le=64, validation_alias=_env("read_connections"))
+
+    # -- both ------------------------------------------------------------------------
+    #: Keyword queries skip words found in more than this share of all indexed
+    #: memories (their BM25 weight is near zero, scoring them is not).
+    keyword_max_df_ratio: float = Field(
+        0.25, gt=0, le=1, validation_alias=_env("keyword_max_df_ratio")
+    )
+
+    # -- PostgreSQL ------------------------------------------------------------------
+    #: Connections per process (recall runs two queries at once).
+    pg_pool_size: int = Field(4, ge=2, le=100, validation_alias=_env("pg_pool_size"))
+    #: Readable sets up to this size are scanned exactly; larger ones walk the
+    #: HNSW index with iterative scans (falling back to the exact scan when the
+    #: walk ends short of k). 2,000, not SQLite's 20,000: an exact scan here
+    #: reads every visible row from the table rather than a numpy block; the
+    #: PostgreSQL figures in BENCHMARKS.md were measured with 2,000.
+    pg_exact_search_max: int = Field(2000, gt=0, validation_alias=_env("pg_exact_search_max"))
+    #: A keyword query scores at most about this many matching memories (its
+    #: rarest words first), so its cost stays flat as stores grow.
+    keyword_postings_budget: int = Field(
+        2000, gt=0, validation_alias=_env("keyword_postings_budget")
+    )
+    #: Visible memories are counted up to this many for BM25 statistics and
+    #: plan choices; past it the table's row estimate stands in.
+    pg_count_cap: int = Field(50_000, gt=0, validation_alias=_env("pg_count_cap"))
+
+
 class Server(BaseSettings):
     """The REST/MCP server (``kenning serve``). Environment: ``KENNING_SERVER_*``."""
 
@@ -340,14 +399,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KENNING_", extra="forbid")
 
     home: Path | None = None
-    #: ``sqlite:///PATH`` (the default: ``HOME/kenning.db``) or ``postgresql://…``.
+    #: ``sqlite:///PATH`` (the default: ``HOME/kenning.db``), ``postgresql://…`` or
+    #: the URL of a store a plugin registers (:mod:`kenning.stores.registry`).
     database_url: str | None = None
-    #: Connections per process to PostgreSQL (recall runs two queries at once).
-    pg_pool_size: int = Field(4, ge=2, le=100)
-    #: PostgreSQL: readable sets up to this size are scanned exactly; larger ones
-    #: walk the HNSW index with iterative scans (falling back to the exact scan
-    #: when the walk ends short of k).
-    pg_exact_search_max: int = Field(2000, gt=0)
+    #: The stores' knobs (``KENNING_STORE_*``; see :class:`StoreOptions`).
+    store: StoreOptions = Field(default_factory=StoreOptions)
 
     embedder: str = "minilm"
     embedder_options: dict[str, str] = Field(default_factory=dict)
@@ -375,19 +431,6 @@ class Settings(BaseSettings):
 
     # retrieval (the read pipeline's own knobs are in ``retrieval``)
     min_confidence: float = Field(0.0, ge=0, le=1)
-    #: Keyword queries skip words found in more than this share of all indexed
-    #: memories (their BM25 weight is near zero, scoring them is not).
-    keyword_max_df_ratio: float = Field(0.25, gt=0, le=1)
-    #: SQLite: compute FTS5's BM25 from postings held in process (numpy) instead
-    #: of calling bm25() per matching row; same scores, several times faster.
-    keyword_in_process: bool = True
-    #: PostgreSQL: a keyword query scores at most about this many matching
-    #: memories (its rarest words first), so its cost stays flat as stores grow.
-    keyword_postings_budget: int = Field(2000, gt=0)
-    exact_search_max: int = Field(20_000, gt=0)
-    ann_min_rows: int = Field(50_000, gt=0)
-    ann_expansion: int = Field(64, gt=0)
-    ann_connectivity: int = Field(16, gt=0)
 
     # memory graph (seed 002): the write-side projection
     #: Project memories into the graph (entities, topics, links); False: nothing
@@ -433,16 +476,32 @@ class Settings(BaseSettings):
                 data[group] = _build(kind, _merge(_as_dict(data.get(group)), moved))
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_store_knobs(cls, data: Any) -> Any:
+        """``Settings(exact_search_max=...)`` (the flat names of earlier releases)
+        sets ``store.exact_search_max``."""
+        if not isinstance(data, dict):
+            return data
+        flat = {k: v for k, v in data.items() if k in StoreOptions.model_fields}
+        if not flat:
+            return data
+        rest = {k: v for k, v in data.items() if k not in flat}
+        given = rest.get("store")
+        if isinstance(given, StoreOptions):
+            given = given.model_dump()
+        rest["store"] = StoreOptions(**{**(given or {}), **flat})
+        return rest
+
     @model_validator(mode="after")
     def _check(self) -> Settings:
-        if self.database_url is not None and not (
-            self.database_url.startswith("sqlite:///")
-            or self.database_url.startswith("postgresql://")
-        ):
+        # which schemes exist is the store registry's business (kenning.stores);
+        # here only the shape: a URL, not a bare path
+        if self.database_url is not None and "://" not in self.database_url:
             from .errors import ConfigError
 
             raise ConfigError(
-                "database_url must start with sqlite:/// or postgresql://; "
+                "database_url must be a database URL (sqlite:///PATH, postgresql://…); "
                 f"got {self.database_url!r}"
             )
         return self

@@ -45,6 +45,8 @@ import httpx
 from ..engine import Memory
 from ..errors import ConfigError, NotFound
 from ..models import Principal, Role, Scope
+from ..stores import database_url
+from ..stores.registry import backend_for
 from .stores import open_bench_memory
 
 __all__ = ["run_load", "LoadText"]
@@ -199,11 +201,12 @@ def run_load(
         raise ConfigError("clients, workers and users must be at least 1")
     if not 0.0 <= write_ratio <= 1.0:
         raise ConfigError("write_ratio must be between 0 and 1")
-    if workers > 1 and not (store or "").startswith("postgresql://"):
+    given = database_url(store, field="store") if store else None
+    if workers > 1 and not (given and backend_for(given, "store").serves_processes):
         raise ConfigError("several workers need PostgreSQL (--store postgresql://…)")
     with tempfile.TemporaryDirectory(prefix="kenning-load-") as tmp_name:
         tmp = Path(tmp_name)
-        url = store or f"sqlite:///{tmp / 'load.db'}"
+        url = given or database_url(str(tmp / "load.db"), field="store")
         t = time.perf_counter()
         keys, before = _prepare(store, tmp / "load.db", users, seed_memories, seed_batch, say)
         seed_s = time.perf_counter() - t

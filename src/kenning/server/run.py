@@ -10,6 +10,8 @@ from typing import Any
 from ..config import Settings
 from ..engine import Memory
 from ..errors import ConfigError
+from ..stores import display_url, store_url
+from ..stores.registry import backend_for
 
 __all__ = ["JsonFormatter", "configure_logging", "bootstrap", "serve"]
 
@@ -74,9 +76,13 @@ def serve(settings: Settings) -> None:
 
     cfg = settings.server
     if cfg.workers > 1:
-        if not (settings.database_url or "").startswith("postgresql://"):
-            raise ConfigError("several workers need PostgreSQL; the embedded store serves one")
-        os.environ["KENNING_DATABASE_URL"] = settings.database_url or ""
+        url = store_url(settings)
+        if not backend_for(url, field="database_url").serves_processes:
+            raise ConfigError(
+                f"several workers need a store that processes share (PostgreSQL); "
+                f"{display_url(url)} serves one"
+            )
+        os.environ["KENNING_DATABASE_URL"] = url
         uvicorn.run(
             "kenning.server.app:create_app",
             factory=True,

@@ -1,4 +1,12 @@
-"""The storage seam: one protocol every backend implements.
+"""The storage seam: four protocols every backend implements, and one transaction.
+
+:class:`Store` is what the engine holds: :class:`MemoryStore` (records, their
+vectors and keyword rows, history, search, export), :class:`GraphStore`
+(mentions, entities, links), :class:`LifecycleStore` (strength, accesses,
+sectors, policies) and :class:`DirectoryStore` (organizations, users, keys,
+audit), plus :meth:`Store.atomic`, :meth:`Store.footprint`, ``close``,
+``size_bytes`` and ``kind``. A service that needs one part may type its store
+as that part. Backends are found by URL scheme (:mod:`kenning.stores.registry`).
 
 Contract (the contract suite in ``tests/test_store_contract.py`` checks it on
 every store):
@@ -10,6 +18,16 @@ every store):
 * **Atomic writes.** ``insert``, ``replace`` and ``delete`` each commit the
   record, its vector, its keyword-index row and its history row together or
   not at all. A batch ``insert`` is one transaction.
+* **One transaction around several writes.** Every write method called inside
+  ``with store.atomic():`` joins that block's transaction (on the calling
+  thread); a nested ``atomic()`` is a savepoint, the commit happens when the
+  outermost block exits, and an exception rolls everything back: no row,
+  vector, keyword entry, history row or graph row of the block survives, and
+  the store's caches and in-process indexes show the committed state. Reads
+  inside the block see its writes; other threads and processes never do
+  before the commit. The block holds the store's writer (SQLite: the one write
+  connection and the database's write lock) until it exits, so keep it short
+  and never wait inside it for another thread that uses the same store.
 * **History.** Every create, update, archive, restore, feedback and delete
   writes one history row. A delete scrubs the content of the memory's earlier
   history rows; the trail keeps who and when, not what it said.
@@ -41,6 +59,10 @@ every store):
   back); an entity only through a visible active mention, and its label, type
   and count come from those mentions only — a reader learns nothing about an
   entity from memories it cannot read. Entity ids derive from (org, kind, norm).
+* **Footprint.** :meth:`Store.footprint` counts the rows a store holds per
+  kind (:class:`Footprint`), for tests and operators: the contract suite checks
+  all-or-nothing writes and complete deletion with it, so a store without SQL
+  runs the same suite.
 * **Directory.** Organizations, users, teams and personas are
   :class:`~kenning.directory.model.DirectoryEntry` rows keyed by
   ``(org_id, kind, id)``; ``put_entry`` creates or replaces one. API keys are
@@ -55,7 +77,8 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -67,12 +90,20 @@ from ..graph.model import Entity, GraphEdge, MemoryLink, Projection
 from ..lifecycle.model import Access, AccessEntry, Policy, Sector
 from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
 
-__all__ = ["Store", "Replacement"]
+__all__ = [
+    "Store",
+    "MemoryStore",
+    "GraphStore",
+    "LifecycleStore",
+    "DirectoryStore",
+    "Replacement",
+    "Footprint",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Replacement:
-    """One change to an existing memory, as :meth:`Store.replace` takes it."""
+    """One change to an existing memory, as :meth:`MemoryStore.replace` takes it."""
 
     record: MemoryRecord
     vector: np.ndarray | None
@@ -81,18 +112,44 @@ class Replacement:
     graph: Projection | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """How many rows a store holds, per kind (:meth:`Store.footprint`).
+
+    ``memories``: records of any status; ``vectors``: stored vectors;
+    ``keyword``: documents in the keyword index; ``history``: history rows
+    (deleted memories' trails included); ``scopes``: the scopes the store has
+    recorded (a row per scope where it keeps them, else the distinct scopes its
+    memories, history and sectors name); ``mentions``,
+    ``entities``, ``aliases`` and ``links``: the graph; ``accesses``: access-log
+    rows. A consistent store has ``vectors == keyword == memories``.
+    """
+
+    memories: int = 0
+    vectors: int = 0
+    keyword: int = 0
+    history: int = 0
+    scopes: int = 0
+    mentions: int = 0
+    entities: int = 0
+    aliases: int = 0
+    links: int = 0
+    accesses: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts by name."""
+        return asdict(self)
+
+    def __add__(self, other: Footprint) -> Footprint:
+        """Field-wise sum (several organizations' footprints)."""
+        mine, theirs = self.as_dict(), other.as_dict()
+        return Footprint(**{k: mine[k] + theirs[k] for k in mine})
+
+
 @runtime_checkable
-class Store(Protocol):
-    """What the engine needs from a database."""
-
-    #: Which backend this is (``"sqlite"``, ``"postgresql"``): for reports, never for logic.
-    kind: str
-
-    def close(self) -> None:
-        """Release connections and caches."""
-
-    def size_bytes(self) -> int:
-        """How much space the database takes (files, or the PostgreSQL database)."""
+class MemoryStore(Protocol):
+    """Memory records with their vectors, keyword rows and history: writes,
+    searches, export and import, the embedding cache."""
 
     def insert(
         self,
@@ -205,7 +262,33 @@ class Store(Protocol):
     def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
         """Embedding cache write."""
 
-    # -- graph ----------------------------------------------------------------------
+    def scope_neighbours(
+        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+    ) -> builtins.list[builtins.list[tuple[str, float]]]:
+        """For each (scope, vector): the cosine top ``limit`` among the active memories of
+        that one scope, as (id, similarity) best first (batched: the write projection's
+        ``semantic_neighbor`` lookups)."""
+
+    def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
+        """The stored vectors of the visible memories among ``ids``."""
+
+    def stale_vectors(
+        self, org_id: str, model_id: str, limit: int
+    ) -> builtins.list[tuple[str, str]]:
+        """(memory id, content) of up to ``limit`` memories of ``org_id`` whose vector
+        was made by another model than ``model_id`` (maintenance: every scope)."""
+
+    def replace_vectors(
+        self, org_id: str, model_id: str, vectors: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        """Store ``model_id``'s vector for each (memory id, vector) of ``org_id`` in one
+        transaction; the store's own search indexes follow. Returns how many changed
+        (memories deleted meanwhile are skipped). Run it with no other writer."""
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """The memory graph: mentions, entities and links, written with the memories."""
 
     def graph_write(self, org_id: str, projection: Projection, at: datetime) -> int:
         """Add mentions and links between existing memories of ``org_id`` (rebuild) in one
@@ -266,30 +349,10 @@ class Store(Protocol):
         non-superseded memory of that episode (or episode-less session) in that scope
         with event time <= ``at``, by (event time, created_at, id)."""
 
-    def scope_neighbours(
-        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
-    ) -> builtins.list[builtins.list[tuple[str, float]]]:
-        """For each (scope, vector): the cosine top ``limit`` among the active memories of
-        that one scope, as (id, similarity) best first (batched: the write projection's
-        ``semantic_neighbor`` lookups)."""
 
-    def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
-        """The stored vectors of the visible memories among ``ids``."""
-
-    def stale_vectors(
-        self, org_id: str, model_id: str, limit: int
-    ) -> builtins.list[tuple[str, str]]:
-        """(memory id, content) of up to ``limit`` memories of ``org_id`` whose vector
-        was made by another model than ``model_id`` (maintenance: every scope)."""
-
-    def replace_vectors(
-        self, org_id: str, model_id: str, vectors: Sequence[tuple[str, np.ndarray]]
-    ) -> int:
-        """Store ``model_id``'s vector for each (memory id, vector) of ``org_id`` in one
-        transaction; the store's own search indexes follow. Returns how many changed
-        (memories deleted meanwhile are skipped). Run it with no other writer."""
-
-    # -- lifecycle ------------------------------------------------------------------
+@runtime_checkable
+class LifecycleStore(Protocol):
+    """Strength and the access log, sectors, retention and review policies."""
 
     def record_access(self, org_id: str, accesses: Sequence[Access]) -> None:
         """Set each memory's strength to ``strength_after`` and last access to ``at``,
@@ -322,7 +385,10 @@ class Store(Protocol):
     def policies(self, org_id: str) -> builtins.list[Policy]:
         """Every policy of the organization."""
 
-    # -- directory --------------------------------------------------------------------
+
+@runtime_checkable
+class DirectoryStore(Protocol):
+    """Organizations, users, teams, personas, API keys and the audit log."""
 
     def put_entry(self, entry: DirectoryEntry) -> None:
         """Create or replace one directory row (by org, kind and id)."""
@@ -366,3 +432,31 @@ class Store(Protocol):
     ) -> builtins.list[AuditEntry]:
         """An organization's audit lines, newest first; ``action`` matches a prefix
         (``"admin."``); ``before_seq`` pages backwards."""
+
+
+@runtime_checkable
+class Store(MemoryStore, GraphStore, LifecycleStore, DirectoryStore, Protocol):
+    """What the engine needs from a database: the four parts and one transaction."""
+
+    #: Which backend this is (``"sqlite"``, ``"postgresql"``): for reports, never for logic.
+    kind: str
+
+    def atomic(self) -> AbstractContextManager[object]:
+        """A transaction around a block: every write inside joins it, nested blocks
+        are savepoints, the outermost exit commits and an exception rolls all back.
+
+        >>> with store.atomic():                                  # doctest: +SKIP
+        ...     store.insert(items, actor, graph=projection)
+        ...     store.replace_many(replacements, actor)
+        ...     store.graph_write(org_id, Projection(links=links), at)
+        """
+
+    def footprint(self, org_id: str | None = None) -> Footprint:
+        """Rows held per kind: of ``org_id``, or of the whole store (every organization,
+        and rows no organization owns, which a correct store never leaves)."""
+
+    def close(self) -> None:
+        """Release connections and caches."""
+
+    def size_bytes(self) -> int:
+        """How much space the database takes (files, or the PostgreSQL database)."""

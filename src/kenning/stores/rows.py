@@ -33,6 +33,7 @@ __all__ = [
     "audit_where",
     "layer_stats",
     "tombstones",
+    "recorded_model",
 ]
 
 #: The record's own columns (the scope is stored per store's own design).
@@ -188,3 +189,11 @@ def audit_where(
         conditions.append(("seq < {ph}", [before_seq]))
     where = " AND ".join(sql.format(ph=ph) for sql, _ in conditions)
     return where, [v for _, values in conditions for v in values]
+
+
+def recorded_model(value: str | None) -> tuple[str, int] | None:
+    """``(model_id, dim)`` from a store's recorded ``embedding`` meta value (JSON)."""
+    if value is None:
+        return None
+    recorded = json.loads(value)
+    return str(recorded["model_id"]), int(recorded["dim"])

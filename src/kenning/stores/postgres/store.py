@@ -10,68 +10,54 @@ PostgreSQL's MVCC replaces SQLite's single writer. See
 
 from __future__ import annotations
 
-import base64
 import builtins
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import threading
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import psycopg
-from pgvector import Vector
 from pgvector.psycopg import register_vector
-from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool
 
 from ...access import ScopeFilter
+from ...config import StoreOptions
 from ...errors import ConfigError, Conflict, InvalidInput, NotFound, StoreError
 from ...graph.model import Projection
-from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, ScopeKind
+from ...models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
 from ...retrieval.text import query_terms
 from ..base import Replacement
-from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
-from .bm25 import K1, B, TTLCache, doc_length, idf
+from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats
+from .bm25 import K1, B, TTLCache, idf
 from .directory import PostgresDirectory
 from .graph import PostgresGraph
 from .lifecycle import PostgresLifecycle
-from .schema import BULK_INDEXES, apply_migrations, ensure_extension
+from .schema import apply_migrations, ensure_extension
 from .sql import (
     MEMORY_COLUMNS,
     SCOPE_COLUMNS,
     SELECT_MEMORY,
-    context_values,
     filter_clause,
     record_from_row,
     record_params,
     scope_clause,
     write_context,
 )
+from .transfer import HISTORY_SQL as _HISTORY_SQL
+from .transfer import INSERT_SQL as _INSERT_SQL
+from .transfer import POSTINGS_SQL as _POSTINGS_SQL
+from .transfer import PostgresTransfer
+from .transfer import doc_len as _doc_len
+from .transfer import vec as _vec
+from .txn import PostgresTransactions
 
 log = logging.getLogger("kenning.store")
 
 __all__ = ["PostgresStore", "VectorPlan"]
-
-_INSERT_COLUMNS = (*MEMORY_COLUMNS, *SCOPE_COLUMNS, "model_id", "embedding", "doc_len")
-_INSERT_SQL = (
-    f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
-    f"VALUES ({', '.join(['%s'] * len(_INSERT_COLUMNS))})"
-)
-_HISTORY_SQL = (
-    "INSERT INTO history (memory_id, org_id, scope_kind, scope_key, op, actor, at, version, "
-    "content, changes) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-#: Derive the postings of the memories with these ids from their tsvector.
-_POSTINGS_SQL = (
-    "INSERT INTO postings (pk, lexeme, org_id, scope_kind, scope_key, status, tf, doc_len) "
-    "SELECT m.pk, u.lexeme, m.org_id, m.scope_kind, m.scope_key, m.status, "
-    "COALESCE(array_length(u.positions, 1), 1), m.doc_len "
-    "FROM memories m CROSS JOIN LATERAL unnest(m.tsv) AS u WHERE m.id = ANY(%s)"
-)
-_ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +67,6 @@ class VectorPlan:
     method: str
     visible: int
     fell_back: bool = False
-
-
-def _vec(vector: Any) -> np.ndarray:
-    """float32 numpy from a numpy array or a pgvector ``Vector``."""
-    if isinstance(vector, Vector):
-        vector = vector.to_numpy()
-    return np.asarray(vector, dtype=np.float32)
-
-
-def _doc_len(record: MemoryRecord) -> int:
-    return doc_length(record.content, record.key or "", " ".join(record.tags))
 
 
 def _history_row(
@@ -115,7 +90,9 @@ def _history_row(
     )
 
 
-class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
+class PostgresStore(
+    PostgresTransactions, PostgresTransfer, PostgresGraph, PostgresLifecycle, PostgresDirectory
+):
     """The server store. ``url`` is a ``postgresql://`` connection URL."""
 
     kind = "postgresql"
@@ -126,29 +103,28 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         *,
         model_id: str,
         dim: int,
-        pool_size: int = 4,
-        exact_search_max: int = 20_000,
-        ann_expansion: int = 64,
-        keyword_max_df_ratio: float = 0.25,
-        keyword_postings_budget: int = 2000,
-        count_cap: int = 50_000,
+        options: StoreOptions | None = None,
     ) -> None:
+        """Connect (migrating the schema); ``options`` default to
+        :class:`~kenning.config.StoreOptions` (``KENNING_STORE_*``)."""
+        opts = options if options is not None else StoreOptions()
         self.url = url
         self.model_id = model_id
         self.dim = dim
-        self.exact_search_max = exact_search_max
-        self.ann_expansion = ann_expansion
-        self.keyword_max_df_ratio = keyword_max_df_ratio
-        self.count_cap = count_cap
-        self.postings_budget = keyword_postings_budget
+        self.exact_search_max = opts.pg_exact_search_max
+        self.ann_expansion = opts.ann_expansion
+        self.keyword_max_df_ratio = opts.keyword_max_df_ratio
+        self.count_cap = opts.pg_count_cap
+        self.postings_budget = opts.keyword_postings_budget
         self._counts = TTLCache(size=4096, ttl=60.0)
         self._lexemes = TTLCache(size=65_536, ttl=3600.0)
+        self._block = threading.local()  # this thread's atomic() connection, if any
         self.last_plan = VectorPlan("exact", 0)
         self._setup(url, dim)
         self._pool = ConnectionPool(
             url,
             min_size=1,
-            max_size=max(pool_size, 2),
+            max_size=max(opts.pg_pool_size, 2),
             kwargs={"options": "-c TimeZone=UTC"},
             configure=register_vector,
             open=False,
@@ -233,76 +209,7 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         """Close every pooled connection."""
         self._pool.close()
 
-    @contextmanager
-    def _tx(self, context: tuple[str, str, str]) -> Iterator[psycopg.Connection]:
-        """One transaction with the row-level-security context set (``SET LOCAL``)."""
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                conn.execute(
-                    "SELECT set_config('kenning.org_id', %s, true), "
-                    "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true)",
-                    context,
-                )
-                yield conn
-        except pgerrors.UniqueViolation as exc:
-            raise Conflict(f"already exists: {exc.diag.message_detail or exc}") from exc
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL error: {exc}") from exc
-
-    def _read(self, scopes: ScopeFilter) -> Any:
-        return self._tx(context_values(scopes))
-
-    def _org_write(self, org_id: str) -> Any:
-        """Writes by id: the engine has checked the right; the wall keeps them in the org."""
-        return self._tx((org_id, _ALL_KINDS, ""))
-
-    @contextmanager
-    def bulk_load(self, build_memory: str = "4GB") -> Iterator[None]:
-        """Load many memories fast: drop the search indexes, build them once at the end.
-
-        pgvector inserts into an HNSW graph one vector at a time, which costs
-        milliseconds per row at scale; one ``CREATE INDEX`` after the load
-        builds the same graph in memory (``build_memory``) with parallel
-        workers, far faster (likewise the postings' B-tree). Meant for first
-        loads and migrations: meanwhile other clients' searches run without
-        these indexes (correct, slower).
-        """
-        with self._pool.connection() as conn:
-            conn.autocommit = True
-            try:
-                for name, _ in BULK_INDEXES:
-                    conn.execute(f"DROP INDEX IF EXISTS {name}")
-            finally:
-                conn.autocommit = False
-        try:
-            yield
-        finally:
-            with self._pool.connection() as conn:
-                conn.autocommit = True
-                try:
-                    conn.execute(
-                        "SELECT set_config('maintenance_work_mem', %s, false), "
-                        "set_config('max_parallel_maintenance_workers', '2', false)",
-                        (build_memory,),
-                    )
-                    for _, create in BULK_INDEXES:
-                        conn.execute(create)
-                    # statistics for the planner, and the visibility map for index-only scans
-                    conn.execute("VACUUM ANALYZE memories, postings, history")
-                finally:
-                    conn.execute("RESET maintenance_work_mem")
-                    conn.execute("RESET max_parallel_maintenance_workers")
-                    conn.autocommit = False
-
     # -- writes -------------------------------------------------------------------
-
-    @staticmethod
-    def _note_orgs(cur: psycopg.Cursor[Any], org_ids: set[str]) -> None:
-        """Record the organizations written to (no lock is taken when already known)."""
-        cur.execute(
-            "INSERT INTO organizations (org_id) SELECT unnest(%s::text[]) ON CONFLICT DO NOTHING",
-            (sorted(org_ids),),
-        )
 
     def insert(
         self,
@@ -775,143 +682,6 @@ class PostgresStore(PostgresGraph, PostgresLifecycle, PostgresDirectory):
         with self._tx(("", "", "")) as conn:
             rows = conn.execute("SELECT org_id FROM organizations ORDER BY 1").fetchall()
         return [r[0] for r in rows]
-
-    def iter_export(self, scopes: ScopeFilter, chunk: int = 1000) -> Iterator[dict[str, Any]]:
-        """Every visible record with its vector (base64 float32) and history.
-
-        Read in keyset chunks of ``chunk`` memories (two queries each), so an
-        export of millions streams in bounded memory.
-        """
-        if scopes.is_empty:
-            return
-        swhere, sparams = scope_clause(scopes)
-        select = SELECT_MEMORY.replace(
-            " FROM memories m", ", m.embedding, m.model_id, m.pk FROM memories m"
-        )
-        after = 0
-        while True:
-            with self._read(scopes) as conn:
-                rows = conn.execute(
-                    f"{select} WHERE {swhere} AND m.pk > %s ORDER BY m.pk LIMIT %s",
-                    [*sparams, after, chunk],
-                ).fetchall()
-                ids = [r[0] for r in rows]
-                trails: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
-                for h in conn.execute(
-                    "SELECT seq, memory_id, op, actor, at, version, content, changes "
-                    "FROM history WHERE memory_id = ANY(%s) ORDER BY seq",
-                    (ids,),
-                ):
-                    entry = HistoryEntry(h[0], h[1], h[2], h[3], h[4], h[5], h[6], dict(h[7]))
-                    trails[h[1]].append(entry.to_dict())
-            for row in rows:
-                rec = record_from_row(row[:-3])
-                yield {
-                    "record": rec.to_dict(),
-                    "vector": base64.b64encode(_vec(row[-3]).tobytes()).decode("ascii"),
-                    "model_id": row[-2],
-                    "history": trails[rec.id],
-                }
-            if len(rows) < chunk:
-                return
-            after = rows[-1][-1]
-
-    def iter_tombstones(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
-        """The history of each deleted memory visible through ``scopes``."""
-        if scopes.is_empty:
-            return
-        swhere, sparams = scope_clause(scopes, alias="h")
-        with self._read(scopes) as conn:
-            rows = conn.execute(
-                "SELECT h.memory_id, h.org_id, h.scope_key, h.seq, h.op, h.actor, h.at, "
-                f"h.version, h.content, h.changes FROM history h WHERE {swhere} AND NOT EXISTS "
-                "(SELECT 1 FROM memories m WHERE m.id = h.memory_id) ORDER BY h.memory_id, h.seq",
-                sparams,
-            ).fetchall()
-        yield from tombstones(
-            (r[0], r[1], r[2], HistoryEntry(r[3], r[0], r[4], r[5], r[6], r[7], r[8], dict(r[9])))
-            for r in rows
-        )
-
-    def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
-        """Insert deleted memories' history verbatim in one transaction."""
-        if not rows:
-            return 0
-        scopes = [(row["org_id"], Scope.parse(row["scope"])) for row in rows]
-        with self._tx(write_context(scopes)) as conn, conn.cursor() as cur:
-            for row, (org_id, scope) in zip(rows, scopes, strict=True):
-                cur.executemany(
-                    _HISTORY_SQL,
-                    [
-                        (
-                            row["memory_id"],
-                            org_id,
-                            scope.kind.value,
-                            scope.key,
-                            h["op"],
-                            h["actor"],
-                            datetime.fromisoformat(h["at"]),
-                            h["version"],
-                            h["content"],
-                            json.dumps(h["changes"], sort_keys=True),
-                        )
-                        for h in row["history"]
-                    ],
-                )
-        return len(rows)
-
-    def import_rows(
-        self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
-    ) -> int:
-        """Insert exported rows verbatim (ids, times, history) in one transaction."""
-        if not rows:
-            return 0
-        records = [MemoryRecord.from_dict(row["record"]) for row in rows]
-        ctx = write_context((r.org_id, r.scope) for r in records)
-        try:
-            with self._tx(ctx) as conn, conn.cursor() as cur:
-                self._note_orgs(cur, {r.org_id for r in records})
-                for row, rec in zip(rows, records, strict=True):
-                    vector = np.frombuffer(base64.b64decode(row["vector"]), dtype=np.float32)
-                    if vector.shape != (self.dim,):
-                        raise ConfigError(
-                            f"memory {rec.id!r} has a {vector.shape[0]}-d vector; "
-                            f"this store holds {self.dim}-d vectors"
-                        )
-                    cur.execute(
-                        _INSERT_SQL,
-                        [
-                            *record_params(rec),
-                            row.get("model_id", self.model_id),
-                            vector,
-                            _doc_len(rec),
-                        ],
-                    )
-                    cur.executemany(
-                        _HISTORY_SQL,
-                        [
-                            (
-                                rec.id,
-                                rec.org_id,
-                                rec.scope.kind.value,
-                                rec.scope.key,
-                                h["op"],
-                                h["actor"],
-                                datetime.fromisoformat(h["at"]),
-                                h["version"],
-                                h["content"],
-                                json.dumps(h["changes"], sort_keys=True),
-                            )
-                            for h in row.get("history", [])
-                        ],
-                    )
-                    if progress:
-                        progress(1)
-                cur.execute(_POSTINGS_SQL, ([r.id for r in records],))
-        except Conflict as exc:
-            raise Conflict(f"a memory (or its key) already exists: {exc}") from exc
-        self._counts.clear()
-        return len(rows)
 
     def stale_vectors(
         self, org_id: str, model_id: str, limit: int

@@ -7,15 +7,12 @@ share the file (WAL, ``BEGIN IMMEDIATE`` with a busy wait). See
 
 from __future__ import annotations
 
-import base64
 import builtins
 import json
 import logging
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ...access import ScopeFilter
-from ...errors import ConfigError, Conflict, NotFound, StoreError
+from ...config import StoreOptions
+from ...errors import ConfigError, Conflict, NotFound
 from ...graph.model import Projection
 from ...models import (
     HistoryEntry,
@@ -33,13 +31,14 @@ from ...models import (
     Scope,
 )
 from ...retrieval.text import query_terms
-from ..base import Replacement
-from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats, tombstones
+from ..base import Footprint, Replacement
+from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats
 from .directory import SQLiteDirectory
+from .footprint import footprint
 from .graph import SQLiteGraph
 from .lifecycle import SQLiteLifecycle
 from .migrations import apply_migrations
-from .postings import TEMP_TOKENIZER, PostingsIndex
+from .postings import PostingsIndex
 from .readers import ReadPool
 from .sql import (
     MEMORY_COLUMNS,
@@ -54,23 +53,18 @@ from .sql import (
     ts,
 )
 from .terms import TermStats
+from .transfer import SQLiteTransfer
+from .txn import SQLiteTransactions, Transaction
 from .vectors import SaidRange, VectorIndex
 
 log = logging.getLogger("kenning.store")
 
 __all__ = ["SQLiteStore"]
 
-_BUSY_WAIT_S = 60.0
-#: A scratch FTS5 table with the index's tokenizer: inserting the query's words
-#: and reading its vocabulary back gives their Porter stems.
-_TEMP_STEMMER = """
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(
-    t, tokenize = 'porter unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_vocab USING fts5vocab(temp, stemmer, instance);
-"""
 
-
-class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
+class SQLiteStore(
+    SQLiteTransactions, SQLiteTransfer, SQLiteGraph, SQLiteLifecycle, SQLiteDirectory
+):
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
     kind = "sqlite"
@@ -81,20 +75,20 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         *,
         model_id: str,
         dim: int,
-        exact_search_max: int = 20_000,
-        ann_min_rows: int = 50_000,
-        ann_connectivity: int = 16,
-        ann_expansion: int = 64,
-        keyword_max_df_ratio: float = 0.25,
-        keyword_in_process: bool = True,
-        read_connections: int = 4,
+        options: StoreOptions | None = None,
     ) -> None:
+        """Open (creating and migrating) the database at ``path``; ``options`` default
+        to :class:`~kenning.config.StoreOptions` (``KENNING_STORE_*``)."""
+        opts = options if options is not None else StoreOptions()
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
         self._writer: int | None = None  # thread id inside a write transaction
+        self._txn: Transaction | None = None  # what the outermost write block touched
+        self._terms = TermStats()
+        self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
         self._conn = self._connect(self.path)
         with self._lock:
             self._retry_busy(lambda: apply_migrations(self._conn))
@@ -103,18 +97,16 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         # each other and beside a write); ":memory:" is private to one connection.
         self._readers: ReadPool | None = None
         if self.path != ":memory:":
-            self._readers = ReadPool(self.path, read_connections, self._connect)
-        self.keyword_max_df_ratio = keyword_max_df_ratio
-        self._terms = TermStats()
-        self.postings = PostingsIndex() if keyword_in_process else None
-        self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
+            self._readers = ReadPool(self.path, opts.read_connections, self._connect)
+        self.keyword_max_df_ratio = opts.keyword_max_df_ratio
+        self.postings = PostingsIndex() if opts.keyword_in_process else None
         self.model_id = model_id
         self.vectors = VectorIndex(
             dim,
-            exact_max=exact_search_max,
-            ann_min_rows=ann_min_rows,
-            connectivity=ann_connectivity,
-            expansion=ann_expansion,
+            exact_max=opts.exact_search_max,
+            ann_min_rows=opts.ann_min_rows,
+            connectivity=opts.ann_connectivity,
+            expansion=opts.ann_expansion,
         )
 
     @property
@@ -124,27 +116,6 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
 
     # -- plumbing -----------------------------------------------------------------
 
-    @staticmethod
-    def _connect(path: str) -> sqlite3.Connection:
-        """A connection with the store's pragmas and its scratch stemmer table."""
-        try:
-            conn = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT_S
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {path}: {exc}") from exc
-        for pragma in (
-            "journal_mode=WAL",
-            "synchronous=NORMAL",
-            "foreign_keys=ON",
-            f"busy_timeout={int(_BUSY_WAIT_S * 1000)}",
-            "temp_store=MEMORY",
-            "cache_size=-65536",
-        ):
-            conn.execute(f"PRAGMA {pragma}")
-        conn.executescript(_TEMP_STEMMER + TEMP_TOKENIZER)
-        return conn
-
     def size_bytes(self) -> int:
         """The database file with its WAL and shared-memory files (0 in memory)."""
         if self.path == ":memory:":
@@ -152,81 +123,17 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         main = Path(self.path)
         return sum(p.stat().st_size for p in main.parent.glob(main.name + "*") if p.is_file())
 
+    def footprint(self, org_id: str | None = None) -> Footprint:
+        """Rows per kind (see :class:`~kenning.stores.base.Footprint`)."""
+        with self._read() as conn:
+            return footprint(conn, org_id)
+
     def close(self) -> None:
         """Close the connections."""
         if self._readers is not None:
             self._readers.close()
         with self._lock:
             self._conn.close()
-
-    def _retry_busy(self, fn: Any) -> Any:
-        deadline = time.monotonic() + _BUSY_WAIT_S
-        delay = 0.005
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise StoreError(f"SQLite error: {exc}") from exc
-                if time.monotonic() > deadline:
-                    raise StoreError(f"database stayed locked for {_BUSY_WAIT_S:.0f}s") from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
-
-    @contextmanager
-    def atomic(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; nested calls become savepoints."""
-        with self._lock:
-            if self._depth == 0:
-                self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
-                self._writer = threading.get_ident()
-            else:
-                self._conn.execute(f"SAVEPOINT sp{self._depth}")
-            self._depth += 1
-            try:
-                yield self._conn
-            except BaseException:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._writer = None
-                    self._conn.execute("ROLLBACK")
-                else:
-                    self._conn.execute(f"ROLLBACK TO sp{self._depth}")
-                    self._conn.execute(f"RELEASE sp{self._depth}")
-                raise
-            self._depth -= 1
-            if self._depth == 0:
-                self._writer = None
-                self._retry_busy(lambda: self._conn.execute("COMMIT"))
-            else:
-                self._conn.execute(f"RELEASE sp{self._depth}")
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read snapshot (or the enclosing write transaction).
-
-        On a file database the snapshot comes from the read pool, so reads on
-        other threads run in parallel; inside this thread's own write
-        transaction the write connection is used, so the writes are visible.
-        """
-        if self._readers is not None and self._writer != threading.get_ident():
-            with self._readers.snapshot(self._begin) as conn:
-                yield conn
-            return
-        with self._lock:
-            if self._depth > 0:
-                yield self._conn
-                return
-            self._begin(self._conn)
-            self._depth += 1
-            try:
-                yield self._conn
-            finally:
-                self._depth -= 1
-                self._conn.execute("COMMIT")
-
-    def _begin(self, conn: sqlite3.Connection) -> None:
-        self._retry_busy(lambda: conn.execute("BEGIN"))
 
     def _check_model(self, model_id: str, dim: int) -> None:
         with self.atomic() as conn:
@@ -526,12 +433,12 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         cannot answer (the caller asks FTS5 then)."""
         if self.postings is None:
             return None
-        self.postings.refresh(conn)
+        self._follow(conn, self.postings)
         scored = self.postings.scores(self._terms.stems(conn, terms))
         if scored is None:
             return None
         pks, scores = scored
-        self.vectors.refresh(conn)
+        self._follow(conn, self.vectors)
         statuses = [st.value for st in filters.statuses]
         ok = self.vectors.visible_mask(
             scopes.org_id, pks, self._scope_pks(conn, scopes), statuses, _said_range(filters)
@@ -564,7 +471,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         margin) and checking scope and status in the mirror saves the join
         to ``memories`` per match. None when the mirror cannot answer.
         """
-        self.vectors.refresh(conn)
+        self._follow(conn, self.vectors)
         scope_pks = self._scope_pks(conn, scopes)
         statuses = [st.value for st in filters.statuses]
         share = self.vectors.share(scopes.org_id, scope_pks, statuses)
@@ -660,7 +567,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             return []
         restrict: builtins.list[int] | None = None
         with self._read() as conn:
-            self.vectors.refresh(conn)
+            self._follow(conn, self.vectors)
             scope_pks = self._scope_pks(conn, scopes)
             if not filters.is_timed_only:  # (a time window alone is checked in the mirror)
                 fwhere, fparams = filter_clause(filters)
@@ -692,7 +599,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             return []
         statuses = [s.value for s in MemoryFilter().statuses]
         with self._read() as conn:
-            self.vectors.refresh(conn)
+            self._follow(conn, self.vectors)
             pks = {
                 scope: self._scope_pks(conn, ScopeFilter(org_id, frozenset({scope})))
                 for scope, _ in items
@@ -711,7 +618,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         the graph reads skip an id-index lookup per memory; ids it does not hold
         go to SQL.
         """
-        self.vectors.refresh(conn)
+        self._follow(conn, self.vectors)
         found, rest = self.vectors.active_pks(
             scopes.org_id, ids, set(self._scope_pks(conn, scopes))
         )
@@ -737,7 +644,7 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
         if not ids or scopes.is_empty:
             return {}
         with self._read() as conn:
-            self.vectors.refresh(conn)
+            self._follow(conn, self.vectors)
             scope_pks = set(self._scope_pks(conn, scopes))
         return self.vectors.scores(scopes.org_id, vector, ids, scope_pks)
 
@@ -782,113 +689,6 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
             rows = conn.execute("SELECT DISTINCT org_id FROM scopes ORDER BY 1").fetchall()
         return [r[0] for r in rows]
 
-    def iter_export(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
-        """Every visible record with its vector (base64 float32) and history."""
-        swhere, sparams = scope_clause(scopes)
-        with self._read() as conn:
-            rows = conn.execute(
-                f"{SELECT_MEMORY.replace('FROM memories m', ', v.vector FROM memories m')} "
-                f"JOIN vectors v ON v.pk = m.pk WHERE {swhere} ORDER BY m.pk",
-                sparams,
-            ).fetchall()
-        for row in rows:
-            rec = record_from_row(row[:-1])
-            yield {
-                "record": rec.to_dict(),
-                "vector": base64.b64encode(row[-1]).decode("ascii"),
-                "model_id": self.model_id,
-                "history": [h.to_dict() for h in self.history(rec.id, scopes)],
-            }
-
-    def iter_tombstones(self, scopes: ScopeFilter) -> Iterator[dict[str, Any]]:
-        """The history of each deleted memory visible through ``scopes``."""
-        swhere, sparams = scope_clause(scopes, alias="h")
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT h.memory_id, h.org_id, s.key, h.seq, h.op, h.actor, h.at, h.version, "
-                "h.content, h.changes FROM history h JOIN scopes s ON s.pk = h.scope_pk "
-                f"WHERE {swhere} AND NOT EXISTS (SELECT 1 FROM memories m "
-                "WHERE m.id = h.memory_id) ORDER BY h.memory_id, h.seq",
-                sparams,
-            ).fetchall()
-        yield from tombstones(
-            (
-                r[0],
-                r[1],
-                r[2],
-                HistoryEntry(
-                    r[3], r[0], r[4], r[5], dt(r[6]) or datetime.min, r[7], r[8], json.loads(r[9])
-                ),
-            )
-            for r in rows
-        )
-
-    def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
-        """Insert deleted memories' history verbatim in one transaction."""
-        with self.atomic() as conn:
-            for row in rows:
-                scope_pk = self._scope_pk(conn, row["org_id"], Scope.parse(row["scope"]))
-                for h in row["history"]:
-                    conn.execute(
-                        "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
-                        " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            row["memory_id"],
-                            row["org_id"],
-                            scope_pk,
-                            h["op"],
-                            h["actor"],
-                            datetime.fromisoformat(h["at"]).timestamp(),
-                            h["version"],
-                            h["content"],
-                            json.dumps(h["changes"], sort_keys=True),
-                        ),
-                    )
-        return len(rows)
-
-    def import_rows(
-        self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
-    ) -> int:
-        """Insert exported rows verbatim in one transaction; returns how many."""
-        cols = ", ".join(MEMORY_COLUMNS)
-        marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
-        with self.atomic() as conn:
-            for row in rows:
-                rec = MemoryRecord.from_dict(row["record"])
-                scope_pk = self._scope_pk(conn, rec.org_id, rec.scope)
-                try:
-                    cur = conn.execute(
-                        f"INSERT INTO memories ({cols}, scope_pk) VALUES ({marks})",
-                        [*record_params(rec), scope_pk],
-                    )
-                except sqlite3.IntegrityError as exc:
-                    raise Conflict(f"memory {rec.id!r} (or its key) already exists") from exc
-                pk = int(cur.lastrowid or 0)
-                conn.execute(
-                    "INSERT INTO vectors (pk, model_id, vector) VALUES (?, ?, ?)",
-                    (pk, row.get("model_id", self.model_id), base64.b64decode(row["vector"])),
-                )
-                self._fts_write(conn, pk, rec)
-                for h in row.get("history", []):
-                    conn.execute(
-                        "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version,"
-                        " content, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            rec.id,
-                            rec.org_id,
-                            scope_pk,
-                            h["op"],
-                            h["actor"],
-                            datetime.fromisoformat(h["at"]).timestamp(),
-                            h["version"],
-                            h["content"],
-                            json.dumps(h["changes"], sort_keys=True),
-                        ),
-                    )
-                if progress:
-                    progress(1)
-        return len(rows)
-
     def stale_vectors(
         self, org_id: str, model_id: str, limit: int
     ) -> builtins.list[tuple[str, str]]:
@@ -918,7 +718,8 @@ class SQLiteStore(SQLiteGraph, SQLiteLifecycle, SQLiteDirectory):
                 ],
             )
             changed = conn.total_changes - before
-        self.vectors.invalidate()
+            # the history does not record a new vector: the mirror reloads after the block
+            self._at_end(self.vectors.invalidate)
         return int(changed)
 
     def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:

@@ -53,6 +53,14 @@ class TermStats:
         self._visible: dict[tuple[ScopeFilter, int], tuple[int, int]] = {}
         self._common: dict[tuple[ScopeFilter, str, float], tuple[int, bool]] = {}
 
+    def forget(self) -> None:
+        """Drop the counts (a write block that read them rolled back); stems stay."""
+        with self._lock:
+            self._df.clear()
+            self._df_size = -1
+            self._visible.clear()
+            self._common.clear()
+
     # -- stems and index-wide counts -------------------------------------------
 
     def stems(self, conn: sqlite3.Connection, terms: Sequence[str]) -> list[str]:

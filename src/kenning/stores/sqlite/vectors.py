@@ -236,10 +236,10 @@ class VectorIndex(HistoryMirror):
         self,
         dim: int,
         *,
-        exact_max: int = 20_000,
-        ann_min_rows: int = 50_000,
-        connectivity: int = 16,
-        expansion: int = 64,
+        exact_max: int,
+        ann_min_rows: int,
+        connectivity: int,
+        expansion: int,
     ) -> None:
         self.dim = dim
         self.exact_max = exact_max

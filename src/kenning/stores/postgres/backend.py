@@ -1,0 +1,69 @@
+"""The PostgreSQL store's entry in the store registry (``postgresql://USER@HOST/DB``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...errors import InvalidInput, StoreError
+from ..registry import DatabaseInfo, StoreBackend
+from ..rows import recorded_model
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ..base import Store
+
+__all__ = ["PostgresBackend"]
+
+
+class PostgresBackend(StoreBackend):
+    """Any libpq URL (``postgres://`` is taken as ``postgresql://``)."""
+
+    schemes = ("postgresql", "postgres")
+    example = "postgresql://USER@HOST/DB"
+    serves_processes = True
+
+    def normalise(self, url: str, field: str) -> str:
+        """``postgresql://...``, checked by libpq's own parser (a port must be a number)."""
+        import psycopg.conninfo
+
+        text = super().normalise(url, field)
+        try:
+            port = str(psycopg.conninfo.conninfo_to_dict(text).get("port") or "0")
+        except psycopg.Error as exc:
+            raise InvalidInput(
+                f"{field}: not a valid PostgreSQL URL ({exc})", field=field
+            ) from None
+        if not all(p.isdigit() for p in port.split(",")):
+            raise InvalidInput(
+                f"{field}: not a valid PostgreSQL URL (port {port!r} is not a number)", field=field
+            )
+        return text
+
+    def open(self, url: str, settings: Settings, model_id: str, dim: int) -> Store:
+        """A :class:`~kenning.stores.postgres.store.PostgresStore` (migrates the schema)."""
+        from .store import PostgresStore
+
+        return PostgresStore(url, model_id=model_id, dim=dim, options=settings.store)
+
+    def inspect(self, url: str, field: str) -> DatabaseInfo:
+        """Identity: database name, server start time and database oid."""
+        import psycopg
+
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                ident = conn.execute(
+                    "SELECT current_database(), pg_postmaster_start_time()::text, "
+                    "(SELECT oid FROM pg_database WHERE datname = current_database())::text, "
+                    "to_regclass('kenning_meta') IS NOT NULL"
+                ).fetchone()
+                assert ident is not None
+                row = None
+                if ident[3]:
+                    row = conn.execute(
+                        "SELECT value FROM kenning_meta WHERE key = 'embedding'"
+                    ).fetchone()
+        except psycopg.Error as exc:
+            msg = f"cannot read PostgreSQL database {self.display(url)}: {exc}"
+            raise StoreError(msg) from exc
+        identity = "postgresql:" + "|".join(str(x) for x in ident[:3])
+        return DatabaseInfo(url, identity, recorded_model(row[0] if row else None))

@@ -1,0 +1,153 @@
+"""The PostgreSQL store's transactions (a mixin of
+:class:`~kenning.stores.postgres.store.PostgresStore`): one per call, with the
+row-level security context set first, or savepoints of the calling thread's
+``atomic()`` block; and bulk loads that build the search indexes once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg_pool import ConnectionPool
+
+from ...access import ScopeFilter
+from ...errors import Conflict, StoreError
+from ...models import ScopeKind
+from ..base import Footprint
+from .bm25 import TTLCache
+from .footprint import footprint
+from .schema import BULK_INDEXES
+from .sql import context_values
+
+__all__ = ["PostgresTransactions"]
+
+#: Every scope kind: an organization-wide context.
+_ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """psycopg errors as kenning's: a unique violation is a Conflict."""
+    try:
+        yield
+    except pgerrors.UniqueViolation as exc:
+        raise Conflict(f"already exists: {exc.diag.message_detail or exc}") from exc
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"PostgreSQL error: {exc}") from exc
+
+
+def _set_context(conn: psycopg.Connection, context: tuple[str, str, str]) -> psycopg.Connection:
+    """Set the (org, kinds, scopes) context the row-level security policies read."""
+    conn.execute(
+        "SELECT set_config('kenning.org_id', %s, true), "
+        "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true)",
+        context,
+    )
+    return conn
+
+
+class PostgresTransactions:
+    """Transactions, savepoints and bulk loads of the PostgreSQL store."""
+
+    _pool: ConnectionPool
+    _block: threading.local
+    _counts: TTLCache
+
+    def organizations(self) -> list[str]:
+        """(the store's)"""
+        raise NotImplementedError
+
+    @contextmanager
+    def atomic(self) -> Iterator[psycopg.Connection]:
+        """One transaction around a block (see :class:`~kenning.stores.base.Store`).
+
+        The block keeps one pooled connection for this thread; every store call
+        on the thread inside it runs on that connection in a savepoint (so a
+        failed write, caught, leaves the block usable), with its own row-level
+        security context. Other threads use other connections and never see
+        the block's rows before the commit.
+        """
+        conn: psycopg.Connection | None = getattr(self._block, "conn", None)
+        if conn is not None:
+            with _translated(), conn.transaction():
+                yield conn
+            return
+        try:
+            with _translated(), self._pool.connection() as conn, conn.transaction():
+                self._block.conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._block.conn = None
+        finally:
+            self._counts.clear()  # counts read inside the block may have rolled back
+
+    @contextmanager
+    def _tx(self, context: tuple[str, str, str]) -> Iterator[psycopg.Connection]:
+        """One transaction with the row-level-security context set (``SET LOCAL``);
+        a savepoint of the thread's :meth:`atomic` block when one is open."""
+        block: psycopg.Connection | None = getattr(self._block, "conn", None)
+        with _translated():
+            if block is not None:
+                with block.transaction():
+                    yield _set_context(block, context)
+                return
+            with self._pool.connection() as conn, conn.transaction():
+                yield _set_context(conn, context)
+
+    def footprint(self, org_id: str | None = None) -> Footprint:
+        """Rows per kind (see :class:`~kenning.stores.base.Footprint`), counted inside
+        each organization's own context (summed over all of them for ``None``)."""
+        if org_id is None:
+            return sum((self.footprint(org) for org in self.organizations()), Footprint())
+        with self._org_write(org_id) as conn:
+            return footprint(conn, org_id)
+
+    def _read(self, scopes: ScopeFilter) -> Any:
+        return self._tx(context_values(scopes))
+
+    def _org_write(self, org_id: str) -> Any:
+        """Writes by id: the engine has checked the right; the wall keeps them in the org."""
+        return self._tx((org_id, _ALL_KINDS, ""))
+
+    @contextmanager
+    def bulk_load(self, build_memory: str = "4GB") -> Iterator[None]:
+        """Load many memories fast: drop the search indexes, build them once at the end.
+
+        pgvector inserts into an HNSW graph one vector at a time, which costs
+        milliseconds per row at scale; one ``CREATE INDEX`` after the load
+        builds the same graph in memory (``build_memory``) with parallel
+        workers, far faster (likewise the postings' B-tree). Meant for first
+        loads and migrations: meanwhile other clients' searches run without
+        these indexes (correct, slower).
+        """
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                for name, _ in BULK_INDEXES:
+                    conn.execute(f"DROP INDEX IF EXISTS {name}")
+            finally:
+                conn.autocommit = False
+        try:
+            yield
+        finally:
+            with self._pool.connection() as conn:
+                conn.autocommit = True
+                try:
+                    conn.execute(
+                        "SELECT set_config('maintenance_work_mem', %s, false), "
+                        "set_config('max_parallel_maintenance_workers', '2', false)",
+                        (build_memory,),
+                    )
+                    for _, create in BULK_INDEXES:
+                        conn.execute(create)
+                    # statistics for the planner, and the visibility map for index-only scans
+                    conn.execute("VACUUM ANALYZE memories, postings, history")
+                finally:
+                    conn.execute("RESET maintenance_work_mem")
+                    conn.execute("RESET max_parallel_maintenance_workers")
+                    conn.autocommit = False
