@@ -46,9 +46,9 @@ every store):
   entity (with its aliases) left without a mention. A link joins two memories
   of one scope; the store skips links whose endpoints are missing or in
   different scopes. Symmetric relations are stored once (``src < dst``).
-* **Lifecycle.** ``insert(..., replacements=...)`` applies reconcile's changes
-  to existing memories in the insert's transaction; ``replace_many`` commits
-  several replacements at once. ``record_access`` updates strength state
+* **Lifecycle.** ``replace_many`` commits several replacements at once; inside
+  ``atomic()`` it joins the write's transaction (reconcile's changes to older
+  memories commit with the new ones). ``record_access`` updates strength state
   (strength, last access, counts) without a new version or history row and
   appends to the access log; ``delete`` removes the memory's access log too.
   Sectors belong to one scope and are read through the scope filter; their
@@ -156,10 +156,9 @@ class MemoryStore(Protocol):
         items: Sequence[tuple[MemoryRecord, np.ndarray]],
         actor: str | None,
         graph: Projection | None = None,
-        replacements: Sequence[Replacement] = (),
     ) -> None:
-        """Store new records with their vectors (and ``graph``) in one transaction
-        (history: ``create``), then apply ``replacements`` in that same transaction."""
+        """Store new records with their vectors (and ``graph``, their projection) in one
+        transaction (history: ``create``); inside ``atomic()`` it joins that one."""
 
     def replace(
         self,

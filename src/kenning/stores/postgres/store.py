@@ -216,18 +216,12 @@ class PostgresStore(
         items: Sequence[tuple[MemoryRecord, np.ndarray]],
         actor: str | None,
         graph: Projection | None = None,
-        replacements: Sequence[Replacement] = (),
     ) -> None:
         """Store new records (with vector and tsvector), graph rows and history in one
-        transaction, then apply ``replacements`` in it."""
+        transaction (``atomic()`` joins it with what else a write changes)."""
         if not items:
-            if replacements:
-                self.replace_many(replacements, actor)
             return
-        ctx = write_context(
-            [(r.org_id, r.scope) for r, _ in items]
-            + [(x.record.org_id, x.record.scope) for x in replacements]
-        )
+        ctx = write_context([(r.org_id, r.scope) for r, _ in items])
         rows = [(*record_params(r), self.model_id, _vec(v), _doc_len(r)) for r, v in items]
         history = [_history_row(r, "create", actor, {}, r.content) for r, _ in items]
         try:
@@ -238,8 +232,6 @@ class PostgresStore(
                 cur.executemany(_HISTORY_SQL, history)
                 if graph is not None:
                     self._graph_write(conn, graph, items[0][0].created_at)
-                for x in replacements:
-                    self._replace_on(conn, x, actor)
         except Conflict as exc:
             record = items[0][0] if len(items) == 1 else None
             what = f"memory {record.id!r} or key {record.key!r}" if record else "a memory or key"

@@ -207,10 +207,9 @@ class SQLiteStore(
         items: Sequence[tuple[MemoryRecord, np.ndarray]],
         actor: str | None,
         graph: Projection | None = None,
-        replacements: Sequence[Replacement] = (),
     ) -> None:
         """Store new records, vectors, keyword rows, graph rows and history in one
-        transaction, then apply ``replacements`` in it."""
+        transaction (``atomic()`` joins it with what else a write changes)."""
         cols = ", ".join(MEMORY_COLUMNS)
         marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
         scope_pks: dict[tuple[str, Scope], int] = {}
@@ -239,7 +238,6 @@ class SQLiteStore(
                 self._history(conn, record, scope_pk, "create", actor, {}, record.content)
             if graph is not None and items:
                 self._graph_write(conn, graph, items[0][0].created_at.timestamp())
-            self.replace_many(replacements, actor)
 
     def replace_many(
         self, replacements: Sequence[Replacement], actor: str | None
