@@ -21,6 +21,7 @@ from kenning import (
     Settings,
 )
 from kenning.config import Lifecycle
+from kenning.lifecycle.knobs import ReconcileKnobs
 from kenning.models import MemoryType, Role, Status
 
 ADMIN = Principal()
@@ -574,3 +575,17 @@ def test_pending_memories_wait_for_review_instead_of_reconciling(mem: Memory) ->
     )
     assert pending.action.value == "add" and pending.record.id != trusted.id
     assert mem.get(trusted.id).confidence == trusted.confidence  # not confirmed unreviewed
+
+
+def test_reconcile_thresholds_are_settings(make_memory: Callable[..., Memory]) -> None:
+    """The rule reconciler's thresholds come from ``lifecycle.reconcile_rules``: with the
+    slot and contradiction signals out of reach, a changed value is kept beside the old."""
+    strict = ReconcileKnobs(slot_similarity=0.99, contradiction_similarity=0.99)
+    mem = make_memory("strict", settings=_settings(reconcile_rules=strict))
+    mem.remember("I live in Paris")
+    (result,) = mem.write([{"content": "I live in Berlin"}])
+    assert result.action.value == "add"
+    default = make_memory("default", settings=_settings())
+    default.remember("I live in Paris")
+    (result,) = default.write([{"content": "I live in Berlin"}])
+    assert result.action.value == "supersede"

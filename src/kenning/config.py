@@ -15,6 +15,7 @@ from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .graph.model import RELATION_PRIORS
+from .lifecycle.knobs import ReconcileKnobs
 
 __all__ = [
     "Settings",
@@ -277,6 +278,10 @@ class Lifecycle(BaseSettings):
     reconcile_types: tuple[str, ...] = ("semantic", "procedural")
     #: Same-scope neighbours read per new memory (the cost stays flat as stores grow).
     reconcile_neighbours: int = Field(5, ge=1, le=50)
+    #: The rule reconciler's thresholds (:class:`~kenning.lifecycle.knobs.ReconcileKnobs`:
+    #: duplicate, paraphrase, contradiction, slot, shadow similarities and overlaps,
+    #: the batch floor); ``KENNING_LIFECYCLE_RECONCILE_RULES`` takes them as JSON.
+    reconcile_rules: ReconcileKnobs = Field(default_factory=ReconcileKnobs)
 
     # -- conversations (seed 004) ---------------------------------------------------
     #: Messages of a session kept as working memory for its context window.

@@ -92,6 +92,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
+from .knobs import ReconcileKnobs
 
 __all__ = [
     "Action",
@@ -151,50 +152,6 @@ class Decision:
     reason: str
     similarity: float = 0.0
     decided_by: str = "rules"
-
-
-@dataclass(frozen=True, slots=True)
-class ReconcileKnobs:
-    """Thresholds of :class:`RuleReconciler` (defaults tuned on the shipped cases).
-
-    Similarities are cosines in [-1, 1]; overlaps and coverage are fractions.
-    """
-
-    #: Cosine from which a pair without a contradiction signal is a duplicate.
-    duplicate_similarity: float = 0.90
-    #: Cosine from which a pair sharing most content words is a paraphrase ...
-    paraphrase_similarity: float = 0.80
-    #: ... and the Jaccard share of content words (and numbers) it needs.
-    paraphrase_overlap: float = 0.60
-    #: Cosine from which the negation, number, template and change-marker signals count.
-    contradiction_similarity: float = 0.50
-    #: Cosine from which the slot-family signal (lives in / moved to ...) counts.
-    slot_similarity: float = 0.35
-    #: Share of the smaller side's content words a negation flip must be about.
-    negation_overlap: float = 0.60
-    #: Cosine from which an elaboration shadows the memory it restates ...
-    shadow_similarity: float = 0.50
-    #: ... and the share of that memory's content words it must repeat.
-    shadow_coverage: float = 0.80
-    #: Longest differing span (tokens, each side) the template signal compares.
-    template_max_span: int = 2
-
-    def __post_init__(self) -> None:
-        """Reject values that cannot work."""
-        for name in (
-            "duplicate_similarity",
-            "paraphrase_similarity",
-            "contradiction_similarity",
-            "slot_similarity",
-            "shadow_similarity",
-        ):
-            if not -1.0 <= getattr(self, name) <= 1.0:
-                raise ConfigError(f"{name} must be a cosine in [-1, 1]")
-        for name in ("paraphrase_overlap", "negation_overlap", "shadow_coverage"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ConfigError(f"{name} must be a fraction in [0, 1]")
-        if self.template_max_span < 1:
-            raise ConfigError("template_max_span must be >= 1")
 
 
 class Reconciler(ABC):

@@ -57,9 +57,6 @@ from .reconcile import (
 __all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
 
 _BATCH = "batch:"
-#: Earlier items of a batch below this cosine are not reconcile candidates (every
-#: rule needs more similarity than this).
-_BATCH_FLOOR = 0.3
 
 
 def reconciler_for(settings: Settings, chat: ChatModel | None) -> Reconciler | None:
@@ -67,7 +64,7 @@ def reconciler_for(settings: Settings, chat: ChatModel | None) -> Reconciler | N
     mode = settings.lifecycle.reconcile
     if mode == "off":
         return None
-    rules = RuleReconciler()
+    rules = RuleReconciler(settings.lifecycle.reconcile_rules)
     if mode == "llm":
         if chat is None:
             raise ConfigError("KENNING_LIFECYCLE_RECONCILE=llm needs an LLM (KENNING_LLM_*)")
@@ -197,7 +194,9 @@ class WritePlanner:
         existing = {r.id: r for r in self.store.get(sorted(ids), view)}
         key_vectors = self.store.memory_vectors([r.id for r in by_key.values()], view)
         items: list[tuple[Incoming, list[Neighbour]]] = []
-        earlier = _batch_candidates(records, vectors, eligible, lc.reconcile_neighbours + 1)
+        earlier = _batch_candidates(
+            records, vectors, eligible, lc.reconcile_neighbours + 1, lc.reconcile_rules.batch_floor
+        )
         for n, i in enumerate(eligible):
             r = records[i]
             cands: dict[str, Neighbour] = {}
@@ -323,10 +322,14 @@ class WritePlanner:
 
 
 def _batch_candidates(
-    records: Sequence[MemoryRecord], vectors: np.ndarray, eligible: list[int], top: int
+    records: Sequence[MemoryRecord],
+    vectors: np.ndarray,
+    eligible: list[int],
+    top: int,
+    floor: float,
 ) -> list[list[tuple[int, float]]]:
     """Per eligible item: (batch index, cosine) of the earlier eligible items of its
-    scope at or above ``_BATCH_FLOOR``, the ``top`` closest (ties at the cut kept), in
+    scope at or above ``floor``, the ``top`` closest (ties at the cut kept), in
     batch order.
 
     Only that many candidates survive the reconcile cut in any case, so the
@@ -343,7 +346,7 @@ def _batch_candidates(
         sims = block @ block.T
         for a in range(1, len(members)):
             row = sims[a, :a]
-            close = np.flatnonzero(row >= _BATCH_FLOOR)
+            close = np.flatnonzero(row >= floor)
             if len(close) > top:
                 cut = np.partition(row[close], len(close) - top)[len(close) - top]
                 close = close[row[close] >= cut]
