@@ -267,7 +267,12 @@ def older_database(
             names = [name for name, _ in module.MIGRATIONS]
             patch.setattr(module, "MIGRATIONS", module.MIGRATIONS[: names.index("006_directory")])
         with Memory(url, embedder=embedder) as mem:
-            mem.remember("Written before the directory existed")
+            # a memory as a store of that release held it (the engine of this one reads
+            # the directory on every write, so the record goes in through the store)
+            old = mem.writes.build(
+                mem.principal, {"content": "Written before the directory existed"}, mem.clock.now()
+            )
+            mem.store.insert([(old, mem.embedder.embed(old.content))], mem.principal.user_id)
             with pytest.raises(Exception, match="directory"):  # no such table yet
                 mem.store.get_entry("default", "org", "default")
     yield url

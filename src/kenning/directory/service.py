@@ -28,7 +28,7 @@ from . import keys
 from .model import ApiKey, AuditEntry, DirectoryEntry, Org, Persona, Team, User
 
 if TYPE_CHECKING:
-    from ..stores.base import Store
+    from ..stores.base import DirectoryStore
 
 __all__ = ["Directory"]
 
@@ -46,7 +46,7 @@ def _enum(kind: Any, value: object, field: str) -> Any:
 class Directory:
     """Who exists in each organization, what they may use, and what they did."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: DirectoryStore, clock: Clock) -> None:
         self.store = store
         self.clock = clock
         #: org id -> (read at, governed, recorded team ids); see :meth:`governed`

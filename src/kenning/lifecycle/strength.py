@@ -20,7 +20,7 @@ from datetime import datetime
 from ..access import ScopeFilter
 from ..decay import current_strength, reinforce
 from ..models import MemoryRecord
-from ..stores import Store
+from ..stores.base import LifecycleStore
 from .model import Access
 from .sectors import SectorInfo, effective_multiplier
 
@@ -32,7 +32,7 @@ log = logging.getLogger("kenning.access")
 class StrengthModel:
     """Current strengths and reinforcement rows for one store (thread-safe)."""
 
-    def __init__(self, store: Store, reinforcement: float) -> None:
+    def __init__(self, store: LifecycleStore, reinforcement: float) -> None:
         self.store = store
         self.reinforcement = reinforcement
         self._multipliers: dict[str, float] = {}
@@ -106,7 +106,12 @@ class AccessWriter:
     """
 
     def __init__(
-        self, store: Store, reinforcement: float, *, delay: float = 0.25, max_queued: int = 512
+        self,
+        store: LifecycleStore,
+        reinforcement: float,
+        *,
+        delay: float = 0.25,
+        max_queued: int = 512,
     ) -> None:
         self.store = store
         self.reinforcement = reinforcement
