@@ -121,8 +121,10 @@ class Directory:
         wanted = {(kind, owner) for s in set(scopes) for kind, owner in _owners(s)}
         if not wanted:
             return
-        governed = self.governed(org_id)
+        governed, recorded = self._org_shape(org_id)
         for kind, owner in sorted(wanted):
+            if not governed and (kind == "user" or (kind == "team" and owner in recorded)):
+                continue  # users are not listed there; a recorded team is known
             if self.store.get_entry(org_id, kind, owner) is not None:
                 continue
             if governed:
