@@ -126,3 +126,11 @@ def test_reads_are_audited_for_admins_of_governed_organizations_only(mem: Memory
 def test_a_door_must_be_known() -> None:
     with pytest.raises(ValueError, match="unknown door"), door("carrier-pigeon"):
         pass
+
+
+def test_a_refused_write_is_audited_without_its_content(mem: Memory) -> None:
+    with pytest.raises(Exception, match="NUL"):
+        mem.remember("secret\x00payload")
+    (line,) = mem.directory.audit(ME, action="memory.remember")
+    assert (line.outcome, line.target) == ("invalid", None)
+    assert "secret" not in str(line.detail)

@@ -504,10 +504,12 @@ def test_batch_candidates_are_the_closest_earlier_items_of_the_same_scope() -> N
     last = np.stack([at(1.0)])  # a last item of user:a pointing the same way as item 0
     records.append(rec(6, "user:a"))
     vectors = np.concatenate([vectors, last])
-    found = _batch_candidates(records, vectors, list(range(7)), top=3)
+    found = _batch_candidates(records, vectors, list(range(7)), top=3, floor=0.3)
     assert found[0] == [] and found[5] == []  # first of its scope: nothing earlier
     got = [(j, round(s, 3)) for j, s in found[6]]
     # items 0 (1.0), 1 (0.9) and the tie 2, 3 (0.8); not 4 (below the floor), not 5
     assert got == [(0, 1.0), (1, 0.9), (2, 0.8), (3, 0.8)]
-    only = _batch_candidates(records, vectors, [0, 1, 6], top=1)  # ineligible ones skipped
+    only = _batch_candidates(
+        records, vectors, [0, 1, 6], top=1, floor=0.3
+    )  # ineligible ones skipped
     assert [j for j, _ in only[2]] == [0]

@@ -21,13 +21,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from .errors import Conflict, InvalidInput, KenningError, NotFound, PermissionDenied
+from .errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from .models import Principal
 
 if TYPE_CHECKING:
     from .directory import Directory
 
-__all__ = ["DOORS", "Auditor", "audited", "current_door", "door", "request_id"]
+__all__ = ["DOORS", "Auditor", "audited", "current_door", "door", "request_id", "target_of"]
 
 log = logging.getLogger("kenning.audit")
 
@@ -118,16 +118,19 @@ class Auditor:
                 outcome=_outcome(exc),
                 request_id=request_id(),
             )
-        except KenningError:  # the operation's own outcome stands; say why the line is missing
+        except Exception:  # the operation's own outcome stands; say why the line is missing
             log.exception("could not write the audit line for %s on %s", action, target)
 
 
 def _printable(text: str) -> str:
     """``text`` as the audit log can store it (bad input may hold lone surrogates)."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return safe.replace("\x00", "\\x00")
 
 
-def _target(result: object, args: tuple[Any, ...]) -> str | None:
+def target_of(result: object, args: tuple[Any, ...]) -> str | None:
+    """What a call touched: the id of the memory (or memories) it returned, else its
+    first positional argument when that is a string (a memory id)."""
     found = getattr(result, "id", None) or getattr(getattr(result, "record", None), "id", None)
     if isinstance(found, str):
         return found
@@ -140,11 +143,22 @@ def _target(result: object, args: tuple[Any, ...]) -> str | None:
     return None
 
 
+def _safe(
+    target: Callable[[Any, tuple[Any, ...]], str | None], result: object, args: tuple[Any, ...]
+) -> str | None:
+    """``target(result, args)``, or None when bad input leaves nothing to name."""
+    try:
+        found = target(result, args)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
 def audited(
     action: str,
     *,
     read: bool = False,
-    target: Callable[[Any, tuple[Any, ...]], str | None] = _target,
+    target: Callable[[Any, tuple[Any, ...]], str | None] = target_of,
     detail: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Audit a façade method (``self.core.auditor`` writes the line; see the module doc).
@@ -169,11 +183,11 @@ def audited(
             try:
                 result = fn(*args, **kwargs)
             except BaseException as exc:
-                core.auditor.record(who, action, _target(None, args[1:]), exc, extra)
+                core.auditor.record(who, action, _safe(target, None, args[1:]), exc, extra)
                 raise
             finally:
                 _inside.reset(token)
-            core.auditor.record(who, action, target(result, args[1:]), None, extra)
+            core.auditor.record(who, action, _safe(target, result, args[1:]), None, extra)
             return result
 
         return run

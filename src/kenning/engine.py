@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from .access import AccessPolicy
 from .audit import audited
+from .audit import target_of as _target
 from .errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from .insight import InsightMethods
 from .lifecycle.api import LifecycleMethods
@@ -54,6 +55,11 @@ __all__ = ["Memory", "SOURCE_RELIABILITY", "ScopesArg"]
 log = logging.getLogger("kenning.engine")
 
 
+def _written(result: object, args: tuple[Any, ...]) -> str | None:
+    """The memory a write stored (never its content, which is not a target)."""
+    return _target(result, ())
+
+
 def _count(result: object, args: tuple[Any, ...]) -> str | None:
     return f"{result} memories" if isinstance(result, int) else None
 
@@ -78,7 +84,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
 
     # -- writes -----------------------------------------------------------------------
 
-    @audited("memory.remember")
+    @audited("memory.remember", target=_written)
     def remember(
         self,
         content: str,
@@ -99,7 +105,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
             [{"content": content, "scope": scope, **fields}], principal=principal
         )[0]
 
-    @audited("memory.remember")
+    @audited("memory.remember", target=_written)
     def remember_many(
         self,
         items: Sequence[Mapping[str, Any]],
@@ -114,7 +120,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         """
         return [r.record for r in self.write(items, principal=principal, progress=progress)]
 
-    @audited("memory.remember")
+    @audited("memory.remember", target=_written)
     def write(
         self,
         items: Sequence[Mapping[str, Any]],
