@@ -266,3 +266,22 @@ def test_embedded_install_records_teams_by_use_and_recalls_them(
         user_id="guest", roles=frozenset({Role.MEMBER}), teams={"platform": TeamRole.MEMBER}
     )
     assert mem.recall("billing database", 1, principal=member).hits
+
+
+def test_consolidation_skips_a_promotion_whose_team_is_gone(mem: Memory) -> None:
+    said = [
+        "Sam ordered an oat milk latte",
+        "Sam ordered an oat milk latte again",
+        "Sam ordered an oat milk latte today",
+    ]
+    mem.write(
+        [{"content": t, "memory_type": "episodic", "scope": "team:eng"} for t in said],
+        principal=ROOT,
+    )
+    mem.directory.delete_team(ROOT, "eng")
+    before = _everything(mem)
+    report = mem.consolidate(principal=ROOT)
+    (skipped,) = report.actions
+    assert skipped.op == "skip" and "has no team 'eng'" in skipped.reason
+    assert len(skipped.evidence) == 3
+    assert _everything(mem) == before

@@ -15,8 +15,10 @@ One pass over the active memories the caller may write, at the clock's now:
    one scope, become one semantic memory: an LLM summary when one is
    configured, else the most central of them; it links to its evidence
    (``reference``) and each evidence memory records ``consolidated_into``.
-   The new memory is written through reconcile, so promoting a fact that is
-   already known confirms it instead of repeating it.
+   The new memory is written through the write pipeline (reconcile, review),
+   so promoting a fact that is already known confirms it instead of repeating
+   it; a group whose scope the organization no longer has (a deleted team) is
+   reported as ``skip`` and left as it is.
 5. **Capacity**: past a policy's ``capacity``, the weakest memories it targets
    are archived (``evict``).
 6. **Sectors** past their ``max_size`` split in two (``sector_auto_split``).
@@ -38,7 +40,7 @@ import numpy as np
 
 from ..access import ScopeFilter
 from ..decay import type_defaults
-from ..errors import LLMError
+from ..errors import InvalidInput, LLMError
 from ..graph.model import MemoryLink, Relation
 from ..llm import Message
 from ..models import MemoryRecord, MemoryType, Principal, Status
@@ -157,11 +159,16 @@ class Consolidator:
         if not dry_run:
             self.writes.apply(changes, who)
         for group, reason in self._promotions(kept, view, lc.repeat_similarity):
-            report.actions.append(
-                Action("promote", group[0].id, reason, tuple(r.id for r in group))
-            )
+            evidence = tuple(r.id for r in group)
             if not dry_run:
-                self._promote(group, who, now)
+                try:
+                    self._promote(group, who, now)
+                except InvalidInput as exc:  # its scope is gone (a deleted team): skip it
+                    if exc.field != "scope":
+                        raise
+                    report.actions.append(Action("skip", group[0].id, str(exc), evidence))
+                    continue
+            report.actions.append(Action("promote", group[0].id, reason, evidence))
         for sector, plan_reason in self._splits(view):
             report.actions.append(Action("split", sector.id, plan_reason))
             if not dry_run:
