@@ -179,3 +179,72 @@ def load(
         progress=lambda msg: typer.echo(msg, err=True),
     )
     typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+def _vias(name: str) -> list[Literal["write", "ingest"]]:
+    """The ``--via`` value, checked: write, ingest or both."""
+    if name == "both":
+        return ["write", "ingest"]
+    if name not in ("write", "ingest"):
+        raise typer.BadParameter("via must be write, ingest or both")
+    return [cast(Literal["write", "ingest"], name)]
+
+
+@bench_app.command("currency")
+def currency(
+    split: Annotated[str, typer.Option(help="dev | holdout | all (by attribute kind)")] = "dev",
+    via: Annotated[str, typer.Option(help="write | ingest | both")] = "both",
+    users: Annotated[int, typer.Option(help="Number of users.")] = 60,
+    k: Annotated[int, typer.Option(help="Hits per recall.")] = 10,
+    set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
+    store: StoreOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on one line.")] = False,
+) -> None:
+    """Changing facts: the current value first, stale and look-alike values below it,
+    the previous value for questions about before; through write and/or ingest."""
+    from .currency import run_currency
+
+    chosen = _vias(via)
+    if store and len(chosen) > 1:
+        raise typer.BadParameter("--store takes one --via (each run needs an empty database)")
+    results = {
+        name: run_currency(
+            _split(split), name, n_users=users, k=k, settings=_settings(set_), store=store
+        )
+        for name in chosen
+    }
+    result = results[chosen[0]] if len(chosen) == 1 else results
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@bench_app.command("abstain")
+def abstain(
+    locomo: Annotated[
+        Path | None, typer.Option(help="Path to locomo10.json: also its questions.")
+    ] = None,
+    split: Annotated[str, typer.Option(help="dev | holdout | all")] = "dev",
+    via: Annotated[str, typer.Option(help="How the currency users are loaded.")] = "write",
+    min_score: Annotated[
+        float | None, typer.Option(help="Threshold to report beside the grid.")
+    ] = None,
+    users: Annotated[int, typer.Option(help="Number of currency users.")] = 60,
+    k: Annotated[int, typer.Option(help="Hits per recall.")] = 10,
+    set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on one line.")] = False,
+) -> None:
+    """Unanswerable questions beside answerable ones: how a score threshold separates them."""
+    from .abstain import run_abstain
+
+    if via == "both":
+        raise typer.BadParameter("via must be write or ingest")
+    (chosen,) = _vias(via)
+    result = run_abstain(
+        _split(split),
+        locomo=locomo,
+        min_score=min_score,
+        via=chosen,
+        n_users=users,
+        k=k,
+        settings=_settings(set_),
+    )
+    typer.echo(json.dumps(result, indent=None if as_json else 2))

@@ -1,0 +1,248 @@
+"""Abstention benchmark: does a score threshold separate answers from nothing?
+
+Two question sets, each asked as its user with ``recall(q, k)``:
+
+* **currency** (:mod:`.currency_data`, loaded through ``Memory.write`` or
+  ``ingest`` as in the currency benchmark): *answerable* are the
+  now-questions (evidence: the current value's memory) and the
+  before-questions (evidence: the previous value's memory) of the split's
+  kinds; *unanswerable* are, per user, a now-question about each kind the user
+  never stated (``unstated``; one of them beside a look-alike fact of that
+  kind about someone else), a question about a relative nobody described
+  (``other``) and one about nothing any user states (``unknown``; asked in
+  every split).
+* **LoCoMo** (``locomo=PATH``; every turn a memory, as ``kenning bench
+  locomo``; its dev/held-out conversations): *answerable* are the category
+  1-4 questions with evidence turns, *unanswerable* the category-5
+  (adversarial) questions, whose answer is "not mentioned".
+
+The engine has no ``min_score`` yet, so a threshold ``t`` is applied here: a
+hit is kept when ``hit.score >= t``. For each ``t`` of the grid 0.0, 0.1, …,
+0.9 (and ``min_score`` if given): ``unanswerable_abstained`` = share of
+unanswerable questions with no hit kept, ``answerable_kept`` = share of
+answerable questions whose evidence is among the top-k hits kept. Also the
+distribution of the top-1 score per class, and the grid's best threshold
+(highest abstained + kept).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from ..clock import FixedClock
+from ..config import Settings
+from ..embeddings import Embedder
+from ..engine import Memory
+from ..models import Hit
+from .currency import Labels, load_users, user_principal
+from .currency_data import NOW, User, generate, kinds_of
+from .locomo import conversation_user
+from .locomo_data import Conversation, load_locomo, split
+from .stores import open_bench_memory
+
+__all__ = ["GRID", "Asked", "report", "run_abstain"]
+
+#: Thresholds every report covers.
+GRID: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(10))
+Split = Literal["dev", "holdout", "all"]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One question's outcome: its class, the top-1 score and the best evidence score."""
+
+    answerable: bool
+    role: str
+    top1: float | None
+    evidence: float | None = None
+
+
+def _asked(hits: Sequence[Hit], answerable: bool, role: str, is_evidence: Sequence[bool]) -> Asked:
+    """The scores of one recall (``is_evidence``: per hit, whether it is the evidence)."""
+    top1 = hits[0].score if hits else None
+    found = [h.score for h, ok in zip(hits, is_evidence, strict=True) if ok]
+    return Asked(answerable, role, top1, max(found) if found else None)
+
+
+def _share(flags: Sequence[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def _at(rows: Sequence[Asked], t: float) -> dict[str, Any]:
+    """Abstained and kept shares at threshold ``t``."""
+    unans = [r for r in rows if not r.answerable]
+    ans = [r for r in rows if r.answerable]
+    roles = sorted({r.role for r in unans})
+    return {
+        "min_score": t,
+        "unanswerable_abstained": _share([r.top1 is None or r.top1 < t for r in unans]),
+        "answerable_kept": _share([r.evidence is not None and r.evidence >= t for r in ans]),
+        "abstained_by_role": {
+            role: _share([r.top1 is None or r.top1 < t for r in unans if r.role == role])
+            for role in roles
+        },
+    }
+
+
+def _quantiles(values: Sequence[float]) -> dict[str, float] | None:
+    if len(values) < 2:
+        return None
+    q = statistics.quantiles(values, n=10, method="inclusive")
+    return {
+        "p10": round(q[0], 4),
+        "p50": round(statistics.median(values), 4),
+        "p90": round(q[8], 4),
+        "mean": round(statistics.fmean(values), 4),
+    }
+
+
+def _auc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
+    """P(an answerable top-1 score > an unanswerable one), ties half: separation, no threshold."""
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 4)
+
+
+def report(rows: Sequence[Asked], min_score: float | None = None) -> dict[str, Any]:
+    """The abstention figures of a set of questions (see the module docstring)."""
+    grid = [_at(rows, t) for t in GRID]
+    best = max(grid, key=lambda g: (g["unanswerable_abstained"] or 0) + (g["answerable_kept"] or 0))
+    out: dict[str, Any] = {
+        "answerable": sum(r.answerable for r in rows),
+        "unanswerable": sum(not r.answerable for r in rows),
+        "answerable_with_evidence_in_top_k": _share(
+            [r.evidence is not None for r in rows if r.answerable]
+        ),
+        "top1_score": {
+            "answerable": _quantiles([r.top1 for r in rows if r.answerable and r.top1 is not None]),
+            "unanswerable": _quantiles(
+                [r.top1 for r in rows if not r.answerable and r.top1 is not None]
+            ),
+        },
+        "top1_auc": _auc(
+            [r.top1 or 0.0 for r in rows if r.answerable],
+            [r.top1 or 0.0 for r in rows if not r.answerable],
+        ),
+        "grid": grid,
+        "best_on_grid": best,
+    }
+    if min_score is not None:
+        out["at_min_score"] = _at(rows, min_score)
+    return out
+
+
+def _ask_currency(
+    mem: Memory, users: Sequence[User], kinds: Sequence[str], labels: Labels, k: int
+) -> list[Asked]:
+    """Every currency question of the split's kinds (and the kind-less ones)."""
+    rows: list[Asked] = []
+    for user in users:
+        who = user_principal(user.uid)
+        for q in user.questions:
+            if q.kind is not None and q.kind not in kinds:
+                continue
+            target = q.current if q.role == "now" else q.previous
+            hits = mem.recall(q.text, k, principal=who).hits
+            marks = [target is not None and target in labels.get(h.memory.id, ()) for h in hits]
+            rows.append(_asked(hits, q.answerable, q.role, marks))
+    return rows
+
+
+def _currency(
+    split_name: Split,
+    via: Literal["write", "ingest"],
+    n_users: int,
+    k: int,
+    open_mem: Callable[..., Memory],
+) -> list[Asked]:
+    """Load the currency users and ask their questions."""
+    data = generate(n_users)
+    clock = FixedClock(NOW)
+    mem = open_mem("abstain-currency.db", clock)
+    try:
+        labels, _ = load_users(mem, clock, data.users, via)
+        clock.set(NOW)
+        return _ask_currency(mem, data.users, kinds_of(split_name), labels, k)
+    finally:
+        mem.close()
+
+
+def _load_conversations(mem: Memory, convs: Sequence[Conversation]) -> None:
+    """Every turn a memory of its conversation's user (as ``kenning bench locomo``)."""
+    for conv in convs:
+        items = [
+            {
+                "content": t.document,
+                "event_at": t.session_date,
+                "memory_type": "episodic",
+                "metadata": {"dia_id": t.dia_id, "speaker": t.speaker},
+                "source": "user_input",
+                "session_id": f"{conv.sample_id}/session_{t.session}",
+            }
+            for t in conv.turns
+        ]
+        mem.remember_many(items, principal=conversation_user(conv))
+
+
+def _locomo(path: Path, split_name: Split, k: int, open_mem: Callable[..., Memory]) -> list[Asked]:
+    """LoCoMo's answerable (categories 1-4 with evidence) and adversarial questions."""
+    convs = split(load_locomo(path), split_name)
+    clock = FixedClock(convs[0].last_session_date)
+    mem = open_mem("abstain-locomo.db", clock)
+    rows: list[Asked] = []
+    try:
+        _load_conversations(mem, convs)
+        for conv in convs:
+            who = conversation_user(conv)
+            clock.set(conv.last_session_date + timedelta(days=1))
+            for q in conv.questions:
+                if not q.scorable and q.category != 5:
+                    continue
+                hits = mem.recall(q.question, k, principal=who).hits
+                evidence = set(q.evidence) if q.scorable else set()
+                role = "answerable" if q.scorable else "adversarial"
+                marks = [h.memory.metadata.get("dia_id") in evidence for h in hits]
+                rows.append(_asked(hits, q.scorable, role, marks))
+    finally:
+        mem.close()
+    return rows
+
+
+def run_abstain(
+    split_name: Split = "dev",
+    *,
+    locomo: str | Path | None = None,
+    min_score: float | None = None,
+    via: Literal["write", "ingest"] = "write",
+    n_users: int = 60,
+    k: int = 10,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+) -> dict[str, Any]:
+    """Ask the currency (and, with ``locomo``, LoCoMo) questions; JSON-ready figures."""
+    with tempfile.TemporaryDirectory(prefix="kenning-abstain-") as tmp:
+
+        def open_mem(name: str, clock: FixedClock) -> Memory:
+            return open_bench_memory(
+                None, Path(tmp) / name, settings, embedder=embedder, clock=clock
+            )
+
+        out: dict[str, Any] = {
+            "benchmark": "abstain",
+            "split": split_name,
+            "via": via,
+            "k": k,
+            "min_score": min_score,
+            "kinds": list(kinds_of(split_name)),
+        }
+        out["currency"] = report(_currency(split_name, via, n_users, k, open_mem), min_score)
+        if locomo is not None:
+            out["locomo"] = report(_locomo(Path(locomo), split_name, k, open_mem), min_score)
+    return out

@@ -1,0 +1,154 @@
+"""The currency and abstention benchmarks: the dataset, the scoring, a tiny run of each."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+import pytest
+
+from kenning.bench.abstain import GRID, Asked, report, run_abstain
+from kenning.bench.currency import aggregate, classify, run_currency, score_before, score_now
+from kenning.bench.currency_data import (
+    DEV_KINDS,
+    HOLDOUT_KINDS,
+    Question,
+    generate,
+    kinds_of,
+)
+from kenning.bench.currency_phrases import KINDS
+from kenning.embeddings import Embedder
+
+
+def test_the_dataset_is_deterministic_and_big_enough() -> None:
+    data = generate()
+    assert data == generate()
+    assert data != generate(seed=20)
+    assert len(data.users) >= 50
+    assert len({u.uid for u in data.users}) == len(data.users)
+    assert sum(u.stable for u in data.users) >= 5
+    counts = data.counts()
+    assert counts["statements_lookalike"] > 0 and counts["statements_chatter"] > 0
+    assert counts["questions_before"] > 0 and counts["questions_unstated"] > 0
+
+
+def test_kinds_phrasings_and_split() -> None:
+    assert len(KINDS) >= 10
+    for kind, table in KINDS.items():
+        for role in ("first", "update", "now", "before"):
+            assert len(set(table[role])) >= 4, (kind, role)
+        assert len(table["values"]) >= 8
+    assert not set(DEV_KINDS) & set(HOLDOUT_KINDS)
+    assert set(DEV_KINDS) | set(HOLDOUT_KINDS) == set(KINDS)
+    assert kinds_of("all") == DEV_KINDS + HOLDOUT_KINDS
+
+
+def test_updates_come_after_first_statements_and_questions_point_at_them() -> None:
+    for user in generate().users:
+        said = {s.sid: s for s in user.statements}
+        assert [s.at for s in user.statements] == sorted(s.at for s in user.statements)
+        if user.stable:
+            assert not any(s.role == "update" for s in user.statements)
+        for q in user.questions:
+            if q.role == "now":
+                assert q.current in said and said[q.current].kind == q.kind
+            for old in q.stale:
+                assert said[old].at < said[q.current or ""].at
+                assert said[old].value != said[q.current or ""].value
+            for look in q.lookalike:
+                assert said[look].role == "lookalike" and said[look].kind == q.kind
+            if q.role == "before":
+                assert q.previous in q.stale
+                if " in 20" in q.text:  # "what car did I have in 2022?": the previous value
+                    assert f" in {said[q.previous or ''].at.year}?" in q.text
+    phrasings = Counter(q.text for u in generate().users for q in u.questions if q.role == "now")
+    assert len(phrasings) >= 4 * len(KINDS)
+
+
+_Q = Question("u/q", "u", "home", "now", "Where do I live now?", "cur", ("old",), None, ("look",))
+_B = Question("u/b", "u", "home", "before", "Where did I live before?", "cur", ("old",), "old")
+
+
+def _r(*items: str) -> list[frozenset[str]]:
+    return [frozenset(i.split("+")) if i else frozenset() for i in items]
+
+
+def test_now_scoring_on_hand_built_rankings() -> None:
+    best = score_now(_r("cur", "old", "look"), _Q)
+    assert best == {
+        "current@1": True,
+        "current@5": True,
+        "stale_above_current": False,
+        "lookalike_above_current": False,
+        "top1": "current",
+    }
+    stale_first = score_now(_r("old", "", "cur"), _Q)
+    assert not stale_first["current@1"] and stale_first["current@5"]
+    assert stale_first["stale_above_current"] and not stale_first["lookalike_above_current"]
+    # the current value missing while a stale one or a look-alike is present
+    missing = score_now(_r("", "look", "old"), _Q)
+    assert missing["stale_above_current"] and missing["lookalike_above_current"]
+    assert missing["top1"] == "other" and not missing["current@5"]
+    assert score_now(_r("", "", "", "", "", "cur"), _Q)["current@5"] is False
+    assert score_now([], _Q)["top1"] == "none"
+    # a fact standing for the current and a stale statement counts as current
+    assert classify(frozenset({"old", "cur"}), _Q) == "current"
+    no_stale = Question("u/x", "u", "home", "now", "?", "cur")
+    assert score_now(_r("cur"), no_stale)["stale_above_current"] is None
+
+
+def test_before_scoring_and_aggregate() -> None:
+    assert score_before(_r("cur", "", "old"), _B) == {"previous@3": True}
+    assert score_before(_r("cur", "", "", "old"), _B) == {"previous@3": False}
+    rows = [
+        {**score_now(_r("cur"), _Q), "role": "now", "kind": "home", "changed": True},
+        {**score_now(_r("old", "cur"), _Q), "role": "now", "kind": "home", "changed": True},
+        {**score_before(_r("old"), _B), "role": "before", "kind": "home", "changed": True},
+    ]
+    out = aggregate(rows)
+    assert out["current@1"] == 0.5 and out["current@5"] == 1.0
+    assert out["stale_above_current"] == 0.5 and out["previous@3"] == 1.0
+    assert out["top1"]["stale"] == 0.5
+    assert out["questions"] == {"now": 2, "now_changed": 2, "now_with_lookalike": 2, "before": 1}
+
+
+def test_abstain_report_on_hand_built_scores() -> None:
+    rows = [
+        Asked(True, "now", 0.8, 0.8),
+        Asked(True, "now", 0.6, 0.4),
+        Asked(False, "unstated", 0.3),
+        Asked(False, "unknown", None),
+    ]
+    out = report(rows, min_score=0.5)
+    at = out["at_min_score"]
+    assert at["unanswerable_abstained"] == 1.0 and at["answerable_kept"] == 0.5
+    assert [g["min_score"] for g in out["grid"]] == list(GRID)
+    assert out["grid"][0]["unanswerable_abstained"] == 0.5  # the None top-1 abstains
+    assert out["top1_auc"] == 1.0
+
+
+_KEYS = ("current@1", "current@5", "stale_above_current", "lookalike_above_current", "previous@3")
+
+
+@pytest.mark.parametrize("via", ["write", "ingest"])
+def test_a_small_currency_run_reports_every_key(
+    via: Literal["write", "ingest"], embedder: Embedder
+) -> None:
+    result = run_currency("all", via, n_users=5, embedder=embedder)
+    for key in _KEYS:
+        assert result[key] is not None and 0.0 <= result[key] <= 1.0, key
+    assert result["foreign_hits"] == 0
+    assert result["latency_ms"]["p50"] > 0
+    assert set(result["by_split"]) == {"dev", "holdout"}
+    assert set(result["by_kind"]) == set(KINDS)
+    assert result["dataset"]["users"] == 5
+
+
+def test_a_small_abstain_run(embedder: Embedder) -> None:
+    result = run_abstain("holdout", n_users=4, embedder=embedder, min_score=0.5)
+    cur = result["currency"]
+    assert cur["answerable"] > 0 and cur["unanswerable"] > 0
+    assert len(cur["grid"]) == len(GRID) and "at_min_score" in cur
+    for point in cur["grid"]:
+        assert 0.0 <= point["unanswerable_abstained"] <= 1.0
+        assert 0.0 <= point["answerable_kept"] <= 1.0
