@@ -38,8 +38,15 @@ def run_locomo(
     store: str | None = None,
     k_max: int = 20,
     progress: Callable[[str, int], None] | None = None,
+    min_score: float | None = None,
 ) -> dict[str, Any]:
-    """Run the retrieval task and return the metrics dict (see module docstring)."""
+    """Run the retrieval task and return the metrics dict (see module docstring).
+
+    With ``min_score``, the dict also holds ``min_score``: the metrics counted
+    over the hits whose calibrated score reaches it only, and ``abstain``, the
+    share of the adversarial (category 5, unanswerable) questions with no
+    top-10 hit at or above it.
+    """
     results = run_locomo_variants(
         data,
         split_name,
@@ -50,6 +57,7 @@ def run_locomo(
         store=store,
         k_max=k_max,
         progress=progress,
+        min_score=min_score,
     )
     return results["default"]
 
@@ -66,6 +74,7 @@ def run_locomo_variants(
     k_max: int = 20,
     progress: Callable[[str, int], None] | None = None,
     on_result: Callable[[str, dict[str, Any]], None] | None = None,
+    min_score: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Ingest the split once (under ``settings``), then ask every question under
     each variant's settings (read-side knobs; None = ``settings``): ``{name: metrics}``."""
@@ -83,8 +92,12 @@ def run_locomo_variants(
             ingest_s = time.perf_counter() - started
             for name, variant in variants.items():
                 mem.settings = variant or base
-                rankings, questions, latencies = _ask(mem, convs, clock, k_max, progress)
+                rankings, scores, questions, latencies = _ask(mem, convs, clock, k_max, progress)
                 result = score(rankings, questions, ks=(1, 5, 10, 20))
+                if min_score is not None:
+                    result["min_score"] = _thresholded(
+                        mem, convs, clock, rankings, scores, questions, min_score
+                    )
                 result["latency_ms"] = _percentiles(latencies)
                 result["split"] = split_name
                 result["conversations"] = [c.sample_id for c in convs]
@@ -140,9 +153,11 @@ def _ask(
     clock: FixedClock,
     k_max: int,
     progress: Callable[[str, int], None] | None,
-) -> tuple[list[list[str]], list[Question], list[float]]:
-    """Every scorable question, recalled as its conversation's user."""
+) -> tuple[list[list[str]], list[list[float]], list[Question], list[float]]:
+    """Every scorable question, recalled as its conversation's user:
+    rankings, the hits' scores, the questions and the latencies."""
     rankings: list[list[str]] = []
+    scores: list[list[float]] = []
     questions: list[Question] = []
     latencies: list[float] = []
     for conv in convs:
@@ -155,10 +170,44 @@ def _ask(
             hits = mem.recall(q.question, k_max, principal=who)
             latencies.append((time.perf_counter() - t) * 1000)
             rankings.append([h.memory.metadata["dia_id"] for h in hits])
+            scores.append([h.score for h in hits])
             questions.append(q)
             if progress:
                 progress("recall", 1)
-    return rankings, questions, latencies
+    return rankings, scores, questions, latencies
+
+
+def _thresholded(
+    mem: Memory,
+    convs: Sequence[Conversation],
+    clock: FixedClock,
+    rankings: Sequence[Sequence[str]],
+    scores: Sequence[Sequence[float]],
+    questions: Sequence[Question],
+    min_score: float,
+) -> dict[str, Any]:
+    """The metrics over the hits scoring at least ``min_score`` (a hit below it
+    keeps its place, empty, so the others' ranks stay), and the share of
+    category-5 questions with no top-10 hit at or above it."""
+    kept = [
+        [i if s >= min_score else "" for i, s in zip(ids, ss, strict=True)]
+        for ids, ss in zip(rankings, scores, strict=True)
+    ]
+    out = score(kept, questions, ks=(1, 5, 10, 20))
+    asked = abstained = 0
+    for conv in convs:
+        who = conversation_user(conv)
+        clock.set(conv.last_session_date + timedelta(days=1))
+        for q in conv.questions:
+            if q.category != 5:
+                continue
+            hits = mem.recall(q.question, 10, principal=who)
+            asked += 1
+            abstained += all(h.score < min_score for h in hits)
+    out["threshold"] = min_score
+    out["adversarial_questions"] = asked
+    out["abstain"] = abstained / asked if asked else None
+    return out
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
