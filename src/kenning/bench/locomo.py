@@ -43,9 +43,11 @@ def run_locomo(
     """Run the retrieval task and return the metrics dict (see module docstring).
 
     With ``min_score``, the dict also holds ``min_score``: the metrics counted
-    over the hits whose calibrated score reaches it only, and ``abstain``, the
+    over the hits whose calibrated score reaches it only, ``abstain``, the
     share of the adversarial (category 5, unanswerable) questions with no
-    top-10 hit at or above it.
+    top-10 hit at or above it, and ``abstain_foreign``, the same for every
+    other answerable question of the next conversation of the split, asked
+    as this conversation's user.
     """
     results = run_locomo_variants(
         data,
@@ -188,26 +190,45 @@ def _thresholded(
 ) -> dict[str, Any]:
     """The metrics over the hits scoring at least ``min_score`` (a hit below it
     keeps its place, empty, so the others' ranks stay), and the share of
-    category-5 questions with no top-10 hit at or above it."""
+    category-5 questions, and of questions from another conversation, with no
+    top-10 hit at or above it."""
     kept = [
         [i if s >= min_score else "" for i, s in zip(ids, ss, strict=True)]
         for ids, ss in zip(rankings, scores, strict=True)
     ]
     out = score(kept, questions, ks=(1, 5, 10, 20))
-    asked = abstained = 0
-    for conv in convs:
+    out["threshold"] = min_score
+    adversarial = [(c, [q.question for q in c.questions if q.category == 5]) for c in convs]
+    out["adversarial_questions"] = sum(len(qs) for _, qs in adversarial)
+    out["abstain"] = _abstain(mem, clock, adversarial, min_score)
+    # every other answerable question of the next conversation: about people
+    # and events this user's memories do not hold
+    foreign = [
+        (c, [q.question for q in convs[(i + 1) % len(convs)].questions if q.scorable][::2])
+        for i, c in enumerate(convs)
+    ]
+    out["foreign_questions"] = sum(len(qs) for _, qs in foreign) if len(convs) > 1 else 0
+    out["abstain_foreign"] = _abstain(mem, clock, foreign, min_score) if len(convs) > 1 else None
+    return out
+
+
+def _abstain(
+    mem: Memory,
+    clock: FixedClock,
+    asked: Sequence[tuple[Conversation, Sequence[str]]],
+    min_score: float,
+) -> float | None:
+    """The share of ``asked`` questions (each of its conversation's user) with no
+    top-10 hit scoring at least ``min_score``."""
+    n = abstained = 0
+    for conv, texts in asked:
         who = conversation_user(conv)
         clock.set(conv.last_session_date + timedelta(days=1))
-        for q in conv.questions:
-            if q.category != 5:
-                continue
-            hits = mem.recall(q.question, 10, principal=who)
-            asked += 1
+        for text in texts:
+            hits = mem.recall(text, 10, principal=who)
+            n += 1
             abstained += all(h.score < min_score for h in hits)
-    out["threshold"] = min_score
-    out["adversarial_questions"] = asked
-    out["abstain"] = abstained / asked if asked else None
-    return out
+    return abstained / n if n else None
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
