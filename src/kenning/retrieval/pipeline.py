@@ -146,9 +146,7 @@ class RecallPipeline:
             strengths = self.strength.strengths(ranked, now)
         hits = score(ctx, rel, strengths, req.explain)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
-        hits = calibrated(ctx, hits, search_terms(text, pool.dropped), req.explain)
-        if req.min_score is not None:
-            hits = [h for h in hits if h.score >= req.min_score]
+        hits = _calibrated(ctx, hits, search_terms(text, pool.dropped), req)
         pool.timings["rank"] = _ms(t)
         t = time.perf_counter()
         outcome = ctx.graph or GraphOutcome(dict(fused))
@@ -319,6 +317,16 @@ def _search_text(query: str, tq: TimeQuery) -> str:
             text = f"{_RELATION_TAIL.sub('', head)} {tail}"
     text = " ".join(text.split())
     return text if query_terms(text) else query
+
+
+def _calibrated(
+    ctx: RecallContext, hits: list[Hit], terms: frozenset[str], req: RecallRequest
+) -> list[Hit]:
+    """The hits with calibrated scores, without those below ``req.min_score``."""
+    hits = calibrated(ctx, hits, terms, req.explain)
+    if req.min_score is None:
+        return hits
+    return [h for h in hits if h.score >= req.min_score]
 
 
 def _relevance(
