@@ -407,6 +407,18 @@ CASES: list[tuple[str, Call, type[KenningError], str]] = [
         "min_confidence",
     ),
     (
+        "min_score above 1",
+        lambda m, r: m.recall("tea", min_score=1.5),
+        InvalidInput,
+        "min_score must be from 0 to 1, got 1.5",
+    ),
+    (
+        "min_score not a number",
+        lambda m, r: m.recall("tea", min_score="high"),
+        InvalidInput,
+        "min_score must be a number from 0 to 1",
+    ),
+    (
         "no scopes",
         lambda m, r: m.recall("tea", scopes=[]),
         InvalidInput,

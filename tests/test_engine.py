@@ -457,6 +457,8 @@ def test_recall_explain_fields(mem: Memory) -> None:
             "time",
             "context",
             "signals",
+            "priority",
+            "calibration",
         }
         assert set(d["signals"]) == {
             "graph",
@@ -468,7 +470,7 @@ def test_recall_explain_fields(mem: Memory) -> None:
             "exact_match",
             "high_confidence",
         }
-        assert hit.explain.final == hit.score
+        assert hit.explain.final == hit.explain.priority and 0.0 <= hit.score <= 1.0
         assert 0.0 <= hit.explain.relevance <= 1.0 and 0.0 <= hit.explain.temporal <= 1.0
         assert hit.explain.confidence == hit.memory.confidence
     assert result[0].explain is not None and result[0].explain.relevance == 1.0
@@ -606,18 +608,23 @@ def test_temporal_decay_ranks_the_older_memory_lower(mem: Memory, clock: FixedCl
     assert r.relevance == o.relevance and r.confidence == o.confidence
     assert r.temporal == 1.0
     assert o.temporal == pytest.approx(math.exp(-math.log(2) / 182.5 * 300))
-    assert _ids(hits) == [recent.id, old.id] and hits[0].score > hits[1].score
+    assert _ids(hits) == [recent.id, old.id] and r.final > o.final
     # the organization layer decays slower and never drops below its floor of 0.3
     ancient = mem.remember(
         "The offsite used to be in Porto", scope="org:default", event_at=now - timedelta(days=3000)
     )
     hit = next(h for h in mem.recall("offsite Porto", explain=True) if h.memory.id == ancient.id)
     assert hit.explain is not None and hit.explain.temporal == 0.3
-    # moving the clock forward lowers the score of the same memory
-    before = by_id[recent.id].score
+    # moving the clock forward lowers the priority of the same memory (not its
+    # calibrated score, which weighs how well it answers, not how old it is)
+    before = by_id[recent.id]
     clock.advance(days=200)
-    later = next(h for h in mem.recall("where is the team offsite") if h.memory.id == recent.id)
-    assert later.score < before
+    later = next(
+        h for h in mem.recall("where is the team offsite", explain=True) if h.memory.id == recent.id
+    )
+    assert later.explain is not None and before.explain is not None
+    assert later.explain.final < before.explain.final
+    assert later.score == before.score
 
 
 # ---------------------------------------------------------------------------- stats

@@ -337,7 +337,7 @@ async def test_hint_prompt_and_resource_return_the_fenced_hint(
         prompt = await client.get_prompt("memory_hint", {})
         queried = await client.get_prompt("memory_hint", {"query": "what does Alice eat?"})
         resource = await client.read_resource("memory://hint")
-        by_query = await client.read_resource("memory://hint?query=food")
+        by_query = await client.read_resource("memory://hint?query=what%20does%20Alice%20eat")
     texts = []
     for result in (prompt, queried):
         [message] = result.messages

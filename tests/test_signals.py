@@ -67,7 +67,8 @@ def test_a_registered_signal_moves_the_ranking_and_shows_in_explain(
     if stage == "context":  # on the fused scale: part of the stage's sum
         assert by_id[ice.id].context >= 1.0
     else:  # on the final score
-        assert by_id[ice.id].final - plain[1].score == pytest.approx(1.0)
+        assert plain[1].explain is not None
+        assert by_id[ice.id].final - plain[1].explain.final == pytest.approx(1.0)
 
 
 def test_a_registered_signal_shows_in_the_rest_explain(open_memory: Any, tmp_path: Any) -> None:
@@ -111,7 +112,10 @@ def test_the_signal_list_is_a_setting(make_memory: Callable[..., Memory]) -> Non
     w = ScoringWeights()
     assert same.explain.signals["exact_match"] == w.exact_match_boost
     assert same.explain.signals["high_confidence"] == w.high_confidence_boost
-    assert same.score == pytest.approx(hit.score + w.exact_match_boost + w.high_confidence_boost)
+    assert same.explain.final == pytest.approx(
+        hit.explain.final + w.exact_match_boost + w.high_confidence_boost
+    )
+    assert same.score == hit.score  # the calibrated score weighs no boost
     mem.settings = Settings(retrieval=Retrieval(signals=("graph", "no_such_signal")))
     with pytest.raises(ConfigError, match="no_such_signal"):
         mem.recall("sailing")
@@ -126,7 +130,7 @@ def test_the_high_confidence_threshold_is_settable(make_memory: Callable[..., Me
     (lower,) = mem.recall("sailing lessons", explain=True)
     assert lower.explain is not None
     assert lower.explain.signals["high_confidence"] == ScoringWeights().high_confidence_boost
-    assert lower.score > hit.score
+    assert lower.explain.final > hit.explain.final
 
 
 def _place(s: Settings, path: str) -> Any:

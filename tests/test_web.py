@@ -410,6 +410,15 @@ def test_filters_and_list_pagination(tab: Tab, site: Site) -> None:
     page.get_by_role("button", name="Search", exact=True).click()
     expect(_cards(page)).to_have_count(2)
     page.get_by_role("button", name="Reset filters").click()
+    # a minimum score: a question nothing answers gets nothing
+    page.get_by_label("Minimum score").select_option("0.5")
+    page.get_by_label("Search memories").fill("What is the melting point of tungsten?")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.get_by_text("Nothing found.")).to_be_visible()
+    page.get_by_label("Minimum score").select_option("0")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(_cards(page).first).to_be_visible()
+    page.get_by_role("button", name="Reset filters").click()
     # paging: 25 notes of alice's, 20 a page
     alice = site.mem.directory.principal(ACME, "alice")
     notes = [

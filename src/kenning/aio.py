@@ -224,6 +224,7 @@ class AsyncMemory:
         explain: bool = False,
         sector: str | None = None,
         principal: Principal | None = None,
+        min_score: float | None = None,
     ) -> RecallResult:
         return await asyncio.to_thread(
             self.sync.recall,
@@ -236,6 +237,7 @@ class AsyncMemory:
             explain=explain,
             sector=sector,
             principal=principal,
+            min_score=min_score,
         )
 
     @mirrors(Memory.list)

@@ -198,6 +198,15 @@ class Retrieval(BaseSettings):
     time: TimeRecall = Field(default_factory=TimeRecall)
     episode: EpisodeRecall = Field(default_factory=EpisodeRecall)
     author: AuthorMatch = Field(default_factory=AuthorMatch)
+    #: Recall leaves out hits whose calibrated score
+    #: (:mod:`kenning.retrieval.calibration`) is below this; None: off.
+    min_score: float | None = Field(None, ge=0, le=1)
+    #: The same for the memory hint (``build_hint`` with a query). 0.05 on the
+    #: LoCoMo dev split (``bench/fit_calibration.py``): 87% of questions about
+    #: another conversation's people and events put none of their top 20 hits
+    #: in the hint, and a memory sharing a query word at a cosine near 0.5 still
+    #: passes; None: off.
+    hint_min_score: float | None = Field(0.05, ge=0, le=1)
 
 
 #: Old flat ``Settings`` names (and ``KENNING_<NAME>`` variables), still accepted:

@@ -286,6 +286,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         explain: bool = False,
         sector: str | None = None,
         principal: Principal | None = None,
+        min_score: float | None = None,
     ) -> RecallResult:
         """The ``k`` memories that best answer ``query``, ranked by priority.
 
@@ -293,6 +294,9 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         readable scope, or named scopes (each checked). ``layers`` restricts to
         personal/shared/organization. ``filters`` see :class:`MemoryFilter`.
         ``sector``: only memories of that sector and its children.
+        ``min_score`` (0-1; None: ``retrieval.min_score``) leaves out the hits
+        of the top ``k`` whose calibrated score is below it, so a question
+        nothing answers gets few hits or none.
         """
         core = self.core
         who = core.who(principal)
@@ -303,11 +307,14 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
             if min_confidence is None
             else clean_confidence(min_confidence, "min_confidence")
         )
+        cut = self.settings.retrieval.min_score
+        if min_score is not None:
+            cut = clean_confidence(min_score, "min_score")
         flt = build_filter(filters)
         view = self.policy.resolve(who, scopes, layers)
         if sector is not None:
             flt = replace(flt, sectors=core.sector_tree(sector, view))
-        request = RecallRequest(query, k, who, view, flt, floor, explain)
+        request = RecallRequest(query, k, who, view, flt, floor, explain, cut)
         now = self.clock.now()
         result = self.reads.run(request, self.settings, now)
         if self.settings.lifecycle.reinforce_on_recall and result.hits:

@@ -524,17 +524,35 @@ class ScoreBreakdown:
     #: sums of these: ``graph``, ``context``, ``time`` per stage, ``layer_boost``
     #: = ``layer``, ``scope_boost`` = ``persona``.
     signals: dict[str, float] = field(default_factory=dict)
+    #: The ranking value (seed 000's priority plus boosts; = ``final``): hits
+    #: are ordered by it. The hit's ``score`` is the calibrated one.
+    priority: float | None = None
+    #: How the calibrated score was computed (:mod:`kenning.retrieval.calibration`):
+    #: ``inputs`` (raw cosine, bounded BM25, term coverage, author named, rank),
+    #: ``contributions`` (each coefficient times its input, and the intercept,
+    #: to the logit) and ``logit``; score = 1 / (1 + exp(-logit)).
+    calibration: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["signals"] = dict(self.signals)
+        out["calibration"] = {
+            k: dict(v) if isinstance(v, dict) else v for k, v in self.calibration.items()
+        }
         return out
 
 
 @dataclass(slots=True)
 class Hit:
-    """One recalled memory with its final score (and breakdown when explained)."""
+    """One recalled memory with its score (and breakdown when explained).
+
+    ``score`` is calibrated (:mod:`kenning.retrieval.calibration`): in [0, 1],
+    about the chance that the memory answers the query, comparable across
+    queries, so a ``min_score`` threshold means the same everywhere. Hits are
+    ordered by the ranking value (``explain.priority``), not by ``score``.
+    A graph expansion riding on its seed (``related``) keeps its expansion score.
+    """
 
     memory: MemoryRecord
     score: float

@@ -65,11 +65,23 @@ def locomo(
     set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
     store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = True,
+    min_score: Annotated[
+        float | None,
+        typer.Option(
+            "--min-score",
+            min=0.0,
+            max=1.0,
+            help="Also report the metrics over hits scoring at least this, and the share "
+            "of adversarial questions with no top-10 hit at or above it.",
+        ),
+    ] = None,
 ) -> None:
     """LoCoMo retrieval: recall@k, any/all-hit, per category, latency."""
     from .locomo import run_locomo
 
-    result = run_locomo(data, _split(split), settings=_settings(set_), store=store)
+    result = run_locomo(
+        data, _split(split), settings=_settings(set_), store=store, min_score=min_score
+    )
     typer.echo(json.dumps(result, indent=None if as_json else 2, default=str))
 
 

@@ -38,8 +38,17 @@ def run_locomo(
     store: str | None = None,
     k_max: int = 20,
     progress: Callable[[str, int], None] | None = None,
+    min_score: float | None = None,
 ) -> dict[str, Any]:
-    """Run the retrieval task and return the metrics dict (see module docstring)."""
+    """Run the retrieval task and return the metrics dict (see module docstring).
+
+    With ``min_score``, the dict also holds ``min_score``: the metrics counted
+    over the hits whose calibrated score reaches it only, ``abstain``, the
+    share of the adversarial (category 5, unanswerable) questions with no
+    top-10 hit at or above it, and ``abstain_foreign``, the same for every
+    other answerable question of the next conversation of the split, asked
+    as this conversation's user.
+    """
     results = run_locomo_variants(
         data,
         split_name,
@@ -50,6 +59,7 @@ def run_locomo(
         store=store,
         k_max=k_max,
         progress=progress,
+        min_score=min_score,
     )
     return results["default"]
 
@@ -66,6 +76,7 @@ def run_locomo_variants(
     k_max: int = 20,
     progress: Callable[[str, int], None] | None = None,
     on_result: Callable[[str, dict[str, Any]], None] | None = None,
+    min_score: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Ingest the split once (under ``settings``), then ask every question under
     each variant's settings (read-side knobs; None = ``settings``): ``{name: metrics}``."""
@@ -83,8 +94,12 @@ def run_locomo_variants(
             ingest_s = time.perf_counter() - started
             for name, variant in variants.items():
                 mem.settings = variant or base
-                rankings, questions, latencies = _ask(mem, convs, clock, k_max, progress)
+                rankings, scores, questions, latencies = _ask(mem, convs, clock, k_max, progress)
                 result = score(rankings, questions, ks=(1, 5, 10, 20))
+                if min_score is not None:
+                    result["min_score"] = _thresholded(
+                        mem, convs, clock, rankings, scores, questions, min_score
+                    )
                 result["latency_ms"] = _percentiles(latencies)
                 result["split"] = split_name
                 result["conversations"] = [c.sample_id for c in convs]
@@ -140,9 +155,11 @@ def _ask(
     clock: FixedClock,
     k_max: int,
     progress: Callable[[str, int], None] | None,
-) -> tuple[list[list[str]], list[Question], list[float]]:
-    """Every scorable question, recalled as its conversation's user."""
+) -> tuple[list[list[str]], list[list[float]], list[Question], list[float]]:
+    """Every scorable question, recalled as its conversation's user:
+    rankings, the hits' scores, the questions and the latencies."""
     rankings: list[list[str]] = []
+    scores: list[list[float]] = []
     questions: list[Question] = []
     latencies: list[float] = []
     for conv in convs:
@@ -155,10 +172,63 @@ def _ask(
             hits = mem.recall(q.question, k_max, principal=who)
             latencies.append((time.perf_counter() - t) * 1000)
             rankings.append([h.memory.metadata["dia_id"] for h in hits])
+            scores.append([h.score for h in hits])
             questions.append(q)
             if progress:
                 progress("recall", 1)
-    return rankings, questions, latencies
+    return rankings, scores, questions, latencies
+
+
+def _thresholded(
+    mem: Memory,
+    convs: Sequence[Conversation],
+    clock: FixedClock,
+    rankings: Sequence[Sequence[str]],
+    scores: Sequence[Sequence[float]],
+    questions: Sequence[Question],
+    min_score: float,
+) -> dict[str, Any]:
+    """The metrics over the hits scoring at least ``min_score`` (a hit below it
+    keeps its place, empty, so the others' ranks stay), and the share of
+    category-5 questions, and of questions from another conversation, with no
+    top-10 hit at or above it."""
+    kept = [
+        [i if s >= min_score else "" for i, s in zip(ids, ss, strict=True)]
+        for ids, ss in zip(rankings, scores, strict=True)
+    ]
+    out = score(kept, questions, ks=(1, 5, 10, 20))
+    out["threshold"] = min_score
+    adversarial = [(c, [q.question for q in c.questions if q.category == 5]) for c in convs]
+    out["adversarial_questions"] = sum(len(qs) for _, qs in adversarial)
+    out["abstain"] = _abstain(mem, clock, adversarial, min_score)
+    # every other answerable question of the next conversation: about people
+    # and events this user's memories do not hold
+    foreign = [
+        (c, [q.question for q in convs[(i + 1) % len(convs)].questions if q.scorable][::2])
+        for i, c in enumerate(convs)
+    ]
+    out["foreign_questions"] = sum(len(qs) for _, qs in foreign) if len(convs) > 1 else 0
+    out["abstain_foreign"] = _abstain(mem, clock, foreign, min_score) if len(convs) > 1 else None
+    return out
+
+
+def _abstain(
+    mem: Memory,
+    clock: FixedClock,
+    asked: Sequence[tuple[Conversation, Sequence[str]]],
+    min_score: float,
+) -> float | None:
+    """The share of ``asked`` questions (each of its conversation's user) with no
+    top-10 hit scoring at least ``min_score``."""
+    n = abstained = 0
+    for conv, texts in asked:
+        who = conversation_user(conv)
+        clock.set(conv.last_session_date + timedelta(days=1))
+        for text in texts:
+            hits = mem.recall(text, 10, principal=who)
+            n += 1
+            abstained += all(h.score < min_score for h in hits)
+    return abstained / n if n else None
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

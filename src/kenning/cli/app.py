@@ -258,6 +258,12 @@ def recall(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show the score breakdown and per-stage timings.")
     ] = False,
+    min_score: Annotated[
+        float | None,
+        typer.Option(
+            "--min-score", metavar="0-1", help="Drop hits whose calibrated score is below this."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The memories that best answer QUERY, ranked."""
@@ -269,6 +275,7 @@ def recall(
         filters=filters_arg(memory_type, tag, since, until, meta),
         min_confidence=min_confidence,
         explain=explain,
+        min_score=min_score,
     )
     if as_json:
         render.emit(result.to_dict())

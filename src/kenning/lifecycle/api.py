@@ -196,6 +196,7 @@ class LifecycleMethods(Facade):
                 self.policy.default_recall(who),
                 MemoryFilter(),
                 self.settings.min_confidence,
+                min_score=self.settings.retrieval.hint_min_score,
             )
             result = self.reads.run(request, self.settings, self.clock.now())
             records = [h.memory for h in result.hits]

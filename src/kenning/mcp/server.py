@@ -38,7 +38,7 @@ from ..audit import door, request_id
 from ..engine import Memory
 from ..errors import KenningError, error_code
 from ..models import MemoryRecord, Principal
-from ..validation import clean_k
+from ..validation import clean_confidence, clean_k
 
 __all__ = [
     "Resolver",
@@ -177,6 +177,15 @@ _QueryArg = Annotated[
     str | None, Field(description="What to look for; leave out for the newest memories.")
 ]
 _MaxArg = Annotated[int, Field(description="How many memories, 1-100.", json_schema_extra=_BOUNDS)]
+_MinScoreArg = Annotated[
+    float | None,
+    Field(
+        description=(
+            "Leave out memories whose score (calibrated, 0-1: about the chance that the "
+            "memory answers the query) is below this; leave out for the server's default."
+        )
+    ),
+]
 _LimitArg = Annotated[int, Field(description="Page size, 1-100.", json_schema_extra=_BOUNDS)]
 _CursorArg = Annotated[
     str | None, Field(description="next_cursor of the previous page; leave out for the first.")
@@ -237,19 +246,24 @@ def _register_reads(server: MCPServer, door: _Door) -> None:
         name="memory_recall",
         description=(
             "Search long-term memory. With a query: the memories that best answer it, best "
-            "first (by meaning, not only keywords). Without a query: the newest memories. "
-            + _VIEW_NOTE
+            "first (by meaning, not only keywords), each with a score from 0 to 1 that means "
+            "the same for every query (min_score drops the weak ones). Without a query: the "
+            "newest memories. " + _VIEW_NOTE
         ),
         annotations=ToolAnnotations(read_only_hint=True),
     )
     async def memory_recall(
-        ctx: Context[Any, Any], query: _QueryArg = None, max_results: _MaxArg = 20
+        ctx: Context[Any, Any],
+        query: _QueryArg = None,
+        max_results: _MaxArg = 20,
+        min_score: _MinScoreArg = None,
     ) -> list[dict[str, Any]]:
         def recall(who: Principal) -> list[dict[str, Any]]:
             k = clean_k(max_results, MAX_RESULTS, "max_results")
+            cut = None if min_score is None else clean_confidence(min_score, "min_score")
             if query is None or not query.strip():
                 return [_item(r) for r in mem.list(limit=k, principal=who).items]
-            hits = mem.recall(query, k=k, principal=who).hits
+            hits = mem.recall(query, k=k, principal=who, min_score=cut).hits
             return [_item(h.memory, h.score) for h in hits]
 
         return await door.tool(ctx, recall)

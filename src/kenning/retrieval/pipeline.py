@@ -17,7 +17,9 @@
    conversation context (episode, author), the time match; each adds to the
    fused relevance.
 5. Seed 000's **priority** score plus the boost signals (layer, persona,
-   exact match, high confidence), min-confidence, top k; relation paths.
+   exact match, high confidence), min-confidence, top k.
+6. The **calibrated score** of each hit (:mod:`kenning.retrieval.calibration`;
+   the order stays the priority's), min-score; relation paths.
 
 Every store call takes the reader's scope filter; nothing here can widen it.
 """
@@ -42,6 +44,7 @@ from ..lifecycle.strength import StrengthModel
 from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult
 from ..scoring import normalise
 from ..stores import Store
+from .calibration import calibrated, search_terms
 from .graph_rerank import GraphOutcome, relation_paths
 from .ranker import fuse, score
 from .signals import RELEVANCE_STAGES, RecallContext, active_signals, add_scores
@@ -70,6 +73,8 @@ class RecallRequest:
     filters: MemoryFilter
     floor: float
     explain: bool = False
+    #: Hits whose calibrated score is below this are left out (None: none are).
+    min_score: float | None = None
 
 
 @dataclass(slots=True)
@@ -141,6 +146,7 @@ class RecallPipeline:
             strengths = self.strength.strengths(ranked, now)
         hits = score(ctx, rel, strengths, req.explain)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
+        hits = _calibrated(ctx, hits, search_terms(text, pool.dropped), req)
         pool.timings["rank"] = _ms(t)
         t = time.perf_counter()
         outcome = ctx.graph or GraphOutcome(dict(fused))
@@ -311,6 +317,16 @@ def _search_text(query: str, tq: TimeQuery) -> str:
             text = f"{_RELATION_TAIL.sub('', head)} {tail}"
     text = " ".join(text.split())
     return text if query_terms(text) else query
+
+
+def _calibrated(
+    ctx: RecallContext, hits: list[Hit], terms: frozenset[str], req: RecallRequest
+) -> list[Hit]:
+    """The hits with calibrated scores, without those below ``req.min_score``."""
+    hits = calibrated(ctx, hits, terms, req.explain)
+    if req.min_score is None:
+        return hits
+    return [h for h in hits if h.score >= req.min_score]
 
 
 def _relevance(

@@ -120,6 +120,8 @@ class RecallIn(_In):
     min_confidence: float | None = Field(None, ge=0, le=1)
     explain: bool = False
     sector: str | None = Field(None, max_length=256)
+    #: Leave out hits whose calibrated score is below this (None: the server's default).
+    min_score: float | None = Field(None, ge=0, le=1)
 
 
 class FeedbackIn(_In):

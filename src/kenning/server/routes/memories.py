@@ -71,6 +71,7 @@ def recall(body: RecallIn, caller: CallerDep, mem: MemoryDep, request: Request) 
         explain=body.explain,
         sector=body.sector,
         principal=caller.principal,
+        min_score=body.min_score,
     )
     request.app.state.metrics.observe_recall(result.timings_ms)
     return result.to_dict()

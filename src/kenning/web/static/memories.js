@@ -16,12 +16,12 @@ const PAGE_SIZE = 20;
 /** The browser's state survives a visit to a detail page and back. */
 const state = {
   q: "", scope: "all", layer: "", type: "", status: "", tags: "", after: "", before: "",
-  sector: "", k: 10, cursor: null, previous: [],
+  sector: "", k: 10, minScore: "", cursor: null, previous: [],
 };
 
 function activeFilters() {
   return [state.scope !== "all", state.layer, state.type, state.status, state.tags, state.after,
-    state.before, state.sector].filter(Boolean).length;
+    state.before, state.sector, state.minScore].filter(Boolean).length;
 }
 
 function scopeChoices(me) {
@@ -75,23 +75,25 @@ function signalLabel(name) {
 }
 
 /** [key, label, value] cells of one breakdown (an older server sends no ``signals``:
- * its graph and layer boost fields stand in). */
-function cells(explain) {
+ * its graph and layer boost fields stand in). "Final" is the ranking value (the
+ * priority); "Score" the hit's calibrated score (0-1, the same scale in every query). */
+function cells(explain, score) {
   const signals = explain.signals || { graph: explain.graph, layer: explain.layer_boost };
   const shown = Object.entries(signals).filter(([name, value]) => ALWAYS.has(name) || value);
   return [
     ...HEAD.map(([key, label]) => [key, label, explain[key]]),
     ...shown.map(([name, value]) => [name, signalLabel(name), value]),
     ...TAIL.map(([key, label]) => [key, label, explain[key]]),
-    ["final", "Final", explain.final],
+    ["final", "Final (priority)", explain.final],
+    ["score", "Score (calibrated)", score],
   ];
 }
 
 /** A hit's score breakdown (recall with explain); ``scale`` sets a bar's full length
  * per part (keyword scores are raw BM25, so their bars are relative to the best hit). */
-function breakdown(explain, scale = {}) {
+function breakdown(explain, score, scale = {}) {
   return h("dl", { class: "breakdown", "aria-label": "Score breakdown" },
-    cells(explain).map(([key, label, value]) => h("div", {
+    cells(explain, score).map(([key, label, value]) => h("div", {
       class: key === "final" ? "metric final" : "metric",
       dataset: { part: key },
     },
@@ -105,7 +107,7 @@ function hitCard(hit, scale) {
     h("div", { class: "result-main" },
       h("a", { class: "result-title", href: memoryHref(m.id) }, cut(m.content, 300)),
       metaLine(m)),
-    hit.explain ? breakdown(hit.explain, scale)
+    hit.explain ? breakdown(hit.explain, hit.score, scale)
       : h("div", { class: "score" }, h("span", { class: "muted small" }, "score"), num(hit.score, 3)));
 }
 
@@ -133,13 +135,15 @@ export async function renderMemories(root, { me }) {
   const before = h("input", { type: "date", value: state.before });
   const sector = select([["", "any"]], state.sector);
   const k = select([5, 10, 20, 50], state.k);
+  const minScore = select([["", "server default"], ["0", "none"], ["0.1", "0.1"], ["0.2", "0.2"],
+    ["0.3", "0.3"], ["0.5", "0.5"], ["0.7", "0.7"]], state.minScore);
   const results = h("section", { class: "results", "aria-label": "Results" });
 
   function read() {
     Object.assign(state, {
       q: q.value.trim(), scope: scope.value.trim() || "all", layer: layer.value, type: type.value,
       status: status.value, tags: tags.value, after: after.value, before: before.value,
-      sector: sector.value, k: Number(k.value),
+      sector: sector.value, k: Number(k.value), minScore: minScore.value,
     });
   }
 
@@ -168,13 +172,14 @@ export async function renderMemories(root, { me }) {
       field("Scope", scope),
       field("Layer", layer), field("Type", type), field("Status", status),
       field("Tags (all of)", tags), field("Created after", after),
-      field("Created before", before), field("Sector", sector), field("Results", k)),
+      field("Created before", before), field("Sector", sector), field("Results", k),
+      field("Minimum score", minScore)),
     h("datalist", { id: "scope-choices" }, scopeChoices(me).map((s) => h("option", { value: s }))),
     h("div", { class: "row end" }, h("button", { type: "button", class: "ghost", onclick: () => {
       Object.assign(state, { scope: "all", layer: "", type: "", status: "", tags: "", after: "",
-        before: "", sector: "" });
+        before: "", sector: "", minScore: "" });
       for (const el of [scope, tags, after, before]) el.value = "";
-      for (const el of [layer, type, status, sector]) el.value = "";
+      for (const el of [layer, type, status, sector, minScore]) el.value = "";
       say("Filters reset");
     } }, "Reset filters"))));
 
@@ -222,6 +227,7 @@ async function search(results, quiet = false) {
     layers: state.layer ? [state.layer] : undefined,
     sector: state.sector || undefined,
     filters: Object.keys(f).length ? f : undefined,
+    min_score: state.minScore === "" ? undefined : Number(state.minScore),
   };
   const r = await api("POST", "/v1/recall", { body });
   clear(results);
@@ -235,7 +241,8 @@ async function search(results, quiet = false) {
         : "",
       r.dropped_terms.length ? ` · ignored terms: ${r.dropped_terms.join(", ")}` : "")));
   if (!r.hits.length) {
-    put(results, empty("Nothing found.", "Try other words, or widen the filters."));
+    put(results, empty("Nothing found.",
+      "Try other words, widen the filters or lower the minimum score."));
   } else {
     const scale = { keyword: Math.max(1, ...r.hits.map((x) => (x.explain && x.explain.keyword) || 0)) };
     put(results, h("ol", { class: "result-list" }, r.hits.map((x) => hitCard(x, scale))));

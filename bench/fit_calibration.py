@@ -1,0 +1,201 @@
+"""Fit the calibrated score's coefficients on the LoCoMo dev split (and only there).
+
+    python bench/fit_calibration.py --data /work/shared/bench/locomo10.json \\
+        [--cache /tmp/cal/dev.npz] [--k 20]
+
+Ingests the dev conversations (as ``kenning bench locomo`` does), asks every
+question of categories 1-5 with ``explain=True``, and reads each hit's
+calibration inputs (:mod:`kenning.retrieval.calibration`). It also asks each
+user every other answerable question of the next dev conversation ("foreign"
+questions: about people and events this user's memories do not hold). Labels:
+a hit is positive when its turn is evidence for a question of categories 1-4;
+every other hit is negative, and so is every hit of a category-5
+(adversarial, unanswerable) or foreign question. A logistic regression (L2 1e-3, Newton/IRLS, numpy
+only) is fit on them; the script prints the coefficients to paste into
+``calibration.py``, the fit's log loss and AUC, and for a range of thresholds
+the share of category-5 questions with no top-10 hit at or above it and the
+recall@10 of the answerable questions counted over those hits only.
+The features are cached (``--cache``) so a refit needs no new run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kenning.bench.locomo import _ingest, conversation_user
+from kenning.bench.locomo_data import load_locomo, split
+from kenning.bench.stores import open_bench_memory
+from kenning.clock import FixedClock
+from kenning.retrieval.calibration import INPUTS, calibrate
+
+
+def collect(data: str, k: int) -> dict[str, np.ndarray]:
+    """Inputs, labels, question index, rank and category of every dev hit."""
+    convs = split(load_locomo(data), "dev")
+    clock = FixedClock(convs[0].last_session_date)
+    rows: list[list[float]] = []
+    labels: list[int] = []
+    qidx: list[int] = []
+    ranks: list[int] = []
+    cats: list[int] = []
+    n_evidence: list[int] = []
+    with tempfile.TemporaryDirectory(prefix="kenning-fit-") as tmp:
+        mem = open_bench_memory(None, Path(tmp) / "fit.db", None, clock=clock)
+        try:
+            _ingest(mem, convs, None)
+            q = 0
+            for conv in convs:
+                who = conversation_user(conv)
+                clock.set(conv.last_session_date + timedelta(days=1))
+                for question in conv.questions:
+                    answerable = question.scorable
+                    if not answerable and question.category != 5:
+                        continue
+                    hits = mem.recall(question.question, k, explain=True, principal=who)
+                    evidence = set(question.evidence) if answerable else set()
+                    for rank, h in enumerate(hits, 1):
+                        assert h.explain is not None
+                        inputs = h.explain.calibration["inputs"]
+                        rows.append([inputs[name] for name in INPUTS])
+                        ranks.append(rank)
+                        labels.append(int(h.memory.metadata["dia_id"] in evidence))
+                        qidx.append(q)
+                        cats.append(question.category)
+                    n_evidence.append(len(evidence))
+                    q += 1
+                other = convs[(convs.index(conv) + 1) % len(convs)]
+                for question in [x for x in other.questions if x.scorable][::2]:
+                    hits = mem.recall(question.question, k, explain=True, principal=who)
+                    for rank, h in enumerate(hits, 1):
+                        assert h.explain is not None
+                        inputs = h.explain.calibration["inputs"]
+                        rows.append([inputs[name] for name in INPUTS])
+                        ranks.append(rank)
+                        labels.append(0)
+                        qidx.append(q)
+                        cats.append(0)
+                    n_evidence.append(0)
+                    q += 1
+        finally:
+            mem.close()
+    return {
+        "names": np.asarray(INPUTS),
+        "x": np.asarray(rows, dtype=float),
+        "y": np.asarray(labels, dtype=float),
+        "q": np.asarray(qidx),
+        "rank": np.asarray(ranks),
+        "cat": np.asarray(cats),
+        "n_evidence": np.asarray(n_evidence),
+    }
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 25) -> np.ndarray:
+    """Logistic regression by Newton/IRLS; returns [intercept, *coefficients]."""
+    a = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(a.shape[1])
+    reg = l2 * np.eye(a.shape[1])
+    reg[0, 0] = 0.0
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(a @ w)))
+        grad = a.T @ (p - y) + reg @ w
+        hess = (a * (p * (1 - p))[:, None]).T @ a + reg
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return w
+
+
+def auc(p: np.ndarray, y: np.ndarray) -> float:
+    """Area under the ROC curve (rank statistic)."""
+    order = np.argsort(p)
+    ranks = np.empty(len(p))
+    ranks[order] = np.arange(1, len(p) + 1)
+    pos = y == 1
+    n_pos, n_neg = pos.sum(), (~pos).sum()
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def thresholds(d: dict[str, np.ndarray], p: np.ndarray, k: int = 10) -> list[dict[str, Any]]:
+    """For a range of t: the share of adversarial and of foreign questions with no
+    top-``k`` hit at or above t, and recall@10 counted over the hits at or above t."""
+    top = d["rank"] <= k
+    out = []
+    adv = np.unique(d["q"][d["cat"] == 5])
+    foreign = np.unique(d["q"][d["cat"] == 0])
+    ans = np.flatnonzero(d["n_evidence"] > 0)
+    for t in [
+        0.0,
+        *np.round(np.arange(0.002, 0.02, 0.002), 3),
+        *np.round(np.arange(0.02, 0.31, 0.01), 2),
+    ]:
+        keep = top & (p >= t)
+        adv_hit = np.unique(d["q"][keep & (d["cat"] == 5)])
+        foreign_hit = np.unique(d["q"][keep & (d["cat"] == 0)])
+        top10 = (d["rank"] <= 10) & (p >= t) & (d["y"] == 1)
+        found = np.bincount(d["q"][top10], minlength=len(d["n_evidence"]))
+        recall = np.mean([min(1.0, found[q] / d["n_evidence"][q]) for q in ans])
+        out.append(
+            {
+                "t": float(t),
+                "abstain_adversarial": round(1 - len(adv_hit) / max(1, len(adv)), 4),
+                "abstain_foreign": round(1 - len(foreign_hit) / max(1, len(foreign)), 4),
+                "recall@10": round(float(recall), 4),
+            }
+        )
+    return out
+
+
+def main() -> None:
+    """Collect (or load) the dev features, fit, print the coefficients and figures."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--cache", default=None)
+    ap.add_argument("--k", type=int, default=20)
+    args = ap.parse_args()
+    if args.cache and Path(args.cache).exists():
+        d = dict(np.load(args.cache))
+        names = [str(n) for n in d["names"]]
+        d["x"] = d["x"][:, [names.index(n) for n in INPUTS]]
+    else:
+        d = collect(args.data, args.k)
+        if args.cache:
+            np.savez(args.cache, **d)
+    w = fit(d["x"], d["y"])
+    a = np.hstack([np.ones((len(d["x"]), 1)), d["x"]])
+    p = 1.0 / (1.0 + np.exp(-(a @ w)))
+    eps = 1e-12
+    loss = -np.mean(d["y"] * np.log(p + eps) + (1 - d["y"]) * np.log(1 - p + eps))
+    current = np.array([calibrate(dict(zip(INPUTS, row, strict=True)))[0] for row in d["x"]])
+    print(
+        json.dumps(
+            {
+                "hits": len(d["y"]),
+                "positives": int(d["y"].sum()),
+                "questions": len(d["n_evidence"]),
+                "INTERCEPT": round(float(w[0]), 3),
+                "COEFFICIENTS": {n: round(float(c), 3) for n, c in zip(INPUTS, w[1:], strict=True)},
+                "log_loss": round(float(loss), 4),
+                "auc": round(auc(p, d["y"]), 4),
+                "base_rate": round(float(d["y"].mean()), 4),
+                "mean_p": round(float(p.mean()), 4),
+                "thresholds_fit": thresholds(d, p),
+                "thresholds_current_constants": thresholds(d, current),
+                "thresholds_current_constants_top20": thresholds(d, current, 20),
+                "base_log_loss": round(-math.log(0.5), 4),
+            },
+            indent=1,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
