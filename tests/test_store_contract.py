@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from storekit import insert_failing_batch
 
 from kenning import (
     Conflict,
@@ -133,24 +134,7 @@ def test_store_insert_is_one_transaction(mem: Memory) -> None:
     """A failing row in the middle of ``Store.insert`` rolls back the rows before it."""
     first = mem.remember("The boiler was serviced in March")
     before = counts(mem)
-    texts = ["Window cleaner comes on Fridays", "Gutter repair is booked", "Roof tiles replaced"]
-    vecs = mem.embedder.embed_many(texts)
-    now = mem.clock.now()
-    records = [
-        MemoryRecord(
-            id=f"{i:032x}",
-            org_id="default",
-            scope=Scope.team("house"),
-            content=t,
-            created_at=now,
-            updated_at=now,
-            content_hash=content_hash(t),
-        )
-        for i, t in enumerate(texts)
-    ]
-    records[2].id = first.id  # duplicate id: the third row must fail
-    with pytest.raises(Conflict):
-        mem.store.insert(list(zip(records, vecs, strict=True)), "default")
+    records = insert_failing_batch(mem, first.id)
     assert counts(mem) == before  # the team scope row was rolled back too
     assert mem.store.get([r.id for r in records[:2]], mem.policy.readable(mem.principal)) == []
 

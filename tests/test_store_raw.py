@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
+from storekit import insert_failing_batch
 
-from kenning import Conflict, Memory, MemoryRecord, Scope
-from kenning.embeddings import content_hash
+from kenning import Memory
 
 Counts = Callable[[Memory], dict[str, int]]
 Rows = Callable[..., list[Any]]
@@ -56,24 +55,7 @@ def test_store_insert_rollback_leaves_no_table_row(mem: Memory, db_counts: Count
     """The raw tables (the SQLite scope row included) after a failed ``Store.insert``."""
     first = mem.remember("The boiler was serviced in March")
     before = db_counts(mem)
-    texts = ["Window cleaner comes on Fridays", "Gutter repair is booked", "Roof tiles replaced"]
-    vecs = mem.embedder.embed_many(texts)
-    now = mem.clock.now()
-    records = [
-        MemoryRecord(
-            id=f"{i:032x}",
-            org_id="default",
-            scope=Scope.team("house"),
-            content=t,
-            created_at=now,
-            updated_at=now,
-            content_hash=content_hash(t),
-        )
-        for i, t in enumerate(texts)
-    ]
-    records[2].id = first.id  # duplicate id: the third row must fail
-    with pytest.raises(Conflict):
-        mem.store.insert(list(zip(records, vecs, strict=True)), "default")
+    insert_failing_batch(mem, first.id)
     assert db_counts(mem) == before  # the team scope row was rolled back too
 
 

@@ -82,6 +82,19 @@ def _failing_last_step(mem: Memory, method: str) -> Iterator[None]:
         setattr(store, method, real)
 
 
+def _three_alike_episodes(mem: Memory) -> None:
+    """Three near-identical episodes in team:eng (by the admin): consolidation promotes them."""
+    said = [
+        "Sam ordered an oat milk latte",
+        "Sam ordered an oat milk latte again",
+        "Sam ordered an oat milk latte today",
+    ]
+    mem.write(
+        [{"content": t, "memory_type": "episodic", "scope": "team:eng"} for t in said],
+        principal=ROOT,
+    )
+
+
 # -- the review gate on every writer ---------------------------------------------------
 
 
@@ -112,15 +125,7 @@ def test_ingest_holds_turns_and_facts_for_review(mem: Memory, bob: Principal) ->
 
 
 def test_consolidation_holds_its_promotion_for_review(mem: Memory, bob: Principal) -> None:
-    said = [
-        "Sam ordered an oat milk latte",
-        "Sam ordered an oat milk latte again",
-        "Sam ordered an oat milk latte today",
-    ]
-    mem.write(
-        [{"content": t, "memory_type": "episodic", "scope": "team:eng"} for t in said],
-        principal=ROOT,
-    )
+    _three_alike_episodes(mem)
     report = mem.consolidate(principal=bob)
     (promotion,) = [a for a in report.actions if a.op == "promote"]
     pending = mem.review_queue(principal=ROOT).items
@@ -269,15 +274,7 @@ def test_embedded_install_records_teams_by_use_and_recalls_them(
 
 
 def test_consolidation_skips_a_promotion_whose_team_is_gone(mem: Memory) -> None:
-    said = [
-        "Sam ordered an oat milk latte",
-        "Sam ordered an oat milk latte again",
-        "Sam ordered an oat milk latte today",
-    ]
-    mem.write(
-        [{"content": t, "memory_type": "episodic", "scope": "team:eng"} for t in said],
-        principal=ROOT,
-    )
+    _three_alike_episodes(mem)
     mem.directory.delete_team(ROOT, "eng")
     before = _everything(mem)
     report = mem.consolidate(principal=ROOT)

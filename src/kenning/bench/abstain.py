@@ -42,8 +42,8 @@ from ..engine import Memory
 from ..models import Hit
 from .currency import Labels, load_users, user_principal
 from .currency_data import NOW, User, generate, kinds_of
-from .locomo import conversation_user
-from .locomo_data import Conversation, load_locomo, split
+from .locomo import conversation_user, load_conversations
+from .locomo_data import load_locomo, split
 from .stores import open_bench_memory
 
 __all__ = ["GRID", "Asked", "report", "run_abstain"]
@@ -174,23 +174,6 @@ def _currency(
         mem.close()
 
 
-def _load_conversations(mem: Memory, convs: Sequence[Conversation]) -> None:
-    """Every turn a memory of its conversation's user (as ``kenning bench locomo``)."""
-    for conv in convs:
-        items = [
-            {
-                "content": t.document,
-                "event_at": t.session_date,
-                "memory_type": "episodic",
-                "metadata": {"dia_id": t.dia_id, "speaker": t.speaker},
-                "source": "user_input",
-                "session_id": f"{conv.sample_id}/session_{t.session}",
-            }
-            for t in conv.turns
-        ]
-        mem.remember_many(items, principal=conversation_user(conv))
-
-
 def _locomo(path: Path, split_name: Split, k: int, open_mem: Callable[..., Memory]) -> list[Asked]:
     """LoCoMo's answerable (categories 1-4 with evidence) and adversarial questions."""
     convs = split(load_locomo(path), split_name)
@@ -198,7 +181,7 @@ def _locomo(path: Path, split_name: Split, k: int, open_mem: Callable[..., Memor
     mem = open_mem("abstain-locomo.db", clock)
     rows: list[Asked] = []
     try:
-        _load_conversations(mem, convs)
+        load_conversations(mem, convs)
         for conv in convs:
             who = conversation_user(conv)
             clock.set(conv.last_session_date + timedelta(days=1))

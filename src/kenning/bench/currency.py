@@ -34,7 +34,6 @@ Metrics, over the split's kinds (per kind and per split too):
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -59,13 +58,13 @@ from .currency_data import (
     kinds_of,
 )
 from .stores import open_bench_memory
+from .timing import percentiles
 
 __all__ = [
     "Labels",
     "aggregate",
     "classify",
     "load_users",
-    "percentiles",
     "run_currency",
     "score_before",
     "score_now",
@@ -200,17 +199,6 @@ def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "before": sum(r["role"] == "before" for r in rows),
     }
     return out
-
-
-def percentiles(values: Sequence[float]) -> dict[str, float]:
-    """p50 and p95 of ``values`` (ms), rounded."""
-    if not values:
-        return {"p50": 0.0, "p95": 0.0}
-    ordered = sorted(values)
-    return {
-        "p50": round(statistics.median(ordered), 2),
-        "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
-    }
 
 
 def _ask(

@@ -9,7 +9,6 @@ date plus one day.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,8 +23,9 @@ from ..engine import Memory
 from ..models import Principal, Role
 from .locomo_data import Conversation, Question, combined_report, load_locomo, score, split
 from .stores import open_bench_memory
+from .timing import percentiles
 
-__all__ = ["conversation_user", "run_locomo", "run_locomo_variants"]
+__all__ = ["conversation_user", "load_conversations", "run_locomo", "run_locomo_variants"]
 
 
 def run_locomo(
@@ -90,7 +90,7 @@ def run_locomo_variants(
         base = mem.settings
         try:
             started = time.perf_counter()
-            n_turns = _ingest(mem, convs, progress)
+            n_turns = load_conversations(mem, convs, progress)
             ingest_s = time.perf_counter() - started
             for name, variant in variants.items():
                 mem.settings = variant or base
@@ -100,7 +100,7 @@ def run_locomo_variants(
                     result["min_score"] = _thresholded(
                         mem, convs, clock, rankings, scores, questions, min_score
                     )
-                result["latency_ms"] = _percentiles(latencies)
+                result["latency_ms"] = percentiles(latencies)
                 result["split"] = split_name
                 result["conversations"] = [c.sample_id for c in convs]
                 result["turns"] = n_turns
@@ -125,10 +125,13 @@ def conversation_user(conv: Conversation) -> Principal:
     return Principal(org_id="locomo", user_id=conv.sample_id, roles=frozenset({Role.MEMBER}))
 
 
-def _ingest(
-    mem: Memory, convs: Sequence[Conversation], progress: Callable[[str, int], None] | None
+def load_conversations(
+    mem: Memory,
+    convs: Sequence[Conversation],
+    progress: Callable[[str, int], None] | None = None,
 ) -> int:
-    """Every turn of every conversation as a memory of that conversation's user."""
+    """Every turn of every conversation as a memory of that conversation's user; the
+    number of turns."""
     n_turns = 0
     for conv in convs:
         items = [
@@ -229,16 +232,6 @@ def _abstain(
             n += 1
             abstained += all(h.score < min_score for h in hits)
     return abstained / n if n else None
-
-
-def _percentiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {"p50": 0.0, "p95": 0.0}
-    ordered = sorted(values)
-    return {
-        "p50": round(statistics.median(ordered), 2),
-        "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
-    }
 
 
 def _settings_summary(s: Settings) -> Mapping[str, Any]:
