@@ -226,7 +226,8 @@ def test_slot_family_catches_far_apart_paraphrased_changes() -> None:
     )
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     assert d.reason == "contradiction: residence changed 'Paris' -> 'Berlin'"
-    assert act("I moved to Berlin", "I live in Paris", 0.3) is Action.ADD
+    # below every gate (slot family 0.35, an update cue's 0.30) it is another fact
+    assert act("I moved to Berlin", "I live in Paris", 0.25) is Action.ADD
     # another subject is no change
     assert act("I work at Google", "My wife works at Google", 0.78) is Action.ADD
     assert act("I moved to Berlin", "My sister lives in Paris", 0.45) is Action.ADD
@@ -391,7 +392,7 @@ def test_key_matches_and_empty_neighbourhoods_skip_the_llm() -> None:
 
 def test_llm_decide_many_asks_once_per_item_and_uses_the_given_fallback() -> None:
     chat = ScriptedChat('{"action": "shadow", "target": "m1"}', "nope")
-    strict = RuleReconciler(ReconcileKnobs(slot_similarity=0.9))
+    strict = RuleReconciler(ReconcileKnobs(slot_similarity=0.9, update_similarity=0.9))
     rec = LLMReconciler(chat, fallback=strict)
     got = rec.decide_many([(NEW, NEAR), (NEW, NEAR)])
     assert got[0].action is Action.SHADOW and got[0].decided_by == "llm"

@@ -25,6 +25,7 @@ __all__ = [
     "TimeRecall",
     "EpisodeRecall",
     "AuthorMatch",
+    "CurrencyRecall",
     "Lifecycle",
     "Server",
     "default_home",
@@ -166,6 +167,30 @@ class AuthorMatch(BaseSettings):
     fields: tuple[str, ...] = ("speaker", "author")
 
 
+class CurrencyRecall(BaseSettings):
+    """The currency step (:mod:`kenning.retrieval.currency`): for a question about
+    a value, memories of the same subject that answer it alike are ordered by
+    when they were said (newest first for "now", the earlier ones first for
+    "before"), and facts about other people rank below the subject's own.
+    Env: ``KENNING_RETRIEVAL_CURRENCY_*``."""
+
+    model_config = SettingsConfigDict(env_prefix="KENNING_RETRIEVAL_CURRENCY_", extra="forbid")
+
+    enabled: bool = True
+    #: How many of the best hits (at least ``k``) the step looks at.
+    window: int = Field(10, ge=1, le=200)
+    #: Cosine between two memories from which they answer the question alike.
+    pair_similarity: float = Field(0.30, ge=-1, le=1)
+    #: ... and whose cosine to the question is within this of the best such memory's.
+    query_band: float = Field(0.15, ge=0, le=2)
+    #: Priority factor of a fact about someone else than the question's subject
+    #: ("My sister lives in Rome" for "Where do I live?"); 1 disables.
+    other_subject_factor: float = Field(0.5, ge=0, le=1)
+    #: Questions about earlier values ("before", "previous", a past year) also
+    #: search superseded memories.
+    history: bool = True
+
+
 class Retrieval(BaseSettings):
     """The read pipeline: candidates, fusion, common terms and the recall signals
     with their options. Env: ``KENNING_RETRIEVAL_*`` (``KENNING_RETRIEVAL_TIME_*``
@@ -198,6 +223,7 @@ class Retrieval(BaseSettings):
     time: TimeRecall = Field(default_factory=TimeRecall)
     episode: EpisodeRecall = Field(default_factory=EpisodeRecall)
     author: AuthorMatch = Field(default_factory=AuthorMatch)
+    currency: CurrencyRecall = Field(default_factory=CurrencyRecall)
     #: Recall leaves out hits whose calibrated score
     #: (:mod:`kenning.retrieval.calibration`) is below this; None: off.
     min_score: float | None = Field(None, ge=0, le=1)

@@ -28,6 +28,10 @@ class ReconcileKnobs:
     contradiction_similarity: float = 0.50
     #: Cosine from which the slot-family signal (lives in / moved to ...) counts.
     slot_similarity: float = 0.35
+    #: Cosine from which the same subject's statement with an update cue ("moved",
+    #: "new", "switched") and a changed value retires the older one (0.1 lower when
+    #: it repeats one of the older one's values).
+    update_similarity: float = 0.30
     #: Share of the smaller side's content words a negation flip must be about.
     negation_overlap: float = 0.60
     #: Cosine from which an elaboration shadows the memory it restates ...
@@ -47,6 +51,7 @@ class ReconcileKnobs:
             "paraphrase_similarity",
             "contradiction_similarity",
             "slot_similarity",
+            "update_similarity",
             "shadow_similarity",
             "batch_floor",
         ):

@@ -93,6 +93,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from .knobs import ReconcileKnobs
+from .slots import RELATIONS, Statement, statement
 
 __all__ = [
     "Action",
@@ -127,6 +128,8 @@ class Incoming:
     content: str
     key: str | None = None
     said_at: datetime | None = None
+    #: Who said it (the memory's author), when known: "I" means them.
+    author: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +141,7 @@ class Neighbour:
     similarity: float
     key: str | None = None
     said_at: datetime | None = None
+    author: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +320,10 @@ class _Text:
     words: int
     #: (family, subject stems, object content, object phrase) of the first slot trigger
     family: tuple[str, tuple[str, ...], frozenset[str], str] | None
+    #: whom the text is about and its update cue (:mod:`.slots`)
+    who: Statement
+    #: distinctive values: capitalised words after the first, and numbers
+    values: frozenset[str]
 
     @property
     def terms(self) -> frozenset[str]:
@@ -350,6 +358,11 @@ class _Text:
             slot=tuple(t for t in toks if t.low not in _CHANGE_ADVERBS),
             words=len(toks),
             family=_family_slot(toks),
+            who=statement(text),
+            values=frozenset(
+                t.low for i, t in enumerate(toks) if t.number or (i and t.text[:1].isupper())
+            )
+            - {"i"},
         )
 
     @property
@@ -479,14 +492,55 @@ def _slot_family(old: _Text, new: _Text) -> str | None:
     return None
 
 
+_PRONOUNS = frozenset({"he", "she", "they"})
+
+
+def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | None]) -> bool:
+    """Whether the two texts are about different people: the speaker and someone
+    else ("I live in Oslo" / "My sister lives in Rome"), two different relations,
+    or two speakers' own facts."""
+    a, b = old.who.subject, new.who.subject
+    if a == b == "self":
+        return None not in authors and authors[0] != authors[1]
+    people = (a in RELATIONS or a in _PRONOUNS, b in RELATIONS or b in _PRONOUNS)
+    if "self" in (a, b):
+        return any(people)  # a leading capitalised word may be a thing: no verdict
+    return a != b and all(people)
+
+
+def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
+    """The same subject, a new value, and the new text says so ("We relocated to
+    Lisbon" / "I live in Berlin"): the embedding gate is low because such pairs
+    share few words, so the cue, the subject and a changed value must all hold."""
+    cue = new.who.cue
+    if cue is None or not new.who.subject or new.who.subject != old.who.subject:
+        return None
+    gate = k.update_similarity - (0.1 if old.values & new.values else 0.0)
+    if sim < gate or old.negated != new.negated:
+        return None
+    if not (new.content - old.content) or not (old.content - new.content):
+        return None
+    return f"contradiction: the same subject's value changed ('{cue}', cos {sim:.2f})"
+
+
 @functools.lru_cache(maxsize=50_000)
 def _analysed(text: str) -> _Text:
     """:meth:`_Text.of`, cached: a stored memory is compared with many new ones."""
     return _Text.of(text)
 
 
-def _contradiction(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
-    """The first contradiction signal between ``old`` and ``new``, as a reason; else None."""
+def _contradiction(
+    old: _Text,
+    new: _Text,
+    sim: float,
+    k: ReconcileKnobs,
+    authors: tuple[str | None, str | None] = (None, None),
+) -> str | None:
+    """The first contradiction signal between ``old`` and ``new``, as a reason; else None.
+
+    Facts about different people never contradict each other."""
+    if _other_subjects(old, new, authors):
+        return None
     if sim >= k.contradiction_similarity:
         for reason in (
             _negation_flip(old, new, k),
@@ -497,8 +551,10 @@ def _contradiction(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
             if reason:
                 return reason
     if sim >= k.slot_similarity:
-        return _slot_family(old, new)
-    return None
+        reason = _slot_family(old, new)
+        if reason:
+            return reason
+    return _update(old, new, sim, k)
 
 
 def _elaborates(old: _Text, new: _Text, k: ReconcileKnobs) -> bool:
@@ -542,7 +598,10 @@ class RuleReconciler(Reconciler):
         for n, old in olds:  # exact text first, whatever the similarity says
             if old.norm == text.norm:
                 return Decision(Action.NOOP, n.id, "same text", n.similarity)
-        clash = {n.id: _contradiction(old, text, n.similarity, k) for n, old in olds}
+        clash = {
+            n.id: _contradiction(old, text, n.similarity, k, (n.author, new.author))
+            for n, old in olds
+        }
         for n, old in olds:
             if clash[n.id]:
                 continue

@@ -42,6 +42,7 @@ from ..graph.model import MemoryLink, Relation
 from ..graph.project import Projector
 from ..llm import ChatModel
 from ..models import FeedbackKind, MemoryRecord, Status
+from ..retrieval.context import author_of
 from ..scoring import adjust_confidence
 from ..stores import Replacement, Store
 from .reconcile import (
@@ -203,22 +204,27 @@ class WritePlanner:
             for mid, sim in near[n]:  # facts are reconciled with facts, not with events
                 found = existing.get(mid)
                 if found is not None and found.memory_type.value in lc.reconcile_types:
-                    cands[mid] = _neighbour(found, sim)
+                    cands[mid] = _neighbour(found, sim, self._author(found))
             keyed = by_key.get(i)
             if keyed is not None and keyed.id not in cands:
                 vec = key_vectors.get(keyed.id)
                 sim = float(np.dot(vec, vectors[i])) if vec is not None else 0.0
-                cands[keyed.id] = _neighbour(keyed, sim)
+                cands[keyed.id] = _neighbour(keyed, sim, self._author(keyed))
             for j, sim in earlier[n]:  # earlier items of the batch, same scope
-                cands[f"{_BATCH}{j}"] = replace(_neighbour(records[j], sim), id=f"{_BATCH}{j}")
+                near_j = _neighbour(records[j], sim, self._author(records[j]))
+                cands[f"{_BATCH}{j}"] = replace(near_j, id=f"{_BATCH}{j}")
             best = sorted(cands.values(), key=lambda c: -c.similarity)
             best = best[: lc.reconcile_neighbours + 1]
             if keyed is not None and all(c.id != keyed.id for c in best):
                 best.append(cands[keyed.id])
-            items.append((Incoming(r.content, r.key, r.said_at), best))
+            items.append((Incoming(r.content, r.key, r.said_at, self._author(r)), best))
         assert self.reconciler is not None
         decided = self.reconciler.decide_many(items)
         return dict(zip(eligible, decided, strict=True)), existing, near
+
+    def _author(self, record: MemoryRecord) -> str | None:
+        """Who said ``record`` (its author metadata), so "I" is compared with "I"."""
+        return author_of(record, self.settings.retrieval.author.fields)
 
     # -- against a stored memory -----------------------------------------------------------
 
@@ -354,8 +360,8 @@ def _batch_candidates(
     return out
 
 
-def _neighbour(record: MemoryRecord, similarity: float) -> Neighbour:
-    return Neighbour(record.id, record.content, similarity, record.key, record.said_at)
+def _neighbour(record: MemoryRecord, similarity: float, author: str | None) -> Neighbour:
+    return Neighbour(record.id, record.content, similarity, record.key, record.said_at, author)
 
 
 #: The fields a reconcile change records (with before and after) in history.

@@ -17,7 +17,10 @@
    conversation context (episode, author), the time match; each adds to the
    fused relevance.
 5. Seed 000's **priority** score plus the boost signals (layer, persona,
-   exact match, high confidence), min-confidence, top k.
+   exact match, high confidence); the **currency** step
+   (:mod:`kenning.retrieval.currency`: the newest value of the question's
+   subject first, other people's facts below; superseded memories searched
+   for questions about before); min-confidence, top k.
 6. The **calibrated score** of each hit (:mod:`kenning.retrieval.calibration`;
    the order stays the priority's), min-score; relation paths.
 
@@ -40,11 +43,13 @@ from ..access import ScopeFilter
 from ..config import Settings
 from ..embeddings import CachedEmbedder
 from ..graph.model import GraphPath
+from ..lifecycle.slots import aspect_words
 from ..lifecycle.strength import StrengthModel
-from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult
+from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult, Status
 from ..scoring import normalise
 from ..stores import Store
 from .calibration import calibrated, search_terms
+from .currency import Question, current_first, include_history, question_of
 from .graph_rerank import GraphOutcome, relation_paths
 from .ranker import fuse, score
 from .signals import RELEVANCE_STAGES, RecallContext, active_signals, add_scores
@@ -109,7 +114,9 @@ class RecallPipeline:
         started = time.perf_counter()
         on = settings.retrieval.time.enabled
         tq = parse_time_query(req.query, now) if on else TimeQuery()
-        text = _search_text(req.query, tq)
+        text = strip_terms(_search_text(req.query, tq), aspect_words(req.query))
+        question = question_of(req.query, bool(tq.start or tq.end or tq.anchor))
+        req = _with_history(req, question, settings)
         pool = self._candidates(text, req, settings)
         window = self._window(tq, req, pool)
         if window is not None:
@@ -145,6 +152,7 @@ class RecallPipeline:
             self.strength.learn_sectors(ranked.values(), req.view)
             strengths = self.strength.strengths(ranked, now)
         hits = score(ctx, rel, strengths, req.explain)
+        hits = current_first(ctx, hits, question, req.k, req.explain)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         hits = _calibrated(ctx, hits, search_terms(text, pool.dropped), req)
         pool.timings["rank"] = _ms(t)
@@ -317,6 +325,18 @@ def _search_text(query: str, tq: TimeQuery) -> str:
             text = f"{_RELATION_TAIL.sub('', head)} {tail}"
     text = " ".join(text.split())
     return text if query_terms(text) else query
+
+
+def _with_history(req: RecallRequest, q: Question, s: Settings) -> RecallRequest:
+    """``req`` searching superseded memories too when ``q`` asks about an earlier
+    value or a time, and the caller asked for active memories only."""
+    if req.filters.statuses != _ACTIVE or not include_history(q, s.retrieval.currency):
+        return req
+    return replace(req, filters=replace(req.filters, statuses=_HISTORY))
+
+
+_ACTIVE = frozenset({Status.ACTIVE})
+_HISTORY = frozenset({Status.ACTIVE, Status.SUPERSEDED})
 
 
 def _calibrated(

@@ -1,0 +1,283 @@
+"""Who a statement is about, whether it says a value changed, and what a question
+asks: the present value or an earlier one.
+
+Shared by reconcile-on-write (an update must be about the same subject as the
+fact it retires) and by the read pipeline's currency step (the newest value
+of the same attribute first, look-alike facts about other people below the
+speaker's own). Pure text analysis: no model, no I/O, English.
+
+* **Subject** (:func:`subject_of`): ``"self"`` for the speaker ("I live in
+  Oslo", "Typing this on my phone", "Meet Luna, our puppy"), the relation for
+  another person introduced as the speaker's relation ("My sister lives in
+  Rome" → ``"sister"``, "My best friend's dog" → ``"best friend"``), a
+  third-person pronoun or a leading name (``"he"``, ``"alice"``) when no first
+  person is in the text, and ``""`` when nothing says. Naming a relation is
+  the speaker's own fact: "My partner is Sam", "My wife is called Ana" are
+  ``"self"``. The relation nouns are a closed list of English kinship and
+  social roles (:data:`RELATIONS`), not of attributes.
+* **Update cue** (:func:`update_cue`): the text says a value is new or has
+  changed: change and ending verbs ("moved", "switched", "quit", "sold",
+  "cancelled", "joined", "adopted"), "new", "now", "first day", "no longer",
+  "anymore", "since".
+* **Question aspect** (:func:`aspect_of`): ``"now"`` for questions about the
+  present value ("Where do I live now?", "What is my current car?", "What's
+  my dog's name?"), ``"before"`` for questions about an earlier one ("What was
+  my previous car?", "Where did I live before I moved?", "Which gym did I
+  cancel?"), ``"past"`` for other past-tense questions ("When did Alice go to
+  Rome?") and ``None`` for anything that is not a question about a value.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "Aspect",
+    "RELATIONS",
+    "Statement",
+    "aspect_of",
+    "aspect_words",
+    "question_subject",
+    "statement",
+    "subject_of",
+    "update_cue",
+]
+
+Aspect = Literal["now", "before", "past"]
+
+#: English kinship and social-role nouns: "my <relation>" introduces another person.
+RELATIONS: frozenset[str] = frozenset(
+    """mother mom mum mommy mummy father dad daddy parent parents sister brother sibling
+    siblings son daughter child children kid kids baby wife husband spouse partner fiance
+    fiancee boyfriend girlfriend grandmother grandfather grandma grandpa granny grandparent
+    grandparents grandson granddaughter grandchild aunt uncle cousin niece nephew
+    stepmother stepfather stepson stepdaughter stepbrother stepsister friend friends
+    bestie colleague colleagues coworker coworkers boss manager neighbour neighbor
+    neighbours neighbors roommate flatmate housemate classmate teammate mentor""".split()
+)
+#: Words that may sit between "my" and the relation noun ("my older sister").
+_RELATION_ADJ = frozenset(
+    "best old older oldest young younger youngest little big baby twin eldest late new "
+    "former ex close dear".split()
+)
+#: Multi-word relations ("in law" after a relation is folded into it).
+_FIRST_PERSON = frozenset(
+    "i i'm i've i'd i'll me my mine myself we we're we've we'd our ours us".split()
+)
+_THIRD_PRONOUNS = frozenset("he she they he's she's they're".split())
+_COPULAS = frozenset("is was are were 's".split())
+_NAMING = frozenset("called named".split())
+_LEADING = frozenset(
+    "sadly so also just finally well oh today yesterday anyway honestly actually and but "
+    "then now recently lately".split()
+)
+_FUNCTION = frozenset("the a an this that these those it there here what which".split())
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)?")
+
+#: Verbs (and their forms) saying a value changed or ended.
+_CHANGE = frozenset(
+    """move moved moving relocate relocated relocating switch switched switching change
+    changed changing replace replaced replacing sell sold selling trade traded trading
+    quit quitting leave left leaving join joined joining start started starting adopt
+    adopted became become turned swap swapped upgrade upgraded transfer transferred
+    cancel cancelled canceled cancelling close closed closing retire retired resign
+    resigned divorce divorced separated graduated enrolled accepted open opened opening
+    bought buy got picked brought hired married died passed""".split()
+)
+_CHANGE_WORDS = frozenset("new now anymore instead nowadays currently since first".split())
+_CHANGE_PHRASES = (("no", "longer"), ("first", "day"), ("any", "more"), ("gave", "up"))
+
+#: Question words that make a sentence a question about a value.
+_WH = frozenset("what which where who whom whose when how".split())
+_NOW_WORDS = frozenset("now currently current nowadays presently still".split())
+_NOW_PHRASES = (("these", "days"), ("at", "the", "moment"), ("right", "now"), ("any", "more"))
+_BEFORE_WORDS = frozenset(
+    "before previous previously former formerly earlier old originally prior ex".split()
+)
+_BEFORE_PHRASES = (("used", "to"),)
+#: Verbs that end a value: "Which gym did I cancel?" asks for the one before.
+_ENDING = frozenset(
+    "leave left quit sell sold cancel cancelled close closed replace replaced give lose "
+    "lost drop dropped stop stopped end ended".split()
+)
+_PRESENT_AUX = frozenset("do does am is are 's have has 're 'm".split())
+_PAST_AUX = frozenset("did was were had".split())
+
+
+def _words(text: str) -> list[str]:
+    return [w.replace("\u2019", "'") for w in _WORD.findall(text)]
+
+
+def _split_clitic(words: list[str]) -> list[str]:
+    """ "sister's" -> "sister", "'s"; "what's" -> "what", "'s"; "I'm" stays."""
+    out: list[str] = []
+    for w in words:
+        low = w.lower()
+        if low.endswith("'s") and low not in _THIRD_PRONOUNS:
+            out.extend((w[:-2], "'s"))
+        else:
+            out.append(w)
+    return out
+
+
+@functools.lru_cache(maxsize=50_000)
+def subject_of(text: str) -> str:
+    """Whom ``text`` is about: ``"self"``, a relation noun, a pronoun or name, or ``""``."""
+    words = _split_clitic(_words(text))
+    lows = [w.lower() for w in words]
+    for i, low in enumerate(lows):
+        if low in ("my", "our"):
+            rel, end = _relation_at(lows, i + 1)
+            if rel is None:
+                if i == 0 or lows[i - 1] in _LEADING:
+                    return "self"  # "My dog is called Rex", "Our flat is in Oslo"
+                continue
+            if _names_relation(lows, words, end):
+                return "self"  # "My partner is Sam": the speaker's own fact
+            if not any(w in _FIRST_PERSON for w in lows[:i]):
+                return rel  # "My sister lives in Rome", "Where does my cousin live?"
+            continue
+        if low in _FIRST_PERSON:
+            return "self"
+    if any(w in _FIRST_PERSON for w in lows):
+        return "self"
+    for i, low in enumerate(lows[:-2]):  # "Alice's sister lives in Rome"
+        if words[i][:1].isupper() and lows[i + 1] == "'s":
+            rel, end = _relation_at(lows, i + 2)
+            if rel is not None and not _names_relation(lows, words, end):
+                return rel
+            break
+        if low not in _LEADING:
+            break
+    for i, low in enumerate(lows):
+        if low in _LEADING:
+            continue
+        if low in _THIRD_PRONOUNS:
+            return low.split("'")[0]
+        if words[i][:1].isupper() and low not in _FUNCTION | _WH and _verb_like(lows, i + 1):
+            return low  # "Alice lives in Paris", "Bob is the team lead"
+        break
+    # a sentence without a subject is the speaker's ("Got a new phone today");
+    # one opening on a determiner or a question word says nothing about whom
+    return "self" if lows and lows[0] not in _WH and lows[0] not in _FUNCTION else ""
+
+
+def _verb_like(lows: list[str], j: int) -> bool:
+    """Whether the word at ``j`` reads as a verb after a name: an auxiliary, or "-s"/"-ed"."""
+    if j >= len(lows) or not lows[j].isalpha():
+        return False
+    w = lows[j]
+    return w in _COPULAS or w in _PRESENT_AUX or w in _PAST_AUX or w.endswith(("s", "ed"))
+
+
+def _relation_at(lows: list[str], start: int) -> tuple[str | None, int]:
+    """The relation noun phrase starting at ``start`` ("best friend"), and where it ends."""
+    j = start
+    adjs: list[str] = []
+    while j < len(lows) and lows[j] in _RELATION_ADJ:
+        adjs.append(lows[j])
+        j += 1
+    if j < len(lows) and lows[j] in RELATIONS:
+        keep = [a for a in adjs if a in ("best", "ex", "late")]
+        return " ".join([*keep, lows[j]]), j + 1
+    return None, start
+
+
+def _names_relation(lows: list[str], words: list[str], end: int) -> bool:
+    """ "<relation> is Sam" / "is called Sam" / ", Sam," : the speaker names their relation."""
+    j = end
+    if j < len(lows) and lows[j] in _COPULAS:
+        j += 1
+        if j < len(lows) and lows[j] in _NAMING:
+            return True
+        return j < len(words) and words[j][:1].isupper() and lows[j] not in _FIRST_PERSON
+    return j < len(lows) and lows[j] in _NAMING
+
+
+def update_cue(text: str) -> str | None:
+    """The first word (or phrase) of ``text`` saying a value is new or changed, or None."""
+    lows = [w.lower() for w in _words(text)]
+    pairs = set(zip(lows, lows[1:], strict=False))
+    for a, b in _CHANGE_PHRASES:
+        if (a, b) in pairs:
+            return f"{a} {b}"
+    for w in lows:
+        if w in _CHANGE or w in _CHANGE_WORDS:
+            return w
+    return None
+
+
+@functools.lru_cache(maxsize=20_000)
+def aspect_of(query: str) -> Aspect | None:
+    """Whether ``query`` asks for a present value, an earlier one, or a past event."""
+    lows = [w.lower() for w in _split_clitic(_words(query))]
+    if not lows:
+        return None
+    question = query.rstrip().endswith("?") or lows[0] in _WH or lows[0] in _PRESENT_AUX
+    if not question:
+        return None
+    grams = [tuple(lows[i : i + n]) for n in (2, 3) for i in range(len(lows) - n + 1)]
+    before = [w for i, w in enumerate(lows) if w in _BEFORE_WORDS and lows[i - 1 : i] != ["how"]]
+    if before or any(g in _BEFORE_PHRASES for g in grams):
+        return "before"
+    past = any(w in _PAST_AUX for w in lows[:4])
+    if past and any(w in _ENDING for w in lows):
+        return "before"
+    if any(w in _NOW_WORDS for w in lows) or any(g in _NOW_PHRASES for g in grams):
+        return "now"
+    if past:
+        return "past"
+    return "now"
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """What the currency rules know about one memory's text."""
+
+    subject: str
+    cue: str | None
+
+
+@functools.lru_cache(maxsize=50_000)
+def statement(text: str) -> Statement:
+    """The subject and update cue of ``text``, cached."""
+    return Statement(subject_of(text), update_cue(text))
+
+
+@functools.lru_cache(maxsize=20_000)
+def question_subject(query: str) -> str:
+    """Whom a question asks about: ``"self"`` ("Where do I live?"), a relation
+    ("Where does my sister live?"), a named person ("Where does Alice live
+    now?" → ``"alice"``), or ``""``."""
+    found = subject_of(query)
+    if found:
+        return found
+    words = _split_clitic(_words(query))
+    for w in words[1:]:
+        if w[:1].isupper() and w.lower() not in _FUNCTION and w.lower() not in _FIRST_PERSON:
+            return w.lower()
+    return ""
+
+
+_ASPECT_WORDS = (_NOW_WORDS | _BEFORE_WORDS | {"these", "days", "moment", "used"}) - {"old"}
+
+
+def aspect_words(query: str) -> set[str]:
+    """The words of ``query`` that only say which value it asks for ("now",
+    "these days", "previous", "before"): not what it is about, so left out of
+    the search (they would match "Today was my first day at ..." for any question)."""
+    if aspect_of(query) not in ("now", "before"):
+        return set()
+    lows = [w.lower() for w in _words(query)]
+    pairs = set(zip(lows, lows[1:], strict=False))
+    out = {w for w in lows if w in _NOW_WORDS or w in _BEFORE_WORDS - {"old"}}
+    if ("these", "days") in pairs:
+        out |= {"these", "days"}
+    if ("the", "moment") in pairs:
+        out.add("moment")
+    if ("used", "to") in pairs:
+        out.add("used")
+    return out & _ASPECT_WORDS

@@ -1,0 +1,199 @@
+"""The currency step: the newest value first, history for questions about before.
+
+Reconcile-on-write retires a fact when a new statement changes it, but not
+every change is linked on write (different sessions or doors, an import, a
+phrasing the rules miss). This step is the read-time safety net. For a
+question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
+
+1. **Whose value.** Hits about someone other than the question's subject
+   ("My sister lives in Rome" for "Where do I live now?"; the speaker's own
+   facts for "Where does my sister live?") have their priority multiplied by
+   ``retrieval.currency.other_subject_factor``.
+2. **Which value.** Among the best ``window`` hits, memories about the
+   question's subject that answer it alike (their embeddings' cosine at least
+   ``pair_similarity``, each with words the other lacks) form a group. A
+   group keeps its priorities but hands them out by when each memory was said:
+   for a "now" question the newest gets the group's best, for a "before"
+   question the newest gets the group's last and the one before it the best.
+   Past-tense questions about events and questions naming a time window are
+   left to the time signal. For a "before" question a superseded memory whose
+   successor is among the best hits first swaps places with it.
+
+Superseded memories are searched only for "before" questions and questions
+naming a time (:func:`include_history`); they never reach a "now" question.
+``explain`` shows the change as the ``currency`` signal (the priority
+added or taken), beside the other signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import CurrencyRecall
+from ..lifecycle.slots import RELATIONS, Aspect, aspect_of, question_subject, statement
+from ..models import Hit, MemoryRecord, Status
+from .context import author_of
+from .signals.base import RecallContext
+
+__all__ = ["Question", "current_first", "include_history", "question_of"]
+
+_PRONOUNS = frozenset({"he", "she", "they"})
+
+
+def _person(who: str) -> bool:
+    """Whether ``who`` (a subject) is another person: a relation ("best friend") or a pronoun."""
+    return who in _PRONOUNS or who.rsplit(" ", 1)[-1] in RELATIONS
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What the currency step needs to know about the query."""
+
+    aspect: Aspect | None
+    subject: str
+    window: bool
+
+    @property
+    def reorders(self) -> bool:
+        """Whether hits of the same group are reordered by time."""
+        return self.aspect in ("now", "before") and not self.window and bool(self.subject)
+
+
+def question_of(query: str, window: bool) -> Question:
+    """The aspect and subject of ``query``; ``window``: the query names a time."""
+    return Question(aspect_of(query), question_subject(query), window)
+
+
+def include_history(q: Question, opts: CurrencyRecall) -> bool:
+    """Whether superseded memories are searched: questions about before or a time."""
+    return (
+        opts.enabled
+        and opts.history
+        and (q.aspect == "before" or (q.window and q.aspect is not None))
+    )
+
+
+def _subject(record: MemoryRecord, fields: Sequence[str]) -> tuple[str, str | None]:
+    """(whom the memory is about, its author's first name): "self" means its author,
+    and so does the author's name ("Alice has a dog" written down from Alice's words)."""
+    who = statement(record.content).subject
+    author = author_of(record, fields)
+    name = author.split()[0].lower() if author else None
+    return ("self" if name and who == name else who), name
+
+
+def _matches(q: str, who: str, author: str | None) -> bool | None:
+    """True: about the question's subject; False: about someone else; None: can't say."""
+    if q == "self":
+        if who == "self":
+            return True
+        return False if _person(who) else None
+    if _person(q):
+        if who == q:
+            return True
+        return False if who == "self" or _person(who) else None
+    if who == q or (who == "self" and author == q):
+        return True
+    return None
+
+
+def current_first(
+    ctx: RecallContext, hits: list[Hit], q: Question, k: int, explain: bool
+) -> list[Hit]:
+    """``hits`` (priority order) after the currency step; see the module docstring."""
+    opts = ctx.settings.retrieval.currency
+    if not opts.enabled or q.aspect is None or not q.subject or not hits:
+        return hits
+    fields = ctx.settings.retrieval.author.fields
+    before = {h.memory.id: h.score for h in hits}
+    top = hits[: max(opts.window, k)]
+    about = {h.memory.id: _subject(h.memory, fields) for h in top}
+    match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
+    if opts.other_subject_factor < 1:
+        for h in top:
+            if match[h.memory.id] is False:
+                h.score *= opts.other_subject_factor
+    if q.reorders and q.aspect == "before":
+        _predecessors_up(hits, top)
+        top = sorted(top, key=lambda h: -h.score)
+        for h in top:
+            if h.memory.id not in about:
+                about[h.memory.id] = _subject(h.memory, fields)
+                match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
+    if q.reorders:
+        own = [h for h in top if match[h.memory.id]]
+        best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
+        own = [h for h in own if ctx.dense.get(h.memory.id, 0.0) >= best - opts.query_band]
+        for group in _groups(ctx, own, about, opts.pair_similarity):
+            _by_time(group, q.aspect == "before")
+    if explain:
+        for h in hits:
+            if h.explain is not None:
+                h.explain.signals["currency"] = round(h.score - before[h.memory.id], 6)
+                h.explain.final = h.score
+    hits.sort(key=lambda h: (-h.score, h.memory.id))
+    return hits
+
+
+def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
+    """For a question about before: a superseded memory whose successor is among the
+    best hits swaps places with it (its confidence took the contradiction's cut,
+    so it may rank far below) and joins the best hits."""
+    best = {h.memory.id: h for h in top}
+    for h in hits:
+        succ = best.get(h.memory.superseded_by or "")
+        if h.memory.status is Status.SUPERSEDED and succ is not None and succ.score > h.score:
+            h.score, succ.score = succ.score, h.score
+            if h not in top:
+                top.append(h)
+            best.pop(succ.memory.id)
+
+
+def _groups(
+    ctx: RecallContext, own: list[Hit], about: dict[str, tuple[str, str | None]], floor: float
+) -> list[list[Hit]]:
+    """Connected groups (two or more) of hits answering alike: same speaker, cosine
+    at least ``floor``, each with content words the other lacks."""
+    if len(own) < 2 or ctx.store is None or ctx.view is None:
+        return []
+    vectors = ctx.store.memory_vectors([h.memory.id for h in own], ctx.view)
+    own = [h for h in own if h.memory.id in vectors]
+    if len(own) < 2:
+        return []
+    m = np.stack([vectors[h.memory.id] for h in own])
+    sims = m @ m.T
+    words = [_words(h.memory.content) for h in own]
+    parent = list(range(len(own)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(own)):
+        for j in range(i + 1, len(own)):
+            same_speaker = about[own[i].memory.id][1] == about[own[j].memory.id][1]
+            differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
+            if same_speaker and differ and sims[i, j] >= floor:
+                parent[root(j)] = root(i)
+    groups: dict[int, list[Hit]] = {}
+    for i, h in enumerate(own):
+        groups.setdefault(root(i), []).append(h)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in text.lower().split() if len(w) > 2)
+
+
+def _by_time(group: list[Hit], before: bool) -> None:
+    """Hand the group's priorities out by said-at time (see the module docstring)."""
+    slots = sorted((h.score for h in group), reverse=True)
+    newest = sorted(group, key=lambda h: (h.memory.said_at, h.memory.id), reverse=True)
+    order = [*newest[1:], newest[0]] if before else newest
+    for h, value in zip(order, slots, strict=True):
+        h.score = value
