@@ -181,7 +181,8 @@ class CurrencyRecall(BaseSettings):
     window: int = Field(10, ge=1, le=200)
     #: Cosine between two memories from which they answer the question alike.
     pair_similarity: float = Field(0.30, ge=-1, le=1)
-    #: ... and whose cosine to the question is within this of the best such memory's.
+    #: ... and whose cosine to the question is within this of the best such memory's
+    #: (twice this for a memory with an update cue: "we moved", "my new ...").
     query_band: float = Field(0.15, ge=0, le=2)
     #: Priority factor of a fact about someone else than the question's subject
     #: ("My sister lives in Rome" for "Where do I live?"); 1 disables.
