@@ -161,3 +161,33 @@ def test_consolidation_summary_uses_the_llm_or_a_representative(
         mem.consolidate()
         (semantic,) = mem.list(filters={"types": ["semantic"]}).items
         assert semantic.content == expected
+
+
+def test_the_llm_path_keeps_memory_current_and_is_validated(
+    make_memory: Callable[..., Memory], caplog: pytest.LogCaptureFixture
+) -> None:
+    from datetime import UTC, datetime
+
+    def by_content(m: list[Message]) -> str:
+        """Supersede the memory the payload marks as the speaker's home, whatever its rank;
+        the answer for the sister's move targets the speaker's home (invalid)."""
+        payload = json.loads(m[1].content)
+        home = [e["id"] for e in payload["existing"] if "Berlin" in e["content"]]
+        return json.dumps({"action": "supersede", "target": home[0], "reason": "moved"})
+
+    chat = Scripted(by_content, _fail, _fail)
+    mem = _mem(make_memory, chat)
+    at = datetime(2022, 1, 5, tzinfo=UTC)
+    (berlin,) = mem.write([{"content": "I live in Berlin.", "event_at": at}])
+    # the model says the sister's move retires the speaker's home: refused, the rules add
+    (sister,) = mem.write([{"content": "My sister just moved to Rome.", "event_at": at}])
+    assert sister.action.value == "add" and mem.get(berlin.record.id).status is Status.ACTIVE
+    assert "the two are about different people" in caplog.text
+    later = datetime(2024, 2, 1, tzinfo=UTC)
+    (moved,) = mem.write([{"content": "Our new flat in Lisbon is lovely.", "event_at": later}])
+    assert moved.action.value == "supersede" and moved.target == berlin.record.id
+    assert mem.get(berlin.record.id).status is Status.SUPERSEDED
+    assert "Lisbon" in mem.recall("Where do I live now?", 3).hits[0].memory.content
+    before = mem.recall("Where did I live before I moved?", 3).hits
+    assert before[0].memory.id == berlin.record.id
+    assert "reconcile" in chat.asked

@@ -57,6 +57,17 @@ first rule with a candidate wins; among candidates, the most similar one):
      lower gate ``slot_similarity``; the subject match keeps "My wife works at
      Google" / "I work at Google" apart.
 
+   * *update* — the same subject (:mod:`.slots`: the speaker, a relation, a
+     named person), an update cue in the new text ("we relocated", "my new
+     home", "first day at", "quit", "adopted") and a changed value (each side
+     has words the other lacks), above the lowest gate ``update_similarity``
+     (0.1 lower when the new text repeats one of the old one's values): "We
+     relocated to Lisbon last month" retires "I live in Berlin" (cosine 0.32).
+
+   No signal links facts about different people: the speaker and someone else
+   ("I live in Berlin" / "My sister just moved to Rome"), two different
+   relations, or two authors' own "I" (``author`` of the memories).
+
    If both said-at times are known and the new memory is *older* than the one
    it contradicts, it must not retire the newer fact: the decision is ``ADD``
    (kept as history) with the reason saying so.
@@ -65,6 +76,9 @@ first rule with a candidate wins; among candidates, the most similar one):
    its own and is longer ("Alice has a dog" → "Alice has a dog named Rex, a
    two-year-old beagle").
 5. **Add** — anything else.
+
+The LLM's answer is validated the same way: a ``supersede`` between facts about
+different people is refused (and the rules decide).
 
 Known limits of the rules: word order is ignored by the paraphrase overlap
 ("Alice likes Bob" / "Bob likes Alice"), repeated events with a different
@@ -654,9 +668,13 @@ scope (nearest first) and answer with ONE JSON object and nothing else:
 {"action": "add" | "noop" | "supersede" | "shadow", "target": <existing id or null>,
  "reason": <a few words>}
 - noop: an existing memory already states the same fact (maybe in other words).
-- supersede: the new memory contradicts an existing one about the same subject with a
-  newer value (moved, changed, no longer, another number, time or person in the same
-  single-valued role). If the new memory was said before the existing one, use add.
+- supersede: the new memory changes a value an existing one states about the SAME
+  subject (moved, changed, no longer, a new job, home, pet, car or partner; another
+  number, time or person in the same single-valued role), whatever the wording ("I live
+  in Berlin" / "we relocated to Lisbon"). "I", "we" and "my" are the author; "my sister",
+  "my colleague" and other people are other subjects, never the author ("my sister lives
+  in Rome" does not change where I live). If the new memory was said before the existing
+  one, use add.
 - shadow: the new memory restates an existing one with more detail, making it redundant.
 - add: anything else, including related but different facts (another person, another
   item, another trip or event, another preference); target must be null.
@@ -731,7 +749,7 @@ class LLMReconciler(Reconciler):
             self._counters.calls += 1
         try:
             raw, _ = self.chat.complete_json(_messages(new, shown), max_tokens=self.max_tokens)
-            return _validate(raw, shown)
+            return _validate(raw, new, shown)
         except Exception as exc:  # any model failure: the rules decide, the write goes on
             why = f"{type(exc).__name__}: {exc}"[:200]
         with self._counters.lock:
@@ -747,13 +765,19 @@ def _when(at: datetime | None) -> str | None:
 
 def _messages(new: Incoming, shown: Sequence[Neighbour]) -> list[Message]:
     payload = {
-        "new": {"content": new.content, "key": new.key, "said_at": _when(new.said_at)},
+        "new": {
+            "content": new.content,
+            "key": new.key,
+            "said_at": _when(new.said_at),
+            "author": new.author,
+        },
         "existing": [
             {
                 "id": n.id,
                 "content": n.content,
                 "key": n.key,
                 "said_at": _when(n.said_at),
+                "author": n.author,
                 "similarity": round(n.similarity, 3),
             }
             for n in shown
@@ -765,7 +789,7 @@ def _messages(new: Incoming, shown: Sequence[Neighbour]) -> list[Message]:
     ]
 
 
-def _validate(raw: Any, shown: Sequence[Neighbour]) -> Decision:
+def _validate(raw: Any, new: Incoming, shown: Sequence[Neighbour]) -> Decision:
     """The model's answer as a :class:`Decision`; ``ValueError`` naming what is wrong."""
     if not isinstance(raw, dict):
         raise ValueError(f"answer is {type(raw).__name__}, expected an object")
@@ -783,4 +807,9 @@ def _validate(raw: Any, shown: Sequence[Neighbour]) -> Decision:
     by_id = {n.id: n for n in shown}
     if not isinstance(target, str) or target not in by_id:
         raise ValueError(f"target {target!r} is not one of the neighbours shown")
-    return Decision(act, target, reason, by_id[target].similarity, decided_by="llm")
+    n = by_id[target]
+    if act is Action.SUPERSEDE and _other_subjects(
+        _analysed(n.content), _analysed(new.content), (n.author, new.author)
+    ):
+        raise ValueError(f"supersede of {target!r}: the two are about different people")
+    return Decision(act, target, reason, n.similarity, decided_by="llm")

@@ -10,8 +10,10 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    facts for "Where does my sister live?") have their priority multiplied by
    ``retrieval.currency.other_subject_factor``.
 2. **Which value.** For a question about the asker or the asker's relation,
-   among the best ``window`` hits, memories about the question's subject that answer it alike (their embeddings' cosine at least
-   ``pair_similarity``, each with words the other lacks) form a group. A
+   among the best ``window`` hits, memories about the question's subject that
+   answer it alike (their embeddings' cosine at least ``pair_similarity``, each
+   with words the other lacks, their cosine to the question within
+   ``query_band`` of the best one's) form a group. A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
    question the newest gets the group's last and the one before it the best.

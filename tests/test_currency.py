@@ -1,0 +1,190 @@
+"""Memory that stays current: whom a statement is about, updates recognised across
+phrasing on write, the read-time currency step, and history for questions about
+before (lifecycle/slots.py, reconcile's update rule, retrieval/currency.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from kenning import Memory, Settings
+from kenning.config import Lifecycle, Retrieval
+from kenning.errors import ConfigError
+from kenning.lifecycle.reconcile import Action, Decision, Incoming, Neighbour, RuleReconciler
+from kenning.lifecycle.slots import aspect_of, aspect_words, subject_of, update_cue
+from kenning.models import Principal, Role, Status
+
+OLD = datetime(2022, 3, 1, tzinfo=UTC)
+MID = datetime(2023, 6, 1, tzinfo=UTC)
+NEW = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+# ----------------------------------------------------------------- who, cue, aspect
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("I live in Berlin.", "self"),
+        ("We relocated to Lisbon last month.", "self"),
+        ("Typing this on my new laptop.", "self"),
+        ("Got a new bike today.", "self"),
+        ("My sister lives in Rome.", "sister"),
+        ("My older brother just bought a Volvo.", "brother"),
+        ("My best friend's cat is called Tom.", "best friend"),
+        ("Where does my cousin work?", "cousin"),
+        ("I visited my sister in Rome.", "self"),
+        ("My partner is Sam.", "self"),  # naming a relation is the speaker's own fact
+        ("My wife is called Ana.", "self"),
+        ("Alice's colleague follows a vegan diet.", "colleague"),
+        ("She moved to Porto.", "she"),
+        ("Alice lives in Paris.", "alice"),
+        ("The team uses Jira.", ""),
+    ],
+)
+def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:
+    assert subject_of(text) == who
+
+
+def test_update_cues_and_question_aspects() -> None:
+    assert update_cue("We relocated to Lisbon last month.") == "relocated"
+    assert update_cue("Today was my first day at the bakery.") == "first day"
+    assert update_cue("I no longer eat meat.") == "no longer"
+    assert update_cue("I live in Berlin.") is None
+    assert aspect_of("Where do I live now?") == "now"
+    assert aspect_of("What's my cat called?") == "now"
+    assert aspect_of("Where did I live before I moved?") == "before"
+    assert aspect_of("What was my previous car?") == "before"
+    assert aspect_of("Which gym membership did I cancel?") == "before"
+    assert aspect_of("When did Alice go to Rome?") == "past"
+    assert aspect_of("How old is my son?") == "now"  # "old" here is not "earlier"
+    assert aspect_of("I live in Berlin.") is None
+    assert aspect_words("Which bank am I with these days?") == {"these", "days"}
+    assert aspect_words("What was my previous car?") == {"previous"}
+    assert aspect_words("I live here now.") == set()
+
+
+# ----------------------------------------------------------------- reconcile
+
+
+def _decide(
+    new: str, old: str, sim: float, authors: tuple[str | None, str | None] = (None, None)
+) -> Decision:
+    return RuleReconciler().decide(
+        Incoming(new, said_at=NEW, author=authors[1]),
+        [Neighbour("m1", old, sim, said_at=OLD, author=authors[0])],
+    )
+
+
+def test_an_update_in_other_words_supersedes_the_speakers_old_value() -> None:
+    d = _decide("We relocated to Lisbon last month.", "I live in Berlin.", 0.32)
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert "same subject's value changed ('relocated'" in d.reason
+    # no update cue, far apart: another fact
+    assert _decide("I play chess.", "I live in Berlin.", 0.32).action is Action.ADD
+    # below the gate
+    assert _decide("We relocated to Lisbon.", "I train at Iron Temple.", 0.2).action is Action.ADD
+
+
+def test_facts_about_other_people_never_supersede_the_speakers() -> None:
+    assert _decide("My sister just moved to Rome.", "I live in Berlin.", 0.6).action is Action.ADD
+    assert _decide("I moved to Rome.", "My sister lives in Berlin.", 0.6).action is Action.ADD
+    d = _decide("My brother moved to Oslo.", "My sister lives in Oslo.", 0.7)
+    assert d.action is Action.ADD
+    # two people's own "I": Bob's move does not retire Alice's home
+    d = _decide("I moved to Lisbon.", "I live in Berlin.", 0.5, ("Alice", "Bob"))
+    assert d.action is Action.ADD
+    d = _decide("I moved to Lisbon.", "I live in Berlin.", 0.5, ("Alice", "Alice"))
+    assert d.action is Action.SUPERSEDE
+
+
+def test_update_similarity_is_a_checked_knob() -> None:
+    with pytest.raises(ConfigError, match="update_similarity must be a cosine"):
+        Settings(lifecycle=Lifecycle(reconcile_rules={"update_similarity": 2.0}))
+    with pytest.raises(ValidationError):
+        Settings(retrieval=Retrieval(currency={"window": 0}))
+    with pytest.raises(ValidationError):
+        Settings(retrieval=Retrieval(currency={"other_subject_factor": -0.5}))
+
+
+# ----------------------------------------------------------------- recall
+
+
+def _say(mem: Memory, text: str, at: datetime, **kw: object) -> str:
+    (done,) = mem.write([{"content": text, "event_at": at}], **kw)  # type: ignore[arg-type]
+    return done.record.id
+
+
+def _first(mem: Memory, query: str) -> str:
+    return mem.recall(query, 5).hits[0].memory.content
+
+
+def _rules() -> Settings:
+    """Reconcile by the rules (the suite's default turns it off), no reinforcement."""
+    return Settings(lifecycle=Lifecycle(reconcile="rules", reinforce_on_recall=False))
+
+
+def test_the_newest_value_comes_first_and_the_old_one_answers_before(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem = make_memory(settings=_rules())
+    berlin = _say(mem, "I live in Berlin.", OLD)
+    _say(mem, "My sister lives in Rome.", MID)
+    _say(mem, "I should really drink more water.", MID)
+    lisbon = _say(mem, "We relocated to Lisbon last month.", NEW)
+    assert mem.get(berlin).status is Status.SUPERSEDED
+    assert mem.get(berlin).superseded_by == lisbon
+    assert "Lisbon" in _first(mem, "Where do I live now?")
+    now = [h.memory.id for h in mem.recall("Where do I live now?", 10).hits]
+    assert berlin not in now  # a superseded value never answers a "now" question
+    before = mem.recall("Where did I live before I moved?", 3, explain=True).hits
+    assert before[0].memory.id == berlin
+    assert before[0].explain is not None and before[0].explain.signals["currency"] > 0
+
+
+def test_the_read_time_net_orders_values_reconcile_never_linked(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # reconcile off: nothing is superseded, the step alone puts the newest first
+    settings = Settings(lifecycle=Lifecycle(reconcile="off"))
+    mem = make_memory(settings=settings)
+    _say(mem, "My dog is called Rex.", OLD)
+    _say(mem, "My sister's dog is called Bella.", MID)
+    luna = _say(mem, "Meet Luna, the puppy we brought home last week.", NEW)
+    hits = mem.recall("What is my dog called now?", 5, explain=True).hits
+    assert hits[0].memory.id == luna
+    assert "Rex" in hits[1].memory.content  # the old value is kept, below the new one
+    sister = next(h for h in hits if "sister" in h.memory.content)
+    assert sister.explain is not None and sister.explain.signals["currency"] < 0
+    # for "before" the order turns: the earlier value first
+    assert "Rex" in _first(mem, "What was my previous dog called?")
+    # and the question about the sister puts the sister's dog first
+    assert "Bella" in _first(mem, "What is my sister's dog called?")
+
+
+def test_the_step_can_be_switched_off(make_memory: Callable[..., Memory]) -> None:
+    off = Settings(
+        lifecycle=Lifecycle(reconcile="off"),
+        retrieval=Retrieval(currency={"enabled": False}),
+    )
+    mem = make_memory(settings=off)
+    _say(mem, "My dog is called Rex.", OLD)
+    _say(mem, "Meet Luna, the puppy we brought home last week.", NEW)
+    hits = mem.recall("What is my dog called now?", 5, explain=True).hits
+    assert all(h.explain is not None and "currency" not in h.explain.signals for h in hits)
+
+
+def test_another_users_values_never_take_part(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory(settings=_rules())
+    ana = Principal(org_id="default", user_id="ana", roles=frozenset({Role.MEMBER}))
+    ben = Principal(org_id="default", user_id="ben", roles=frozenset({Role.MEMBER}))
+    _say(mem, "I live in Berlin.", OLD, principal=ana)
+    _say(mem, "We relocated to Lisbon last month.", NEW, principal=ben)
+    hits = mem.recall("Where do I live now?", 5, principal=ana).hits
+    assert [h.memory.content for h in hits][:1] == ["I live in Berlin."]
+    assert all(h.memory.scope.key == "user:ana" for h in hits)
+    old = mem.recall("Where did I live before?", 5, principal=ana).hits
+    assert all(h.memory.scope.key == "user:ana" for h in old)
