@@ -29,7 +29,7 @@ added or taken), beside the other signals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,6 +121,8 @@ def current_first(
     top = hits[: max(opts.window, k)]
     about = {h.memory.id: _subject(h.memory, fields) for h in top}
     match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
+    if q.reorders and opts.by_meaning:
+        _hand_out(top, lambda h: ctx.dense.get(h.memory.id, 0.0))
     if opts.other_subject_factor < 1:
         for h in top:
             if match[h.memory.id] is False:
@@ -147,10 +149,17 @@ def current_first(
     return hits
 
 
+def _hand_out(hits: list[Hit], key: Callable[[Hit], float]) -> None:
+    """Give ``hits`` their own priorities again, best to the highest ``key``."""
+    slots = sorted((h.score for h in hits), reverse=True)
+    for h, value in zip(sorted(hits, key=lambda h: (-key(h), h.memory.id)), slots, strict=True):
+        h.score = value
+
+
 def _band(hit: Hit, opts: CurrencyRecall) -> float:
     """How far below the best cosine to the question a memory may be and still
     join a group: twice as far when it says its value changed ("we moved to ...")."""
-    return opts.query_band * (2 if statement(hit.memory.content).cue else 1)
+    return opts.query_band * (opts.cue_band if statement(hit.memory.content).cue else 1)
 
 
 def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
@@ -191,7 +200,8 @@ def _groups(
 
     for i in range(len(own)):
         for j in range(i + 1, len(own)):
-            same_speaker = about[own[i].memory.id][1] == about[own[j].memory.id][1]
+            a, b = about[own[i].memory.id][1], about[own[j].memory.id][1]
+            same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
             if same_speaker and differ and sims[i, j] >= floor:
                 parent[root(j)] = root(i)
