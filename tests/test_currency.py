@@ -14,8 +14,15 @@ from kenning import Memory, Settings
 from kenning.config import Lifecycle, Retrieval
 from kenning.errors import ConfigError
 from kenning.lifecycle.reconcile import Action, Decision, Incoming, Neighbour, RuleReconciler
-from kenning.lifecycle.slots import aspect_of, aspect_words, subject_of, update_cue
+from kenning.lifecycle.slots import (
+    aspect_of,
+    aspect_words,
+    question_subject,
+    subject_of,
+    update_cue,
+)
 from kenning.models import Principal, Role, Status
+from kenning.retrieval.currency import question_of
 
 OLD = datetime(2022, 3, 1, tzinfo=UTC)
 MID = datetime(2023, 6, 1, tzinfo=UTC)
@@ -47,6 +54,18 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:
     assert subject_of(text) == who
+
+
+def test_question_subject_needs_a_first_person_word_for_the_asker() -> None:
+    assert question_subject("Where do I live now?") == "self"
+    assert question_subject("Where does my sister live now?") == "sister"
+    assert question_subject("Where does Alice live now?") == "alice"
+    # a question opening on an auxiliary is not the asker's own ("US" is no "us")
+    assert question_subject("Would Caroline pursue writing as a career?") == "caroline"
+    assert question_subject("Which US cities does John mention visiting?") == "john"
+    assert question_of("Would Caroline pursue writing?", False).reorders is False
+    assert question_of("What is my current car?", False).reorders is True
+    assert question_of("What car did I have in 2023?", True).reorders is False
 
 
 def test_update_cues_and_question_aspects() -> None:

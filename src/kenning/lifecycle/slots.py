@@ -140,9 +140,9 @@ def subject_of(text: str) -> str:
             if not any(w in _FIRST_PERSON for w in lows[:i]):
                 return rel  # "My sister lives in Rome", "Where does my cousin live?"
             continue
-        if low in _FIRST_PERSON:
+        if low in _FIRST_PERSON and words[i] != "US":
             return "self"
-    if any(w in _FIRST_PERSON for w in lows):
+    if any(w in _FIRST_PERSON and words[i] != "US" for i, w in enumerate(lows)):
         return "self"
     for i, low in enumerate(lows[:-2]):  # "Alice's sister lives in Rome"
         if words[i][:1].isupper() and lows[i + 1] == "'s":
@@ -253,9 +253,12 @@ def question_subject(query: str) -> str:
     ("Where does my sister live?"), a named person ("Where does Alice live
     now?" → ``"alice"``), or ``""``."""
     found = subject_of(query)
-    if found:
-        return found
     words = _split_clitic(_words(query))
+    if found == "self":  # only when the question says "I", "my", "we" ...
+        if any(w.lower() in _FIRST_PERSON and w != "US" for w in words):
+            return "self"
+    elif found:
+        return found
     for w in words[1:]:
         if w[:1].isupper() and w.lower() not in _FUNCTION and w.lower() not in _FIRST_PERSON:
             return w.lower()
