@@ -44,6 +44,8 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("My best friend's cat is called Tom.", "best friend"),
         ("Where does my cousin work?", "cousin"),
         ("I visited my sister in Rome.", "self"),
+        ("Went hiking in the Alps with my sister.", "self"),
+        ("What's the name of my cousin's dog?", "cousin"),
         ("My partner is Sam.", "self"),  # naming a relation is the speaker's own fact
         ("My wife is called Ana.", "self"),
         ("Alice's colleague follows a vegan diet.", "colleague"),

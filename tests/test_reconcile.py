@@ -340,6 +340,7 @@ def test_valid_llm_answer_is_used() -> None:
         "content": "I moved to Berlin",
         "key": None,
         "said_at": "2025-01-01T00:00:00+00:00",
+        "author": None,
     }
     assert [e["id"] for e in payload["existing"]] == ["m1", "m2"]
 

@@ -105,6 +105,7 @@ _ENDING = frozenset(
 )
 _PRESENT_AUX = frozenset("do does am is are 's have has 're 'm".split())
 _PAST_AUX = frozenset("did was were had".split())
+_AUX = _PRESENT_AUX | _PAST_AUX | frozenset("would will can could should may might".split())
 
 
 def _words(text: str) -> list[str]:
@@ -137,9 +138,11 @@ def subject_of(text: str) -> str:
                 continue
             if _names_relation(lows, words, end):
                 return "self"  # "My partner is Sam": the speaker's own fact
-            if not any(w in _FIRST_PERSON for w in lows[:i]):
+            if all(w in _LEADING for w in lows[:i]) or (
+                _asks(text, lows) and not any(w in _FIRST_PERSON for w in lows[:i])
+            ):
                 return rel  # "My sister lives in Rome", "Where does my cousin live?"
-            continue
+            continue  # "Went hiking with my sister": the speaker's
         if low in _FIRST_PERSON and words[i] != "US":
             return "self"
     if any(w in _FIRST_PERSON and words[i] != "US" for i, w in enumerate(lows)):
@@ -163,6 +166,11 @@ def subject_of(text: str) -> str:
     # a sentence without a subject is the speaker's ("Got a new phone today");
     # one opening on a determiner or a question word says nothing about whom
     return "self" if lows and lows[0] not in _WH and lows[0] not in _FUNCTION else ""
+
+
+def _asks(text: str, lows: list[str]) -> bool:
+    """Whether ``text`` is a question (a question mark, or a question word first)."""
+    return text.rstrip().endswith("?") or (bool(lows) and (lows[0] in _WH or lows[0] in _AUX))
 
 
 def _verb_like(lows: list[str], j: int) -> bool:
