@@ -177,20 +177,23 @@ class CurrencyRecall(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KENNING_RETRIEVAL_CURRENCY_", extra="forbid")
 
     enabled: bool = True
-    #: How many of the best hits (at least ``k``) the step looks at.
-    window: int = Field(10, ge=1, le=200)
+    #: How many of the best hits the step reorders (5 on the currency dev kinds:
+    #: .857 / .899 current@1 through write / ingest, against .843 / .836 at 10).
+    window: int = Field(5, ge=1, le=200)
     #: For a question about the asker's own value, the best ``window`` hits keep
     #: their priorities but take them in the order of their embedding's cosine to
     #: the question: a shared keyword ("home", "called") or a recent date does
     #: not lift another fact above the answer (which value is newest is the
     #: groups' business, below).
     by_meaning: bool = True
-    #: Cosine between two memories from which they answer the question alike.
-    pair_similarity: float = Field(0.30, ge=-1, le=1)
+    #: Cosine between two memories from which they answer the question alike ...
+    pair_similarity: float = Field(0.40, ge=-1, le=1)
+    #: ... or from which they do when the newer one has an update cue.
+    cue_pair_similarity: float = Field(0.30, ge=-1, le=1)
     #: ... and whose cosine to the question is within this of the best such memory's
-    #: (twice this for a memory with an update cue: "we moved", "my new ...").
+    #: (``cue_band`` times this for a memory with an update cue: "we moved", "my new").
     query_band: float = Field(0.15, ge=0, le=2)
-    cue_band: float = Field(2.0, ge=1, le=10)
+    cue_band: float = Field(3.0, ge=1, le=10)
     #: Priority factor of a fact about someone else than the question's subject
     #: ("My sister lives in Rome" for "Where do I live?"); 1 disables.
     other_subject_factor: float = Field(0.5, ge=0, le=1)

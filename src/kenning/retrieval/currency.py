@@ -10,10 +10,13 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    facts for "Where does my sister live?") have their priority multiplied by
    ``retrieval.currency.other_subject_factor``.
 2. **Which value.** For a question about the asker or the asker's relation,
-   among the best ``window`` hits, memories about the question's subject that
-   answer it alike (their embeddings' cosine at least ``pair_similarity``, each
-   with words the other lacks, their cosine to the question within
-   ``query_band`` of the best one's) form a group. A
+   the best ``window`` hits take their priorities in the order of their cosine
+   to the question (``by_meaning``). Among them, memories about the question's
+   subject that answer it alike (their embeddings' cosine at least
+   ``pair_similarity``, or ``cue_pair_similarity`` when the newer one says its
+   value changed; each with words the other lacks; their cosine to the
+   question within ``query_band`` of the best one's, ``cue_band`` times that
+   for a memory with an update cue) form a group. A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
    question the newest gets the group's last and the one before it the best.
@@ -109,16 +112,14 @@ def _matches(q: str, who: str, author: str | None) -> bool | None:
     return None
 
 
-def current_first(
-    ctx: RecallContext, hits: list[Hit], q: Question, k: int, explain: bool
-) -> list[Hit]:
+def current_first(ctx: RecallContext, hits: list[Hit], q: Question, explain: bool) -> list[Hit]:
     """``hits`` (priority order) after the currency step; see the module docstring."""
     opts = ctx.settings.retrieval.currency
     if not opts.enabled or q.aspect is None or not q.subject or not hits:
         return hits
     fields = ctx.settings.retrieval.author.fields
     before = {h.memory.id: h.score for h in hits}
-    top = hits[: max(opts.window, k)]
+    top = hits[: opts.window]
     about = {h.memory.id: _subject(h.memory, fields) for h in top}
     match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
     if q.reorders and opts.by_meaning:
@@ -138,7 +139,7 @@ def current_first(
         own = [h for h in top if match[h.memory.id]]
         best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
         own = [h for h in own if ctx.dense.get(h.memory.id, 0.0) >= best - _band(h, opts)]
-        for group in _groups(ctx, own, about, opts.pair_similarity):
+        for group in _groups(ctx, own, about, opts):
             _by_time(group, q.aspect == "before")
     if explain:
         for h in hits:
@@ -177,10 +178,17 @@ def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
 
 
 def _groups(
-    ctx: RecallContext, own: list[Hit], about: dict[str, tuple[str, str | None]], floor: float
+    ctx: RecallContext,
+    own: list[Hit],
+    about: dict[str, tuple[str, str | None]],
+    opts: CurrencyRecall,
 ) -> list[list[Hit]]:
-    """Connected groups (two or more) of hits answering alike: same speaker, cosine
-    at least ``floor``, each with content words the other lacks."""
+    """Connected groups (two or more) of hits answering alike: the same speaker (or
+    one unknown), each with content words the other lacks, and a cosine of at least
+    ``pair_similarity`` — or ``cue_pair_similarity`` when the newer one says its
+    value changed ("we moved to ...", "my new ..."): an update shares few words
+    with what it replaces."""
+    cues = {h.memory.id: bool(statement(h.memory.content).cue) for h in own}
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
     vectors = ctx.store.memory_vectors([h.memory.id for h in own], ctx.view)
@@ -203,6 +211,8 @@ def _groups(
             a, b = about[own[i].memory.id][1], about[own[j].memory.id][1]
             same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
+            newer = max(own[i], own[j], key=lambda h: (h.memory.said_at, h.memory.id))
+            floor = opts.cue_pair_similarity if cues[newer.memory.id] else opts.pair_similarity
             if same_speaker and differ and sims[i, j] >= floor:
                 parent[root(j)] = root(i)
     groups: dict[int, list[Hit]] = {}
