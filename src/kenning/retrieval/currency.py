@@ -5,7 +5,7 @@ every change is linked on write (different sessions or doors, an import, a
 phrasing the rules miss). This step is the read-time safety net. For a
 question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
 
-1. **Whose value.** Hits about someone other than the question's subject
+1. **Whose value.** Every hit about someone other than the question's subject
    ("My sister lives in Rome" for "Where do I live now?"; the speaker's own
    facts for "Where does my sister live?") have their priority multiplied by
    ``retrieval.currency.other_subject_factor``.
@@ -119,22 +119,19 @@ def current_first(ctx: RecallContext, hits: list[Hit], q: Question, explain: boo
         return hits
     fields = ctx.settings.retrieval.author.fields
     before = {h.memory.id: h.score for h in hits}
-    top = hits[: opts.window]
-    about = {h.memory.id: _subject(h.memory, fields) for h in top}
+    about = {h.memory.id: _subject(h.memory, fields) for h in hits}
     match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
-    if q.reorders and opts.by_meaning:
-        _hand_out(top, lambda h: ctx.dense.get(h.memory.id, 0.0))
-    if opts.other_subject_factor < 1:
-        for h in top:
+    if opts.other_subject_factor < 1:  # every hit, so none below the window outranks
+        for h in hits:
             if match[h.memory.id] is False:
                 h.score *= opts.other_subject_factor
+        hits.sort(key=lambda h: (-h.score, h.memory.id))
+    top = hits[: opts.window]
+    if q.reorders and opts.by_meaning:
+        _hand_out(top, lambda h: ctx.dense.get(h.memory.id, 0.0))
     if q.reorders and q.aspect == "before":
         _predecessors_up(hits, top)
         top = sorted(top, key=lambda h: -h.score)
-        for h in top:
-            if h.memory.id not in about:
-                about[h.memory.id] = _subject(h.memory, fields)
-                match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
     if q.reorders:
         own = [h for h in top if match[h.memory.id]]
         best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
