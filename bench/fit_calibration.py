@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from kenning.bench.locomo import _ingest, conversation_user
+from kenning.bench.locomo import conversation_user, load_conversations
 from kenning.bench.locomo_data import load_locomo, split
 from kenning.bench.stores import open_bench_memory
 from kenning.clock import FixedClock
@@ -50,7 +50,7 @@ def collect(data: str, k: int) -> dict[str, np.ndarray]:
     with tempfile.TemporaryDirectory(prefix="kenning-fit-") as tmp:
         mem = open_bench_memory(None, Path(tmp) / "fit.db", None, clock=clock)
         try:
-            _ingest(mem, convs, None)
+            load_conversations(mem, convs, None)
             q = 0
             for conv in convs:
                 who = conversation_user(conv)

@@ -262,11 +262,12 @@ def question_subject(query: str) -> str:
     now?" → ``"alice"``), or ``""``."""
     found = subject_of(query)
     words = _split_clitic(_words(query))
+    mine = any(w.lower() in _FIRST_PERSON and w != "US" for w in words)
     if found == "self":  # only when the question says "I", "my", "we" ...
-        if any(w.lower() in _FIRST_PERSON and w != "US" for w in words):
+        if mine:
             return "self"
-    elif found:
-        return found
+    elif found:  # "my sister", not "Alice's sister" (that is Alice's business)
+        return found if mine or found not in RELATIONS else ""
     for w in words[1:]:
         if w[:1].isupper() and w.lower() not in _FUNCTION and w.lower() not in _FIRST_PERSON:
             return w.lower()

@@ -15,7 +15,12 @@ normalisation and means the same in every query:
 * ``other_named``: 1 when the query names the author
   (``retrieval.author.fields``) of some candidate but not this memory's (a
   question about what Alice said is rarely answered by Bob's words); 0 when
-  it names none, so memories without authors lose nothing.
+  it names none, so memories without authors lose nothing. Also 1 when the
+  query asks about the asker or their relation and the memory is about
+  someone else (:func:`~kenning.retrieval.currency.elsewhere`: "My sister
+  lives in Rome" for "Where do I live?"): the same fact, told by the text
+  instead of the author field, with the same coefficient (it never fires on
+  the LoCoMo questions, which name third persons).
 
 Each input belongs to the memory and the query alone (not to the other
 candidates or the hit's rank), so the same memory scores the same for the
@@ -38,6 +43,7 @@ from collections.abc import Mapping, Sequence
 
 from ..models import Hit
 from .context import author_match
+from .currency import elsewhere
 from .signals.base import RecallContext
 from .text import query_terms
 
@@ -90,8 +96,9 @@ def calibration_inputs(
     fields = ctx.settings.retrieval.author.fields
     ids = [h.memory.id for h in hits]
     named = author_match(ctx.query, list(ctx.records), ctx.records, 1.0, fields)
+    other = elsewhere(ctx, [h.memory for h in hits])
     out: list[dict[str, float]] = []
-    for mid in ids:
+    for mid, someone_else in zip(ids, other, strict=True):
         record = ctx.records.get(mid)
         text = f"{record.content} {record.key or ''}" if record else ""
         words = {_stem(t) for t in query_terms(text)}
@@ -101,7 +108,7 @@ def calibration_inputs(
                 "dense": float(ctx.dense.get(mid) or 0.0),
                 "keyword": bm25 / (bm25 + BM25_HALF),
                 "coverage": len(terms & words) / len(terms) if terms else 0.0,
-                "other_named": 1.0 if named and mid not in named else 0.0,
+                "other_named": 1.0 if (named and mid not in named) or someone_else else 0.0,
             }
         )
     return out

@@ -43,7 +43,7 @@ from ..models import Hit, MemoryRecord, Status
 from .context import author_of
 from .signals.base import RecallContext
 
-__all__ = ["Question", "current_first", "include_history", "question_of"]
+__all__ = ["Question", "current_first", "elsewhere", "include_history", "question_of"]
 
 _PRONOUNS = frozenset({"he", "she", "they"})
 
@@ -112,6 +112,17 @@ def _matches(q: str, who: str, author: str | None) -> bool | None:
     return None
 
 
+def elsewhere(ctx: RecallContext, records: Sequence[MemoryRecord]) -> list[bool]:
+    """Per record, whether it is about someone other than the person the query asks
+    about ("My sister lives in Rome" for "Where do I live now?"); all False when
+    the query is not a question about a person's value."""
+    q = question_of(ctx.query, False)
+    if q.aspect is None or not (q.subject == "self" or _person(q.subject)):
+        return [False] * len(records)
+    fields = ctx.settings.retrieval.author.fields
+    return [_matches(q.subject, *_subject(r, fields)) is False for r in records]
+
+
 def current_first(ctx: RecallContext, hits: list[Hit], q: Question, explain: bool) -> list[Hit]:
     """``hits`` (priority order) after the currency step; see the module docstring."""
     opts = ctx.settings.retrieval.currency
@@ -127,8 +138,8 @@ def current_first(ctx: RecallContext, hits: list[Hit], q: Question, explain: boo
                 h.score *= opts.other_subject_factor
         hits.sort(key=lambda h: (-h.score, h.memory.id))
     top = hits[: opts.window]
-    if q.reorders and opts.by_meaning:
-        _hand_out(top, lambda h: ctx.dense.get(h.memory.id, 0.0))
+    if q.reorders and opts.by_meaning:  # someone else's facts stay below
+        _hand_out(top, lambda h: (match[h.memory.id] is not False, ctx.dense.get(h.memory.id, 0.0)))
     if q.reorders and q.aspect == "before":
         _predecessors_up(hits, top)
         top = sorted(top, key=lambda h: -h.score)
@@ -147,10 +158,12 @@ def current_first(ctx: RecallContext, hits: list[Hit], q: Question, explain: boo
     return hits
 
 
-def _hand_out(hits: list[Hit], key: Callable[[Hit], float]) -> None:
+def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, float]]) -> None:
     """Give ``hits`` their own priorities again, best to the highest ``key``."""
     slots = sorted((h.score for h in hits), reverse=True)
-    for h, value in zip(sorted(hits, key=lambda h: (-key(h), h.memory.id)), slots, strict=True):
+    ranked = sorted(hits, key=lambda h: h.memory.id)
+    ranked.sort(key=key, reverse=True)
+    for h, value in zip(ranked, slots, strict=True):
         h.score = value
 
 
