@@ -1,7 +1,7 @@
 """Recall latency of two versions of kenning on one database, side by side.
 
     python bench/ab_recall.py --db /tmp/kb/ab100k.db --a /path/to/old/src --b src \\
-        --queries 400 --block 10
+        --queries 400 --block 10 [--form question]
 
 Two worker processes, one per source tree (``PYTHONPATH``), open the same
 database (a ``kenning bench scale --db`` database: organization ``bench``) with
@@ -91,12 +91,21 @@ def main() -> None:
     parser.add_argument("--b", required=True, help="source tree B (its src/ folder)")
     parser.add_argument("--queries", type=int, default=400, help="queries per reader")
     parser.add_argument("--block", type=int, default=10, help="queries per block")
+    parser.add_argument(
+        "--form",
+        choices=("text", "question"),
+        default="text",
+        help="text: the scale bench's query texts; question: each as a question about "
+        'the asker\'s present value ("What is my <text> now?"), which runs the currency step',
+    )
     args = parser.parse_args()
     # the scale bench's query texts (their own seed), none repeated: no cache hits
     from kenning.bench.scale import synthetic_text
 
     rng = random.Random(6)
     texts = [synthetic_text(rng, 8) for _ in range(2 * args.queries)]
+    if args.form == "question":
+        texts = [f"What is my {t} now?" for t in texts]
     a, b = _start(args.a, args.db), _start(args.b, args.db)
     times: dict[str, dict[str, list[float]]] = {
         side: {"worst": [], "typical": []} for side in ("a", "b")
@@ -119,6 +128,7 @@ def main() -> None:
         "b": args.b,
         "queries": args.queries,
         "block": args.block,
+        "form": args.form,
     }
     for who in ("worst", "typical"):
         sa, sb = _summary(times["a"][who]), _summary(times["b"][who])

@@ -107,7 +107,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from .knobs import ReconcileKnobs
-from .slots import RELATIONS, Statement, statement
+from .slots import Statement, is_person, statement
 
 __all__ = [
     "Action",
@@ -506,9 +506,6 @@ def _slot_family(old: _Text, new: _Text) -> str | None:
     return None
 
 
-_PRONOUNS = frozenset({"he", "she", "they"})
-
-
 def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | None]) -> bool:
     """Whether the two texts are about different people: the speaker and someone
     else ("I live in Oslo" / "My sister lives in Rome"), two different relations,
@@ -516,7 +513,7 @@ def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | Non
     a, b = old.who.subject, new.who.subject
     if a == b == "self":
         return None not in authors and authors[0] != authors[1]
-    people = (a in RELATIONS or a in _PRONOUNS, b in RELATIONS or b in _PRONOUNS)
+    people = (is_person(a), is_person(b))
     if "self" in (a, b):
         return any(people)  # a leading capitalised word may be a thing: no verdict
     return a != b and all(people)

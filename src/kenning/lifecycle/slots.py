@@ -40,6 +40,7 @@ __all__ = [
     "Statement",
     "aspect_of",
     "aspect_words",
+    "is_person",
     "question_subject",
     "statement",
     "subject_of",
@@ -253,6 +254,12 @@ class Statement:
 def statement(text: str) -> Statement:
     """The subject and update cue of ``text``, cached."""
     return Statement(subject_of(text), update_cue(text))
+
+
+def is_person(subject: str) -> bool:
+    """Whether a subject (of :func:`subject_of`) is another person than the speaker:
+    a relation ("sister", "best friend") or a third-person pronoun."""
+    return subject in ("he", "she", "they") or subject.rsplit(" ", 1)[-1] in RELATIONS
 
 
 @functools.lru_cache(maxsize=20_000)

@@ -7,7 +7,7 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
 
 1. **Whose value.** Every hit about someone other than the question's subject
    ("My sister lives in Rome" for "Where do I live now?"; the speaker's own
-   facts for "Where does my sister live?") have their priority multiplied by
+   facts for "Where does my sister live?") has its priority multiplied by
    ``retrieval.currency.other_subject_factor``.
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
@@ -38,19 +38,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import CurrencyRecall
-from ..lifecycle.slots import RELATIONS, Aspect, aspect_of, question_subject, statement
+from ..lifecycle.slots import Aspect, aspect_of, is_person, question_subject, statement
 from ..models import Hit, MemoryRecord, Status
 from .context import author_of
 from .signals.base import RecallContext
 
 __all__ = ["Question", "current_first", "elsewhere", "include_history", "question_of"]
-
-_PRONOUNS = frozenset({"he", "she", "they"})
-
-
-def _person(who: str) -> bool:
-    """Whether ``who`` (a subject) is another person: a relation ("best friend") or a pronoun."""
-    return who in _PRONOUNS or who.rsplit(" ", 1)[-1] in RELATIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +64,7 @@ class Question:
         the LoCoMo dev split reordering them cost recall@10 0.08."""
         if self.aspect not in ("now", "before") or self.window:
             return False
-        return self.subject == "self" or _person(self.subject)
+        return self.subject == "self" or is_person(self.subject)
 
 
 def question_of(query: str, window: bool) -> Question:
@@ -102,11 +95,11 @@ def _matches(q: str, who: str, author: str | None) -> bool | None:
     if q == "self":
         if who == "self":
             return True
-        return False if _person(who) else None
-    if _person(q):
+        return False if is_person(who) else None
+    if is_person(q):
         if who == q:
             return True
-        return False if who == "self" or _person(who) else None
+        return False if who == "self" or is_person(who) else None
     if who == q or (who == "self" and author == q):
         return True
     return None
@@ -117,7 +110,7 @@ def elsewhere(ctx: RecallContext, records: Sequence[MemoryRecord]) -> list[bool]
     about ("My sister lives in Rome" for "Where do I live now?"); all False when
     the query is not a question about a person's value."""
     q = question_of(ctx.query, False)
-    if q.aspect is None or not (q.subject == "self" or _person(q.subject)):
+    if q.aspect is None or not (q.subject == "self" or is_person(q.subject)):
         return [False] * len(records)
     fields = ctx.settings.retrieval.author.fields
     return [_matches(q.subject, *_subject(r, fields)) is False for r in records]
