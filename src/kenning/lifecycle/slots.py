@@ -30,6 +30,7 @@ speaker's own). Pure text analysis: no model, no I/O, English.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -125,10 +126,30 @@ def _split_clitic(words: list[str]) -> list[str]:
     return out
 
 
+#: How many words from the start decide the subject (a relation or name further in
+#: is an object: "... and then I told my sister"); a first-person word anywhere counts.
+_HEAD = 16
+_FIRST_PERSON_RE = re.compile(
+    r"(?<![\w'\u2019])(?:" + "|".join(sorted(_FIRST_PERSON, key=len, reverse=True)) + r")(?![\w'])",
+    re.IGNORECASE,
+)
+
+
+def _head(text: str) -> list[str]:
+    """The first :data:`_HEAD` words of ``text`` (apostrophes folded)."""
+    return [
+        m.group(0).replace("\u2019", "'") for m in itertools.islice(_WORD.finditer(text), _HEAD)
+    ]
+
+
+def _first_person_anywhere(text: str) -> bool:
+    return any(m.group(0) != "US" for m in _FIRST_PERSON_RE.finditer(text.replace("\u2019", "'")))
+
+
 @functools.lru_cache(maxsize=50_000)
 def subject_of(text: str) -> str:
     """Whom ``text`` is about: ``"self"``, a relation noun, a pronoun or name, or ``""``."""
-    words = _split_clitic(_words(text))
+    words = _split_clitic(_head(text))
     lows = [w.lower() for w in words]
     for i, low in enumerate(lows):
         if low in ("my", "our"):
@@ -146,7 +167,9 @@ def subject_of(text: str) -> str:
             continue  # "Went hiking with my sister": the speaker's
         if low in _FIRST_PERSON and words[i] != "US":
             return "self"
-    if any(w in _FIRST_PERSON and words[i] != "US" for i, w in enumerate(lows)):
+    if any(w in _FIRST_PERSON and words[i] != "US" for i, w in enumerate(lows)) or (
+        len(lows) >= _HEAD and _first_person_anywhere(text)
+    ):
         return "self"
     for i, low in enumerate(lows[:-2]):  # "Alice's sister lives in Rome"
         if words[i][:1].isupper() and lows[i + 1] == "'s":
@@ -206,15 +229,18 @@ def _names_relation(lows: list[str], words: list[str], end: int) -> bool:
     return j < len(lows) and lows[j] in _NAMING
 
 
+_LOWER_WORD = re.compile(r"[a-z]+")
+_CUES = _CHANGE | _CHANGE_WORDS
+_PHRASE_HEADS = frozenset(a for a, _ in _CHANGE_PHRASES)
+
+
 def update_cue(text: str) -> str | None:
     """The first word (or phrase) of ``text`` saying a value is new or changed, or None."""
-    lows = [w.lower() for w in _words(text)]
-    pairs = set(zip(lows, lows[1:], strict=False))
-    for a, b in _CHANGE_PHRASES:
-        if (a, b) in pairs:
-            return f"{a} {b}"
-    for w in lows:
-        if w in _CHANGE or w in _CHANGE_WORDS:
+    lows: list[str] = _LOWER_WORD.findall(text.lower())
+    for i, w in enumerate(lows):
+        if w in _PHRASE_HEADS and (w, lows[i + 1] if i + 1 < len(lows) else "") in _CHANGE_PHRASES:
+            return f"{w} {lows[i + 1]}"
+        if w in _CUES:
             return w
     return None
 

@@ -5,7 +5,8 @@ every change is linked on write (different sessions or doors, an import, a
 phrasing the rules miss). This step is the read-time safety net. For a
 question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
 
-1. **Whose value.** Every hit about someone other than the question's subject
+1. **Whose value.** Every hit (of the best :data:`SCAN`, at least ``k``) about someone
+   other than the question's subject
    ("My sister lives in Rome" for "Where do I live now?"; the speaker's own
    facts for "Where does my sister live?") has its priority multiplied by
    ``retrieval.currency.other_subject_factor``.
@@ -43,7 +44,7 @@ from ..models import Hit, MemoryRecord, Status
 from .context import author_of
 from .signals.base import RecallContext
 
-__all__ = ["Question", "current_first", "elsewhere", "include_history", "question_of"]
+__all__ = ["SCAN", "Question", "current_first", "elsewhere", "include_history", "question_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,17 +117,25 @@ def elsewhere(ctx: RecallContext, records: Sequence[MemoryRecord]) -> list[bool]
     return [_matches(q.subject, *_subject(r, fields)) is False for r in records]
 
 
-def current_first(ctx: RecallContext, hits: list[Hit], q: Question, explain: bool) -> list[Hit]:
+#: At least this many of the best hits are read for whom they are about (a hit
+#: further down does not reach the top ``k`` by the step's reordering).
+SCAN = 30
+
+
+def current_first(
+    ctx: RecallContext, hits: list[Hit], q: Question, k: int, explain: bool
+) -> list[Hit]:
     """``hits`` (priority order) after the currency step; see the module docstring."""
     opts = ctx.settings.retrieval.currency
     if not opts.enabled or q.aspect is None or not q.subject or not hits:
         return hits
     fields = ctx.settings.retrieval.author.fields
     before = {h.memory.id: h.score for h in hits}
-    about = {h.memory.id: _subject(h.memory, fields) for h in hits}
+    read = hits[: max(SCAN, k, opts.window)]
+    about = {h.memory.id: _subject(h.memory, fields) for h in read}
     match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
-    if opts.other_subject_factor < 1:  # every hit, so none below the window outranks
-        for h in hits:
+    if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
+        for h in read:
             if match[h.memory.id] is False:
                 h.score *= opts.other_subject_factor
         hits.sort(key=lambda h: (-h.score, h.memory.id))

@@ -152,7 +152,7 @@ class RecallPipeline:
             self.strength.learn_sectors(ranked.values(), req.view)
             strengths = self.strength.strengths(ranked, now)
         hits = score(ctx, rel, strengths, req.explain)
-        hits = current_first(ctx, hits, question, req.explain)
+        hits = current_first(ctx, hits, question, req.k, req.explain)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         hits = _calibrated(ctx, hits, search_terms(text, pool.dropped), req)
         pool.timings["rank"] = _ms(t)
