@@ -209,3 +209,21 @@ def test_another_users_values_never_take_part(make_memory: Callable[..., Memory]
     assert all(h.memory.scope.key == "user:ana" for h in hits)
     old = mem.recall("Where did I live before?", 5, principal=ana).hits
     assert all(h.memory.scope.key == "user:ana" for h in old)
+
+
+def test_a_predecessor_from_below_the_hits_read_answers_before(
+    make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the step reads only the best hit here, so the superseded value (its confidence
+    # cut by the contradiction) comes from below the hits read
+    import kenning.retrieval.currency as currency
+
+    monkeypatch.setattr(currency, "SCAN", 1)
+    settings = _rules().model_copy(update={"retrieval": Retrieval(currency={"window": 1})})
+    mem = make_memory(settings=settings)
+    panda = _say(mem, "I drive a Fiat Panda.", OLD)
+    _say(mem, "The car wash on Main Street is cheap.", MID)
+    _say(mem, "We traded in the Fiat Panda; I drive a Volvo now.", NEW)
+    assert mem.get(panda).status is Status.SUPERSEDED
+    assert "Volvo" in _first(mem, "What car do I drive now?")
+    assert mem.recall("What car did I drive before?", 1).hits[0].memory.id == panda

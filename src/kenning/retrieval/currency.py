@@ -145,6 +145,10 @@ def current_first(
     if q.reorders and q.aspect == "before":
         _predecessors_up(hits, top)
         top = sorted(top, key=lambda h: -h.score)
+        for h in top:  # a predecessor may come from below the hits read
+            if h.memory.id not in about:
+                about[h.memory.id] = _subject(h.memory, fields)
+                match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
     if q.reorders:
         own = [h for h in top if match[h.memory.id]]
         best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
