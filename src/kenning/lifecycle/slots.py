@@ -65,7 +65,7 @@ _RELATION_ADJ = frozenset(
     "best old older oldest young younger youngest little big baby twin eldest late new "
     "former ex close dear".split()
 )
-#: Multi-word relations ("in law" after a relation is folded into it).
+#: Words by which the speaker speaks of themselves ("US", the country, is not one).
 _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd our ours us".split()
 )
