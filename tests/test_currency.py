@@ -227,3 +227,23 @@ def test_a_predecessor_from_below_the_hits_read_answers_before(
     assert mem.get(panda).status is Status.SUPERSEDED
     assert "Volvo" in _first(mem, "What car do I drive now?")
     assert mem.recall("What car did I drive before?", 1).hits[0].memory.id == panda
+
+
+def test_a_question_about_a_relation_nobody_described_keeps_the_penalty(
+    make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every hit read (the best 5 here: the window) is about the speaker, not the
+    # cousin, and is scaled down; the hits below them were not read, and must not
+    # jump above them for having kept their priority
+    import kenning.retrieval.currency as currency
+
+    monkeypatch.setattr(currency, "SCAN", 1)
+    mem = make_memory(settings=_rules())
+    cities = ("Berlin", "Oslo", "Rome", "Madrid", "Porto", "Lyon", "Graz", "Bern")
+    for n, city in enumerate(cities):
+        _say(mem, f"I spent a week in {city} for work.", datetime(2022, 1 + n, 1, tzinfo=UTC))
+    top = mem.recall("Where does my cousin live now?", 4, explain=True).hits
+    assert len(top) == 4
+    assert all(h.explain is not None and h.explain.signals["currency"] < 0 for h in top)
+    finals = [h.explain.final for h in top if h.explain is not None]
+    assert finals == sorted(finals, reverse=True)

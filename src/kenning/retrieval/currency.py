@@ -138,7 +138,8 @@ def current_first(
         for h in read:
             if match[h.memory.id] is False:
                 h.score *= opts.other_subject_factor
-        hits.sort(key=lambda h: (-h.score, h.memory.id))
+        # the hits read stay ahead of the rest (unread, so not judged either way)
+        hits[: len(read)] = sorted(read, key=lambda h: (-h.score, h.memory.id))
     top = hits[: opts.window]
     if q.reorders and opts.by_meaning:  # someone else's facts stay below
         _hand_out(top, lambda h: (match[h.memory.id] is not False, ctx.dense.get(h.memory.id, 0.0)))
@@ -160,8 +161,10 @@ def current_first(
             if h.explain is not None:
                 h.explain.signals["currency"] = round(h.score - before[h.memory.id], 6)
                 h.explain.final = h.score
-    hits.sort(key=lambda h: (-h.score, h.memory.id))
-    return hits
+    # the hits read (and a predecessor brought up) in their new order, then the rest
+    judged = {h.memory.id for h in read} | {h.memory.id for h in top}
+    head = sorted((h for h in hits if h.memory.id in judged), key=lambda h: (-h.score, h.memory.id))
+    return head + [h for h in hits if h.memory.id not in judged]
 
 
 def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, float]]) -> None:
