@@ -184,8 +184,9 @@ def subject_of(text: str) -> str:
             continue
         if low in _THIRD_PRONOUNS:
             return low.split("'")[0]
-        if words[i][:1].isupper() and low not in _FUNCTION | _WH and _verb_like(lows, i + 1):
-            return low  # "Alice lives in Paris", "Bob is the team lead"
+        named = words[i][:1].isupper() and low not in _FUNCTION | _WH
+        if named and (_verb_like(lows, i + 1) or lows[i + 1 : i + 2] == ["'s"]):
+            return low  # "Alice lives in Paris", "Bob is the team lead", "Alice's home ..."
         break
     # a sentence without a subject is the speaker's ("Got a new phone today");
     # one opening on a determiner or a question word says nothing about whom
