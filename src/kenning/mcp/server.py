@@ -38,7 +38,7 @@ from ..audit import door, request_id
 from ..engine import Memory
 from ..errors import KenningError, error_code
 from ..models import MemoryRecord, Principal
-from ..validation import clean_confidence, clean_k
+from ..validation import clean_k
 
 __all__ = [
     "Resolver",
@@ -260,10 +260,9 @@ def _register_reads(server: MCPServer, door: _Door) -> None:
     ) -> list[dict[str, Any]]:
         def recall(who: Principal) -> list[dict[str, Any]]:
             k = clean_k(max_results, MAX_RESULTS, "max_results")
-            cut = None if min_score is None else clean_confidence(min_score, "min_score")
             if query is None or not query.strip():
                 return [_item(r) for r in mem.list(limit=k, principal=who).items]
-            hits = mem.recall(query, k=k, principal=who, min_score=cut).hits
+            hits = mem.recall(query, k=k, principal=who, min_score=min_score).hits
             return [_item(h.memory, h.score) for h in hits]
 
         return await door.tool(ctx, recall)

@@ -17,7 +17,7 @@ normalisation and means the same in every query:
   question about what Alice said is rarely answered by Bob's words); 0 when
   it names none, so memories without authors lose nothing. Also 1 when the
   query asks about the asker or their relation and the memory is about
-  someone else (:func:`~kenning.retrieval.currency.elsewhere`: "My sister
+  someone else (the currency step's verdict, ``RecallContext.elsewhere``: "My sister
   lives in Rome" for "Where do I live?"): the same fact, told by the text
   instead of the author field, with the same coefficient (it never fires on
   the LoCoMo questions, which name third persons).
@@ -43,7 +43,6 @@ from collections.abc import Mapping, Sequence
 
 from ..models import Hit
 from .context import author_match
-from .currency import elsewhere
 from .signals.base import RecallContext
 from .text import query_terms
 
@@ -96,9 +95,9 @@ def calibration_inputs(
     fields = ctx.settings.retrieval.author.fields
     ids = [h.memory.id for h in hits]
     named = author_match(ctx.query, list(ctx.records), ctx.records, 1.0, fields)
-    other = elsewhere(ctx, [h.memory for h in hits])
     out: list[dict[str, float]] = []
-    for mid, someone_else in zip(ids, other, strict=True):
+    for mid in ids:
+        someone_else = mid in ctx.elsewhere
         record = ctx.records.get(mid)
         text = f"{record.content} {record.key or ''}" if record else ""
         words = {_stem(t) for t in query_terms(text)}

@@ -44,7 +44,7 @@ from ..models import Hit, MemoryRecord, Status
 from .context import author_of
 from .signals.base import RecallContext
 
-__all__ = ["SCAN", "Question", "current_first", "elsewhere", "include_history", "question_of"]
+__all__ = ["SCAN", "Question", "current_first", "include_history", "question_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,17 +106,6 @@ def _matches(q: str, who: str, author: str | None) -> bool | None:
     return None
 
 
-def elsewhere(ctx: RecallContext, records: Sequence[MemoryRecord]) -> list[bool]:
-    """Per record, whether it is about someone other than the person the query asks
-    about ("My sister lives in Rome" for "Where do I live now?"); all False when
-    the query is not a question about a person's value."""
-    q = question_of(ctx.query, False)
-    if q.aspect is None or not (q.subject == "self" or is_person(q.subject)):
-        return [False] * len(records)
-    fields = ctx.settings.retrieval.author.fields
-    return [_matches(q.subject, *_subject(r, fields)) is False for r in records]
-
-
 #: At least this many of the best hits are read for whom they are about (a hit
 #: further down does not reach the top ``k`` by the step's reordering).
 SCAN = 30
@@ -134,6 +123,7 @@ def current_first(
     read = hits[: max(SCAN, k, opts.window)]
     about = {h.memory.id: _subject(h.memory, fields) for h in read}
     match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
+    ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
         for h in read:
             if match[h.memory.id] is False:

@@ -99,6 +99,9 @@ class RecallContext:
     graph: GraphOutcome | None = None
     contributions: dict[str, Mapping[str, float]] = field(default_factory=dict)
     stage_totals: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: Candidates the currency step found to be about someone other than the
+    #: person the query asks about (the calibrated score reads it).
+    elsewhere: set[str] = field(default_factory=set)
 
     def run_stage(self, stage: Stage, scores: Mapping[str, float]) -> dict[str, float]:
         """Run the stage's signals on ``scores``; their summed contribution per id."""
