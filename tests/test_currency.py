@@ -63,6 +63,11 @@ def test_question_subject_needs_a_first_person_word_for_the_asker() -> None:
     assert question_subject("Where do I live now?") == "self"
     assert question_subject("Where does my sister live now?") == "sister"
     assert question_subject("Where does Alice live now?") == "alice"
+    # who the relation is: the speaker's own naming answers it ("My partner is Sam")
+    assert question_subject("Who is my partner now?") == "self"
+    assert question_subject("What's my sister's name?") == "self"
+    assert question_subject("Who is my sister dating?") == "sister"
+    assert question_subject("What is my partner's job?") == "partner"
     # a question opening on an auxiliary is not the asker's own ("US" is no "us")
     assert question_subject("Would Caroline pursue writing as a career?") == "caroline"
     assert question_subject("Which US cities does John mention visiting?") == "john"
@@ -255,3 +260,38 @@ def test_a_question_about_a_relation_nobody_described_keeps_the_penalty(
     assert all(h.explain is not None and h.explain.signals["currency"] < 0 for h in top)
     finals = [h.explain.final for h in top if h.explain is not None]
     assert finals == sorted(finals, reverse=True)
+
+
+def test_an_update_of_another_attribute_never_takes_the_askeds_place(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # reconcile off: the read-time net alone. "My new phone ..." is as much an
+    # update as "My new car ..." and alike in form, but it changes the phone fact
+    # it is most like, so it never passes for the car's newest value
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    _say(mem, "My car is a Honda Civic.", OLD)
+    _say(mem, "My phone is a Pixel 7.", OLD)
+    _say(mem, "My new car is a Tesla Model 3.", MID)
+    _say(mem, "My new phone is a OnePlus 11.", NEW)
+    assert "Tesla" in _first(mem, "What car do I drive now?")
+    assert "OnePlus" in _first(mem, "Which phone do I use now?")
+    assert "Honda" in _first(mem, "What car did I drive before?")
+
+
+def test_a_fact_drawn_from_the_same_turn_does_not_hide_the_change(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # through ingest a fact drawn from the new turn says the same as the turn
+    # (and is dated by the event it names, before the turn): it is no earlier
+    # value the turn could be changing, so the change of "Rex" is still seen
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    turn = {"role": "user", "name": "Bruno"}
+    mem.ingest([{**turn, "content": "I have a dog named Rex.", "at": OLD}], "s1")
+    mem.ingest([{**turn, "content": "My phone is a Pixel 7.", "at": OLD}], "s1")
+    done = mem.ingest(
+        [{**turn, "content": "Meet Bella, the puppy we brought home last week.", "at": NEW}], "s2"
+    )
+    assert done.facts, "the rule extractor draws a fact from the new turn"
+    hits = mem.recall("Which dog do I have these days?", 5).hits
+    assert "Bella" in hits[0].memory.content
+    assert "Rex" in " ".join(h.memory.content for h in hits[1:])

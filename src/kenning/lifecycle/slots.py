@@ -158,7 +158,7 @@ def subject_of(text: str) -> str:
                 if i == 0 or lows[i - 1] in _LEADING:
                     return "self"  # "My dog is called Rex", "Our flat is in Oslo"
                 continue
-            if _names_relation(lows, words, end):
+            if _names_relation(lows, words, end) or _asks_name(lows, i, end):
                 return "self"  # "My partner is Sam": the speaker's own fact
             if all(w in _LEADING for w in lows[:i]) or (
                 _asks(text, lows) and not any(w in _FIRST_PERSON for w in lows[:i])
@@ -228,6 +228,16 @@ def _names_relation(lows: list[str], words: list[str], end: int) -> bool:
             return True
         return j < len(words) and words[j][:1].isupper() and lows[j] not in _FIRST_PERSON
     return j < len(lows) and lows[j] in _NAMING
+
+
+def _asks_name(lows: list[str], start: int, end: int) -> bool:
+    """ "Who is my partner (now)?", "What is my partner's name?": a question for whom
+    the relation is, which the speaker's own naming answers ("My partner is Sam")."""
+    rest = lows[end:]
+    if rest[:2] == ["'s", "name"]:
+        return all(w in _ASPECT_WORDS or w in ("at", "the") for w in rest[2:])
+    who = start == 2 and lows[0] == "who" and lows[1] in _COPULAS | {"'s"}
+    return who and all(w in _ASPECT_WORDS or w in ("at", "the") for w in rest)
 
 
 _LOWER_WORD = re.compile(r"[a-z]+")

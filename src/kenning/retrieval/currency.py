@@ -13,11 +13,13 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
    to the question (``by_meaning``). Among them, memories about the question's
-   subject that answer it alike (their embeddings' cosine at least
-   ``pair_similarity``, or ``cue_pair_similarity`` when the newer one says its
-   value changed; each with words the other lacks; their cosine to the
-   question within ``query_band`` of the best one's, ``cue_band`` times that
-   for a memory with an update cue) form a group. A
+   subject that answer it alike form a group: their embeddings' cosine at least
+   ``pair_similarity`` (``cue_pair_similarity`` when the newer one says its
+   value changed); each with words the other lacks;
+   and the older one the newer one's most alike (within ``nearest_margin``)
+   among what was said before it: an update changes the fact it is most like,
+   so "My new phone is a Pixel" is no change of "My new car is a Tesla" when
+   "My phone is a Galaxy" is there. A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
    question the newest gets the group's last and the one before it the best.
@@ -142,9 +144,8 @@ def current_first(
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
     if q.reorders:
         own = [h for h in top if match[h.memory.id]]
-        best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
-        own = [h for h in own if ctx.dense.get(h.memory.id, 0.0) >= best - _band(h, opts)]
-        for group in _groups(ctx, own, about, opts):
+        pool = [h.memory for h in hits if match.get(h.memory.id)]
+        for group in _groups(ctx, own, pool, about, opts):
             _by_time(group, q.aspect == "before")
     if explain:
         for h in hits:
@@ -166,12 +167,6 @@ def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, float]]) -> None
         h.score = value
 
 
-def _band(hit: Hit, opts: CurrencyRecall) -> float:
-    """How far below the best cosine to the question a memory may be and still
-    join a group: twice as far when it says its value changed ("we moved to ...")."""
-    return opts.query_band * (opts.cue_band if statement(hit.memory.content).cue else 1)
-
-
 def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
     """For a question about before: a superseded memory whose successor is among the
     best hits swaps places with it (its confidence took the contradiction's cut,
@@ -189,6 +184,7 @@ def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
 def _groups(
     ctx: RecallContext,
     own: list[Hit],
+    pool: list[MemoryRecord],
     about: dict[str, tuple[str, str | None]],
     opts: CurrencyRecall,
 ) -> list[list[Hit]]:
@@ -196,17 +192,28 @@ def _groups(
     one unknown), each with content words the other lacks, and a cosine of at least
     ``pair_similarity`` — or ``cue_pair_similarity`` when the newer one says its
     value changed ("we moved to ...", "my new ..."): an update shares few words
-    with what it replaces."""
+    with what it replaces.
+
+    And the older one must be (within ``nearest_margin``) the newer one's most alike
+    among the older memories about the subject in ``pool`` (the hits read) and the
+    memory the newer one already replaced on write: an update changes the fact it
+    is most like, so "My new phone is a Pixel" is not taken for a change of "My new
+    car is a Tesla" when "My phone is a Galaxy" is there."""
     cues = {h.memory.id: bool(statement(h.memory.content).cue) for h in own}
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
-    vectors = ctx.store.memory_vectors([h.memory.id for h in own], ctx.view)
+    replaced = {h.memory.id: h.memory.supersedes for h in own if h.memory.supersedes}
+    known = {h.memory.id for h in own}
+    older = [r for r in pool if r.id not in known]
+    wanted = [*known, *(r.id for r in older), *replaced.values()]
+    vectors = ctx.store.memory_vectors(list(dict.fromkeys(wanted)), ctx.view)
     own = [h for h in own if h.memory.id in vectors]
     if len(own) < 2:
         return []
     m = np.stack([vectors[h.memory.id] for h in own])
     sims = m @ m.T
     words = [_words(h.memory.content) for h in own]
+    likeness = [_most_alike(h.memory, own, older, replaced, vectors) for h in own]
     parent = list(range(len(own)))
 
     def root(i: int) -> int:
@@ -220,14 +227,43 @@ def _groups(
             a, b = about[own[i].memory.id][1], about[own[j].memory.id][1]
             same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
-            newer = max(own[i], own[j], key=lambda h: (h.memory.said_at, h.memory.id))
-            floor = opts.cue_pair_similarity if cues[newer.memory.id] else opts.pair_similarity
-            if same_speaker and differ and sims[i, j] >= floor:
+            n = max((i, j), key=lambda x: (own[x].memory.said_at, own[x].memory.id))
+            floor = opts.cue_pair_similarity if cues[own[n].memory.id] else opts.pair_similarity
+            nearest = sims[i, j] >= likeness[n] - opts.nearest_margin
+            if same_speaker and differ and nearest and sims[i, j] >= floor:
                 parent[root(j)] = root(i)
     groups: dict[int, list[Hit]] = {}
     for i, h in enumerate(own):
         groups.setdefault(root(i), []).append(h)
     return [g for g in groups.values() if len(g) > 1]
+
+
+def _most_alike(
+    newer: MemoryRecord,
+    own: list[Hit],
+    older: list[MemoryRecord],
+    replaced: dict[str, str],
+    vectors: dict[str, np.ndarray],
+) -> float:
+    """The highest cosine between ``newer`` and a memory said before it: the hits
+    and the other memories read, and the memory it replaced on write. A memory
+    drawn from the same conversation turn (a fact and its evidence) says the same
+    thing, not an earlier value, and is passed over."""
+    v = vectors[newer.id]
+    source = _sources(newer)
+    before = [h.memory for h in own if h.memory.said_at < newer.said_at]
+    before += [r for r in older if r.said_at < newer.said_at]
+    ids = [r.id for r in before if r.id in vectors and not source & _sources(r)]
+    if newer.id in replaced and replaced[newer.id] in vectors:
+        ids.append(replaced[newer.id])
+    return max((float(vectors[i] @ v) for i in ids), default=-1.0)
+
+
+def _sources(record: MemoryRecord) -> set[str]:
+    """The memory and the turns it was drawn from (``metadata["evidence"]``)."""
+    evidence = record.metadata.get("evidence")
+    turns = {str(e) for e in evidence} if isinstance(evidence, list) else set()
+    return turns | {record.id}
 
 
 def _words(text: str) -> frozenset[str]:
