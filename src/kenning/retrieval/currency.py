@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,6 +46,10 @@ from ..lifecycle.slots import Aspect, aspect_of, is_person, question_subject, st
 from ..models import Hit, MemoryRecord, Status
 from .context import author_of
 from .signals.base import RecallContext
+
+if TYPE_CHECKING:
+    from ..access import ScopeFilter
+    from ..stores import Store
 
 __all__ = ["SCAN", "Question", "current_first", "include_history", "question_of"]
 
@@ -202,18 +207,30 @@ def _groups(
     cues = {h.memory.id: bool(statement(h.memory.content).cue) for h in own}
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
-    replaced = {h.memory.id: h.memory.supersedes for h in own if h.memory.supersedes}
-    known = {h.memory.id for h in own}
-    older = [r for r in pool if r.id not in known]
-    wanted = [*known, *(r.id for r in older), *replaced.values()]
-    vectors = ctx.store.memory_vectors(list(dict.fromkeys(wanted)), ctx.view)
+    vectors = ctx.store.memory_vectors([h.memory.id for h in own], ctx.view)
     own = [h for h in own if h.memory.id in vectors]
-    if len(own) < 2:
-        return []
-    m = np.stack([vectors[h.memory.id] for h in own])
+    m = np.stack([vectors[h.memory.id] for h in own]) if own else np.zeros((0, 0))
     sims = m @ m.T
     words = [_words(h.memory.content) for h in own]
-    likeness = [_most_alike(h.memory, own, older, replaced, vectors) for h in own]
+    pairs: list[tuple[int, int, int]] = []  # (i, j, the newer of the two)
+    for i in range(len(own)):
+        for j in range(i + 1, len(own)):
+            a, b = about[own[i].memory.id][1], about[own[j].memory.id][1]
+            same_speaker = a is None or b is None or a == b
+            differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
+            n = max((i, j), key=lambda x: (own[x].memory.said_at, own[x].memory.id))
+            floor = opts.cue_pair_similarity if cues[own[n].memory.id] else opts.pair_similarity
+            if same_speaker and differ and sims[i, j] >= floor:
+                pairs.append((i, j, n))
+    if not pairs:
+        return []
+    # only now the memories said before: the nearest test of each pair's newer one
+    older = [h.memory for h in own] + [r for r in pool if r.id not in vectors]
+    store, view = ctx.store, ctx.view
+    likeness = {
+        n: _most_alike(store, view, own[n].memory, older, vectors[own[n].memory.id])
+        for n in {n for *_, n in pairs}
+    }
     parent = list(range(len(own)))
 
     def root(i: int) -> int:
@@ -222,16 +239,9 @@ def _groups(
             i = parent[i]
         return i
 
-    for i in range(len(own)):
-        for j in range(i + 1, len(own)):
-            a, b = about[own[i].memory.id][1], about[own[j].memory.id][1]
-            same_speaker = a is None or b is None or a == b
-            differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
-            n = max((i, j), key=lambda x: (own[x].memory.said_at, own[x].memory.id))
-            floor = opts.cue_pair_similarity if cues[own[n].memory.id] else opts.pair_similarity
-            nearest = sims[i, j] >= likeness[n] - opts.nearest_margin
-            if same_speaker and differ and nearest and sims[i, j] >= floor:
-                parent[root(j)] = root(i)
+    for i, j, n in pairs:
+        if sims[i, j] >= likeness[n] - opts.nearest_margin:
+            parent[root(j)] = root(i)
     groups: dict[int, list[Hit]] = {}
     for i, h in enumerate(own):
         groups.setdefault(root(i), []).append(h)
@@ -239,24 +249,21 @@ def _groups(
 
 
 def _most_alike(
+    store: Store,
+    view: ScopeFilter,
     newer: MemoryRecord,
-    own: list[Hit],
-    older: list[MemoryRecord],
-    replaced: dict[str, str],
-    vectors: dict[str, np.ndarray],
+    pool: list[MemoryRecord],
+    vector: np.ndarray,
 ) -> float:
-    """The highest cosine between ``newer`` and a memory said before it: the hits
-    and the other memories read, and the memory it replaced on write. A memory
-    drawn from the same conversation turn (a fact and its evidence) says the same
-    thing, not an earlier value, and is passed over."""
-    v = vectors[newer.id]
+    """The highest cosine between ``newer`` and a memory of ``pool`` said before it
+    or the memory it replaced on write. A memory drawn from the same conversation
+    turn (a fact and its evidence) says the same thing, not an earlier value, and
+    is passed over."""
     source = _sources(newer)
-    before = [h.memory for h in own if h.memory.said_at < newer.said_at]
-    before += [r for r in older if r.said_at < newer.said_at]
-    ids = [r.id for r in before if r.id in vectors and not source & _sources(r)]
-    if newer.id in replaced and replaced[newer.id] in vectors:
-        ids.append(replaced[newer.id])
-    return max((float(vectors[i] @ v) for i in ids), default=-1.0)
+    ids = [r.id for r in pool if r.said_at < newer.said_at and not source & _sources(r)]
+    if newer.supersedes:
+        ids.append(newer.supersedes)
+    return max(store.vector_scores(vector, ids, view).values(), default=-1.0)
 
 
 def _sources(record: MemoryRecord) -> set[str]:
