@@ -190,6 +190,15 @@ class CurrencyRecall(BaseSettings):
     pair_similarity: float = Field(0.40, ge=-1, le=1)
     #: ... or from which they do when the newer one has an update cue.
     cue_pair_similarity: float = Field(0.30, ge=-1, le=1)
+    #: ... and whose cosine to the question is within this of the best such memory's
+    #: (``cue_band`` times this for a memory with an update cue: "we moved", "my new"):
+    #: a memory that answers the question far less well than the best does not
+    #: take its place for being newer (currency dev kinds, write / ingest
+    #: current@1: .913 / .906 at 0.20 and 2; .909 / .906 without bands, where a
+    #: small store's unrelated newer fact of the same speaker took the answer's
+    #: place; .909 / .902 at 0.15 and 3).
+    query_band: float = Field(0.20, ge=0, le=2)
+    cue_band: float = Field(2.0, ge=1, le=10)
     #: The older memory of a pair must be the newer one's most alike among what was
     #: said before it (within this cosine): an update changes the fact it is most
     #: like, so "My new phone is a Pixel" does not take the place of "My new car is

@@ -15,7 +15,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    to the question (``by_meaning``). Among them, memories about the question's
    subject that answer it alike form a group: their embeddings' cosine at least
    ``pair_similarity`` (``cue_pair_similarity`` when the newer one says its
-   value changed); each with words the other lacks;
+   value changed); each with words the other lacks; each with a cosine to the
+   question within ``query_band`` of the best one's (``cue_band`` times that
+   for a memory with an update cue);
    and the older one the newer one's most alike (within ``nearest_margin``)
    among what was said before it: an update changes the fact it is most like,
    so "My new phone is a Pixel" is no change of "My new car is a Tesla" when
@@ -149,6 +151,8 @@ def current_first(
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
     if q.reorders:
         own = [h for h in top if match[h.memory.id]]
+        best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
+        own = [h for h in own if ctx.dense.get(h.memory.id, 0.0) >= best - _band(h, opts)]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
         for group in _groups(ctx, own, pool, about, opts):
             _by_time(group, q.aspect == "before")
@@ -170,6 +174,12 @@ def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, float]]) -> None
     ranked.sort(key=key, reverse=True)
     for h, value in zip(ranked, slots, strict=True):
         h.score = value
+
+
+def _band(hit: Hit, opts: CurrencyRecall) -> float:
+    """How far below the best cosine to the question a memory may be and still
+    join a group: ``cue_band`` times as far when it says its value changed."""
+    return opts.query_band * (opts.cue_band if statement(hit.memory.content).cue else 1)
 
 
 def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
