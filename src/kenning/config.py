@@ -203,9 +203,8 @@ class CurrencyRecall(BaseSettings):
     #: said before it (within this cosine): an update changes the fact it is most
     #: like, so "My new phone is a Pixel" does not take the place of "My new car is
     #: a Tesla" for "What car do I drive?" when "My phone is a Galaxy" was said
-    #: before it (currency dev kinds, write / ingest current@1: .909 / .906 at 0.05,
-    #: .885 / .833 at 0; .864 / .892 for the cosine bands this rule replaced).
-    #: 2 disables.
+    #: before it (currency dev kinds, write / ingest current@1 with the bands above:
+    #: .913 / .906 at 0.05; .864 / .892 with the bands alone). 2 disables.
     nearest_margin: float = Field(0.05, ge=0, le=2)
     #: Priority factor of a fact about someone else than the question's subject
     #: ("My sister lives in Rome" for "Where do I live?"); 1 disables.

@@ -142,8 +142,13 @@ def _head(text: str) -> list[str]:
     ]
 
 
+def _mine(word: str) -> bool:
+    """Whether ``word`` is one by which the speaker speaks of themselves."""
+    return word.lower() in _FIRST_PERSON and word != "US"
+
+
 def _first_person_anywhere(text: str) -> bool:
-    return any(m.group(0) != "US" for m in _FIRST_PERSON_RE.finditer(text.replace("\u2019", "'")))
+    return any(_mine(m.group(0)) for m in _FIRST_PERSON_RE.finditer(text.replace("\u2019", "'")))
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -165,11 +170,9 @@ def subject_of(text: str) -> str:
             ):
                 return rel  # "My sister lives in Rome", "Where does my cousin live?"
             continue  # "Went hiking with my sister": the speaker's
-        if low in _FIRST_PERSON and words[i] != "US":
+        if _mine(words[i]):
             return "self"
-    if any(w in _FIRST_PERSON and words[i] != "US" for i, w in enumerate(lows)) or (
-        len(lows) >= _HEAD and _first_person_anywhere(text)
-    ):
+    if any(_mine(w) for w in words) or (len(lows) >= _HEAD and _first_person_anywhere(text)):
         return "self"
     for i, low in enumerate(lows[:-2]):  # "Alice's sister lives in Rome"
         if words[i][:1].isupper() and lows[i + 1] == "'s":
@@ -235,9 +238,10 @@ def _asks_name(lows: list[str], start: int, end: int) -> bool:
     the relation is, which the speaker's own naming answers ("My partner is Sam")."""
     rest = lows[end:]
     if rest[:2] == ["'s", "name"]:
-        return all(w in _ASPECT_WORDS or w in ("at", "the") for w in rest[2:])
-    who = start == 2 and lows[0] == "who" and lows[1] in _COPULAS | {"'s"}
-    return who and all(w in _ASPECT_WORDS or w in ("at", "the") for w in rest)
+        rest = rest[2:]
+    elif not (start == 2 and lows[0] == "who" and lows[1] in _COPULAS | {"'s"}):
+        return False
+    return all(w in _ASPECT_WORDS or w in ("at", "the") for w in rest)  # "... now", "at the moment"
 
 
 _LOWER_WORD = re.compile(r"[a-z]+")
@@ -306,7 +310,7 @@ def question_subject(query: str) -> str:
     now?" → ``"alice"``), or ``""``."""
     found = subject_of(query)
     words = _split_clitic(_words(query))
-    mine = any(w.lower() in _FIRST_PERSON and w != "US" for w in words)
+    mine = any(_mine(w) for w in words)
     if found == "self":  # only when the question says "I", "my", "we" ...
         if mine:
             return "self"

@@ -210,13 +210,14 @@ def _groups(
     with what it replaces.
 
     And the older one must be (within ``nearest_margin``) the newer one's most alike
-    among the older memories about the subject in ``pool`` (the hits read) and the
+    among the older memories about the subject in ``pool`` (the hits about the
+    question's subject, ``own`` among them) and the
     memory the newer one already replaced on write: an update changes the fact it
     is most like, so "My new phone is a Pixel" is not taken for a change of "My new
     car is a Tesla" when "My phone is a Galaxy" is there."""
-    cues = {h.memory.id: bool(statement(h.memory.content).cue) for h in own}
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
+    cues = {h.memory.id: bool(statement(h.memory.content).cue) for h in own}
     vectors = ctx.store.memory_vectors([h.memory.id for h in own], ctx.view)
     own = [h for h in own if h.memory.id in vectors]
     m = np.stack([vectors[h.memory.id] for h in own]) if own else np.zeros((0, 0))
@@ -234,11 +235,11 @@ def _groups(
                 pairs.append((i, j, n))
     if not pairs:
         return []
-    # only now the memories said before: the nearest test of each pair's newer one
-    older = [h.memory for h in own] + [r for r in pool if r.id not in vectors]
+    # only now the memories said before (``pool`` holds ``own`` too): the nearest
+    # test of each pair's newer one
     store, view = ctx.store, ctx.view
     likeness = {
-        n: _most_alike(store, view, own[n].memory, older, vectors[own[n].memory.id])
+        n: _most_alike(store, view, own[n].memory, pool, vectors[own[n].memory.id])
         for n in {n for *_, n in pairs}
     }
     parent = list(range(len(own)))
