@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from .._extras import require_extra
 from ..models import DEFAULT_USER, Role, TeamRole
 from ..stores import database_url, location
 from . import render
@@ -49,6 +50,7 @@ def serve_command(
     ] = False,
 ) -> None:
     """Run the REST API, MCP endpoint and web UI (uvicorn)."""
+    require_extra("server", "kenning serve")
     from ..server.run import bootstrap, serve
 
     state = state_of(ctx)

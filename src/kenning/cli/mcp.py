@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .._extras import require_extra
 from .session import memory_of, state_of
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ def mcp_command(
     ] = None,
 ) -> None:
     """Serve memory_save, memory_recall, memory_forget and memory_list over MCP (stdio)."""
+    require_extra("server", "kenning mcp")
     # imported here: the MCP SDK costs ~1 s of import time no other command should pay
     from ..mcp import build_mcp, fixed_resolver, key_resolver
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from .._extras import MissingExtra
 from ..engine import Memory
 from ..errors import (
     Conflict,
@@ -49,6 +50,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: Exit code of each error kind; any other KenningError exits with 1.
 EXIT_CODES: tuple[tuple[type[KenningError], int], ...] = (
     (InvalidInput, 2),
+    (MissingExtra, 2),
     (PermissionDenied, 3),
     (Unauthenticated, 3),
     (NotFound, 4),

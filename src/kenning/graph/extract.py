@@ -5,7 +5,8 @@ lists. Backends implement only :meth:`Extractor.extract_batch`; everything else
 is built on it. Built-ins, by name (see :func:`create_extractor`):
 
 * ``"spacy"`` (default) — :class:`~kenning.graph.spacy_ner.SpacyExtractor`, spaCy NER
-  plus noun-compound key phrases;
+  plus noun-compound key phrases (the ``graph`` extra; without it the default
+  becomes ``"rules"``);
 * ``"rules"`` — :class:`RuleExtractor`, no model: capitalised names, speaker
   prefixes, @handles, #hashtags;
 * ``"llm"`` — :class:`~kenning.graph.llm_extract.LLMExtractor`, entities and typed
@@ -21,8 +22,10 @@ loads no model.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
+from .._extras import MissingExtra, has_extra, install_hint
 from ..errors import ConfigError
 from .extractor import (
     ENTRY_POINT_GROUP,
@@ -70,14 +73,39 @@ __all__ = [
     "COMMON_WORDS",
 ]
 
+logger = logging.getLogger("kenning.graph")
+_fallback_logged = False
+
+
+def _spacy_or_rules(settings: Settings) -> str:
+    """``"spacy"`` when the ``graph`` extra is installed; otherwise ``"rules"``
+    (logged once per process), or :class:`MissingExtra` when the settings name
+    spaCy explicitly (``KENNING_GRAPH_EXTRACTOR=spacy``) rather than by default."""
+    global _fallback_logged
+    if has_extra("graph"):
+        return "spacy"
+    if "graph_extractor" in settings.model_fields_set:
+        raise MissingExtra("graph", "graph_extractor='spacy'")
+    if not _fallback_logged:
+        _fallback_logged = True
+        logger.info(
+            "spaCy is not installed: entity extraction uses the built-in rules (%s for spaCy)",
+            install_hint("graph"),
+        )
+    return "rules"
+
 
 def extractor_from_settings(settings: Settings, chat: ChatModel | None = None) -> Extractor:
     """The extractor ``settings.graph_extractor`` names.
 
-    For ``"llm"`` the chat model is ``chat`` or the one the ``KENNING_LLM*``
+    The default ``"spacy"`` becomes ``"rules"`` when spaCy is not installed
+    (see :func:`_spacy_or_rules`); so does the LLM extractor's fallback. For
+    ``"llm"`` the chat model is ``chat`` or the one the ``KENNING_LLM*``
     settings describe; without either that is a :class:`ConfigError`.
     """
     name = settings.graph_extractor
+    if name == "spacy":
+        return create_extractor(_spacy_or_rules(settings))
     if name != "llm":
         return create_extractor(name)
     if chat is None:
@@ -86,4 +114,5 @@ def extractor_from_settings(settings: Settings, chat: ChatModel | None = None) -
         chat = chat_model_from_settings(settings)
     if chat is None:
         raise ConfigError("graph_extractor='llm' needs an LLM: set KENNING_LLM and its endpoint")
-    return create_extractor("llm", chat=chat)
+    fallback = "spacy" if has_extra("graph") else "rules"
+    return create_extractor("llm", chat=chat, fallback=fallback)

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._extras import MissingExtra
 from .._registry import coerce_options
 from ..errors import ConfigError
 from .extractor import (
@@ -48,7 +49,8 @@ _pipelines: dict[tuple[str, bool], Language] = {}
 def load_pipeline(model: str = DEFAULT_MODEL, *, tagger: bool = True) -> Language:
     """The spaCy pipeline for ``model``, loaded once per process (thread-safe).
 
-    Raises :class:`ConfigError` when spaCy or the model is not installed.
+    Raises :class:`~kenning._extras.MissingExtra` when spaCy is not installed (the
+    ``graph`` extra), :class:`ConfigError` when the model cannot be loaded.
     """
     key = (model, tagger)
     with _lock:
@@ -57,7 +59,9 @@ def load_pipeline(model: str = DEFAULT_MODEL, *, tagger: bool = True) -> Languag
             exclude = list(_EXCLUDE) + ([] if tagger else ["tagger"])
             try:
                 import spacy
-
+            except ImportError as exc:
+                raise MissingExtra("graph", "the spaCy entity extractor") from exc
+            try:
                 nlp = spacy.load(model, exclude=exclude)
             except (ImportError, OSError) as exc:
                 raise ConfigError(f"cannot load spaCy model {model!r}: {exc}") from exc

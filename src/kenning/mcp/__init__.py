@@ -4,7 +4,11 @@
 ``python -m kenning.mcp`` (or ``kenning mcp``) serves it over stdio.
 """
 
-from .server import (
+from .._extras import require_extra
+
+require_extra("server", "kenning.mcp")  # before importing the server's libraries
+
+from .server import (  # noqa: E402
     MAX_RESULTS,
     TOOL_NAMES,
     Resolver,

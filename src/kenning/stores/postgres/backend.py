@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..._extras import require_extra
 from ...errors import InvalidInput, StoreError
 from ..registry import DatabaseInfo, StoreBackend
 from ..rows import recorded_model
@@ -15,6 +16,11 @@ if TYPE_CHECKING:
 __all__ = ["PostgresBackend"]
 
 
+def _require() -> None:
+    """:class:`~kenning._extras.MissingExtra` unless psycopg, psycopg-pool and pgvector are in."""
+    require_extra("postgres", "a postgresql:// store")
+
+
 class PostgresBackend(StoreBackend):
     """Any libpq URL (``postgres://`` is taken as ``postgresql://``)."""
 
@@ -24,6 +30,7 @@ class PostgresBackend(StoreBackend):
 
     def normalise(self, url: str, field: str) -> str:
         """``postgresql://...``, checked by libpq's own parser (a port must be a number)."""
+        _require()
         import psycopg.conninfo
 
         text = super().normalise(url, field)
@@ -41,12 +48,14 @@ class PostgresBackend(StoreBackend):
 
     def open(self, url: str, settings: Settings, model_id: str, dim: int) -> Store:
         """A :class:`~kenning.stores.postgres.store.PostgresStore` (migrates the schema)."""
+        _require()
         from .store import PostgresStore
 
         return PostgresStore(url, model_id=model_id, dim=dim, options=settings.store)
 
     def inspect(self, url: str, field: str) -> DatabaseInfo:
         """Identity: database name, server start time and database oid."""
+        _require()
         import psycopg
 
         try:
