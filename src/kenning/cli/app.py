@@ -630,21 +630,93 @@ def export(
         render.say(f"exported {count} memories to {out}")
 
 
+_IMPORT_FORMATS = ("kenning", "mem0", "jsonl", "csv")
+
+
 @_command("import")
 def import_(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(metavar="FILE", help="An export file (- for stdin).")],
+    file: Annotated[str, typer.Argument(metavar="FILE", help="The file to import (- for stdin).")],
+    from_: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            metavar="FORMAT",
+            help="kenning (an export of kenning, lossless), mem0 (the JSON of mem0's "
+            "get_all), jsonl or csv (rows through --map).",
+        ),
+    ] = "kenning",
+    mapping: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map",
+            metavar="FIELD=COLUMN,...",
+            help="jsonl/csv: which column holds each field, e.g. "
+            "content=text,user=uid,created_at=ts (repeatable). Columns named like "
+            "a field need none; other columns are kept as metadata.",
+        ),
+    ] = None,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            "--scope",
+            metavar="SCOPE",
+            help="mem0/jsonl/csv: put every memory in this scope instead of the one "
+            "its user/agent ids name.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import an export file; every row is checked before anything is written."""
-    lines = read_lines(file, "file")
+    """Import memories; every row is checked before anything is written, all in one go.
+
+    A re-import of the same mem0, JSONL or CSV file adds nothing twice: rows
+    already imported unchanged are skipped, changed ones are updated.
+    """
+    import io
+    from typing import Literal
+
+    from ..importers import import_mem0, import_table
+    from .args import read_text
+
+    if from_ not in _IMPORT_FORMATS:
+        raise InvalidInput(
+            f"--from must be one of {', '.join(_IMPORT_FORMATS)}; got {from_!r}", field="from"
+        )
+    if mapping and from_ not in ("jsonl", "csv"):
+        raise InvalidInput("--map applies to --from jsonl or csv", field="map")
+    if from_ == "kenning":
+        if scope is not None:
+            raise InvalidInput("--scope applies to --from mem0, jsonl or csv", field="scope")
+        lines = read_lines(file, "file")
+        mem = memory_of(ctx)
+        with render.progress("importing", sum(1 for line in lines if line.strip())) as step:
+            count = mem.import_jsonl(lines, progress=step)
+        if as_json:
+            render.emit({"imported": count})
+        else:
+            render.say(f"imported {count} memories")
+        return
+    text = read_text(file, "file")
     mem = memory_of(ctx)
-    with render.progress("importing", sum(1 for line in lines if line.strip())) as step:
-        count = mem.import_jsonl(lines, progress=step)
+    with render.progress("importing", None) as step:
+        if from_ == "mem0":
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise InvalidInput(f"{file}: not JSON ({exc})", field="file") from None
+            report = import_mem0(mem, data, scope=scope, progress=step)
+        else:
+            rows = io.StringIO(text, newline="")
+            fmt: Literal["jsonl", "csv"] = "jsonl" if from_ == "jsonl" else "csv"
+            report = import_table(mem, rows, fmt, mapping, scope=scope, progress=step)
     if as_json:
-        render.emit({"imported": count})
+        render.emit({"imported": len(report.added) + len(report.updated), **report.to_dict()})
     else:
-        render.say(f"imported {count} memories")
+        render.say(
+            f"imported {len(report.added) + len(report.updated)} memories from {from_}: "
+            f"{len(report.added)} added, {len(report.updated)} updated, "
+            f"{report.unchanged} already there unchanged"
+        )
 
 
 @_command("migrate")
