@@ -191,10 +191,6 @@ class KenningStore(BaseStore):
         for op in ops:
             if not op.namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
-            if op.namespace[0] == "langgraph":
-                raise InvalidNamespaceError(
-                    f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
-                )
             if op.ttl is not None:
                 raise NotImplementedError("TTL is not supported by KenningStore; set ttl=None")
             last[(tuple(op.namespace), str(op.key))] = op
