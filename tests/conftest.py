@@ -332,6 +332,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "stores(*kinds): run only on these store kinds (store-specific mechanisms)"
     )
+    import doorkit  # the door fixtures (embedded | http) and the doors(...) marker
+
+    if not config.pluginmanager.is_registered(doorkit):
+        config.pluginmanager.register(doorkit, "doorkit")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

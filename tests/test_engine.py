@@ -29,6 +29,13 @@ from kenning import (
 from kenning.embeddings import Embedder
 
 
+@pytest.fixture
+def mem(make_memory: Callable[..., Memory], as_door: Any) -> Memory:
+    """A fresh Memory through this test's door: itself, or a kenning.Client to a server
+    serving it (tests/doorkit.py); every test taking ``mem`` runs through both."""
+    return as_door(make_memory())  # type: ignore[no-any-return]
+
+
 def _ids(hits: Any) -> list[str]:
     return [h.memory.id for h in hits]
 
@@ -685,6 +692,7 @@ def test_stats_per_layer(mem: Memory, clock: FixedClock) -> None:
 # ---------------------------------------------------------------------------- export / import
 
 
+@pytest.mark.doors("embedded")  # export/import are not served over REST
 def test_export_import_round_trip(
     mem: Memory, make_memory: Callable[..., Memory], clock: FixedClock
 ) -> None:
@@ -742,6 +750,7 @@ def test_export_import_round_trip(
     assert rows(again.getvalue()) == rows(out.getvalue())
 
 
+@pytest.mark.doors("embedded")  # export/import are not served over REST
 def test_import_is_all_or_nothing(
     mem: Memory, make_memory: Callable[..., Memory], db_counts: Any
 ) -> None:

@@ -8,6 +8,7 @@
 
 from .access import AccessPolicy, ScopeFilter
 from .aio import AsyncDirectory, AsyncGraph, AsyncMemory
+from .client import AsyncClient, Client
 from .clock import Clock, FixedClock, SystemClock
 from .config import ScoringWeights, Settings
 from .directory import ApiKey, AuditEntry, Directory, Org, Persona, Team, User
@@ -66,11 +67,13 @@ __all__ = [
     "AccessEntry",
     "AccessPolicy",
     "ApiKey",
+    "AsyncClient",
     "AsyncDirectory",
     "AsyncGraph",
     "AsyncMemory",
     "AuditEntry",
     "ChatModel",
+    "Client",
     "Clock",
     "ConfigError",
     "Conflict",

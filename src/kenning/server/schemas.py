@@ -17,6 +17,7 @@ __all__ = [
     "UpsertIn",
     "UpdateIn",
     "RecallIn",
+    "ListIn",
     "FeedbackIn",
     "IngestIn",
     "ConsolidateIn",
@@ -93,12 +94,17 @@ class BatchIn(_In):
 
 
 class UpsertIn(_Fields):
-    """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics)."""
+    """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics).
+    The provenance fields describe the first write: an update keeps them."""
 
     key: str = Field(min_length=1, max_length=200)
     content: str = Field(min_length=1)
     scope: str | None = Field(None, max_length=300)
     source: str | None = Field(None, max_length=64)
+    source_channel_id: str | None = Field(None, max_length=256)
+    agent_id: str | None = Field(None, max_length=256)
+    session_id: str | None = Field(None, max_length=256)
+    episode_id: str | None = Field(None, max_length=256)
 
 
 class UpdateIn(_Fields):
@@ -122,6 +128,16 @@ class RecallIn(_In):
     sector: str | None = Field(None, max_length=256)
     #: Leave out hits whose calibrated score is below this (None: the server's default).
     min_score: float | None = Field(None, ge=0, le=1)
+
+
+class ListIn(_In):
+    """A listing with every filter ``Memory.list`` takes (see ``MemoryFilter``)."""
+
+    scopes: list[str] | Literal["all"] | None = None
+    layers: list[Literal["personal", "shared", "organization"]] | None = None
+    filters: dict[str, Any] | None = None
+    limit: int = Field(50, ge=1)
+    cursor: str | None = Field(None, max_length=500)
 
 
 class FeedbackIn(_In):

@@ -14,6 +14,7 @@ from ..schemas import (
     BatchIn,
     FeedbackIn,
     HistoryOut,
+    ListIn,
     MemoryIn,
     MemoryOut,
     PageOut,
@@ -119,6 +120,21 @@ def list_memories(
     return page.to_dict()
 
 
+@router.post("/memories/query", response_model=PageOut, name="memory.query")
+def query_memories(body: ListIn, caller: CallerDep, mem: MemoryDep) -> Any:
+    """Memories newest first, one page at a time, with any filter of ``Memory.list``
+    (a read: the body only carries what a query string cannot)."""
+    page = mem.list(
+        scopes=body.scopes,
+        layers=body.layers,
+        filters=body.filters,
+        limit=bounded(mem, body.limit, "limit"),
+        cursor=body.cursor,
+        principal=caller.principal,
+    )
+    return page.to_dict()
+
+
 @router.get("/memories/{memory_id}", response_model=MemoryOut, name="memory.get")
 def get(memory_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
     """One memory (404 when it does not exist or the caller may not read it)."""
@@ -170,8 +186,11 @@ def history(memory_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
 def stats(
     caller: CallerDep,
     mem: MemoryDep,
-    scope: Annotated[list[str] | None, Query(description="scopes; default all readable")] = None,
+    scope: Annotated[
+        list[str] | None,
+        Query(description="scopes; default all readable; 'default' for the default view"),
+    ] = None,
 ) -> Any:
     """Seed 000's per-layer statistics over what the caller may read."""
-    scopes = scopes_param(scope)
+    scopes = None if scope == ["default"] else scopes_param(scope)
     return [s.to_dict() for s in mem.stats(scopes=scopes, principal=caller.principal)]
