@@ -94,8 +94,9 @@ class BatchIn(_In):
 
 
 class UpsertIn(_Fields):
-    """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics).
-    The provenance fields describe the first write: an update keeps them."""
+    """Create the memory with ``key`` in ``scope``, or update it when one exists (one
+    memory per key and scope). The provenance fields describe the first write: an
+    update keeps them."""
 
     key: str = Field(min_length=1, max_length=200)
     content: str = Field(min_length=1)
@@ -141,7 +142,7 @@ class ListIn(_In):
 
 
 class FeedbackIn(_In):
-    """Feedback on a memory (seed 000's confidence adjustments)."""
+    """Feedback on a memory: each kind raises or lowers its confidence by a fixed step."""
 
     kind: Literal["upvote", "downvote", "validate", "contradict", "confirm"]
 
@@ -349,7 +350,7 @@ class HistoryOut(BaseModel):
 
 
 class StatsOut(BaseModel):
-    """Seed 000's statistics for one layer."""
+    """Statistics of one layer (personal, shared or organization)."""
 
     layer: str
     total_memories: int

@@ -56,7 +56,8 @@ def consolidate(body: ConsolidateIn, caller: CallerDep, mem: MemoryDep) -> Any:
 
 @router.post("/hint", response_model=HintOut, name="memory.hint")
 def hint(body: HintIn, caller: CallerDep, mem: MemoryDep) -> Any:
-    """A fenced memory block for a system prompt (seed 001 §6)."""
+    """A memory block for a system prompt, fenced as data (the model is told not to
+    follow instructions inside it)."""
     text = mem.build_hint(
         persona=body.persona, query=body.query, max_chars=body.max_chars, principal=caller.principal
     )

@@ -191,6 +191,6 @@ def stats(
         Query(description="scopes; default all readable; 'default' for the default view"),
     ] = None,
 ) -> Any:
-    """Seed 000's per-layer statistics over what the caller may read."""
+    """Per-layer statistics (personal, shared, organization) over what the caller may read."""
     scopes = None if scope == ["default"] else scopes_param(scope)
     return [s.to_dict() for s in mem.stats(scopes=scopes, principal=caller.principal)]
