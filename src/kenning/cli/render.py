@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -14,7 +15,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from ..migrate import CopyReport
-from ..models import HistoryEntry, LayerStats, MemoryRecord, RecallResult
+from ..models import HistoryEntry, Hit, LayerStats, MemoryRecord, RecallResult
 
 __all__ = [
     "emit",
@@ -22,6 +23,7 @@ __all__ = [
     "show_record",
     "show_records",
     "show_recall",
+    "explained_lines",
     "show_history",
     "show_stats",
     "show_migration",
@@ -126,72 +128,120 @@ def show_records(records: Sequence[MemoryRecord]) -> None:
     _table((*cols, _text_col("content")), rows)
 
 
-_EXPLAIN_COLS = (
-    "dense",
-    "keyword",
-    "graph",
-    "context",
-    "time",
-    "relevance",
-    "confidence",
-    "temporal",
-    "layer boost",
-    "final",
-)
-
-
-def show_recall(result: RecallResult, explain: bool) -> None:
-    """Ranked hits; with ``explain`` the score breakdown and per-stage timings too."""
+def show_recall(result: RecallResult, explain: bool, width: int | None = None) -> None:
+    """Ranked hits as a table; with ``explain`` one block per hit instead (rank,
+    score, id, scope, when, the content shortened, then the score breakdown as
+    ``name=value`` pairs), then the per-stage timings, every line wrapped to
+    ``width`` (default: the terminal's)."""
+    if explain:
+        for line in explained_lines(result, width or Console().width):
+            say(line)
+        return
     if not result.hits:
         say("no memories found")
-    else:
-        cols: list[str | Column] = ["#", "score", _id_col(), "scope", "when", _text_col("content")]
-        if explain:
-            cols += _EXPLAIN_COLS
-        rows: list[list[Any]] = []
-        for n, hit in enumerate(result.hits, 1):
-            m = hit.memory
-            when = m.said_at.date().isoformat()
-            related = f" (+{len(hit.related)} linked)" if hit.related else ""
-            row: list[Any] = [
-                n,
-                hit.score,
-                m.id,
-                m.scope.key,
-                when,
-                _cell(m.content + related, 160),
-            ]
-            if explain and hit.explain is not None:
-                e = hit.explain
-                row += [
-                    e.dense,
-                    e.keyword,
-                    e.graph,
-                    e.context,
-                    e.time,
-                    e.relevance,
-                    e.confidence,
-                    e.temporal,
-                    e.layer_boost,
-                    e.final,
-                ]
-            rows.append(row)
-        _table(cols, rows)
-    if explain:
-        say("timings (ms): " + " ".join(f"{k}={v:.1f}" for k, v in result.timings_ms.items()))
-        say("candidates: " + " ".join(f"{k}={v}" for k, v in result.candidates.items()))
-        if result.time_window:
-            say(
-                f"time window: {result.time_window.get('start')} .. {result.time_window.get('end')}"
-            )
-        for path in result.paths[:10]:
-            hops = " ".join(
-                f"-{rel}{'->' if fwd else '<-'} {node[:8]}"
-                for rel, fwd, node in zip(
-                    path.relations, path.forward, path.nodes[1:], strict=False
-                )
-            )
-            say(f"path {path.nodes[0][:8]} {hops} (strength {path.strength:.2f})")
+        return
+    cols: list[str | Column] = ["#", "score", _id_col(), "scope", "when", _text_col("content")]
+    rows: list[list[Any]] = []
+    for n, hit in enumerate(result.hits, 1):
+        m = hit.memory
+        related = f" (+{len(hit.related)} linked)" if hit.related else ""
+        when = m.said_at.date().isoformat()
+        rows.append([n, hit.score, m.id, m.scope.key, when, _cell(m.content + related, 160)])
+    _table(cols, rows)
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _wrap(label: str, pairs: Sequence[str], width: int, indent: str = "    ") -> list[str]:
+    """``label pair pair ...`` wrapped to ``width``, continuation lines indented."""
+    lead = f"{indent}{label} " if label else indent
+    return textwrap.wrap(
+        " ".join(pairs),
+        width=max(width, 20),
+        initial_indent=lead,
+        subsequent_indent=indent + "  ",
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+
+
+def _hit_block(n: int, hit: Hit, width: int) -> list[str]:
+    m = hit.memory
+    head = [f"#{n}", f"score={hit.score:.3f}", f"id={m.id}", f"scope={m.scope.key}"]
+    head.append(f"when={m.said_at.date().isoformat()}")
+    lines = _wrap("", head, width, indent="")
+    related = f" (+{len(hit.related)} linked)" if hit.related else ""
+    lines += textwrap.wrap(
+        " ".join((m.content + related).split()),
+        width=max(width, 20),
+        initial_indent="    ",
+        subsequent_indent="    ",
+        max_lines=2,
+        placeholder=" …",
+    )
+    e = hit.explain
+    if e is None:
+        return lines
+    rank = [
+        ("priority", e.final if e.priority is None else e.priority),
+        ("relevance", e.relevance),
+        ("confidence", e.confidence),
+        ("temporal", e.temporal),
+        ("strength", e.strength),
+    ]
+    lines += _wrap("ranking:", [f"{k}={_num(v)}" for k, v in rank], width)
+    found = ("dense", e.dense), ("keyword", e.keyword), ("fused", e.fused)
+    lines += _wrap("match:", [f"{k}={_num(v)}" for k, v in found], width)
+    signals = e.signals or {
+        "graph": e.graph,
+        "context": e.context,
+        "time": e.time,
+        "layer": e.layer_boost,
+        "persona": e.scope_boost,
+    }
+    lines += _wrap("signals:", [f"{k}={_num(v)}" for k, v in signals.items()], width)
+    inputs = e.calibration.get("inputs")
+    if isinstance(inputs, Mapping) and inputs:
+        pairs = [f"{k}={_num(v)}" for k, v in inputs.items()]
+        pairs.append(f"logit={_num(e.calibration.get('logit'))}")
+        lines += _wrap("score from:", pairs, width)
+    return lines
+
+
+def explained_lines(result: RecallResult, width: int) -> list[str]:
+    """The lines ``recall --explain`` prints, none longer than ``width``."""
+    lines: list[str] = []
+    if not result.hits:
+        lines.append("no memories found")
+    for n, hit in enumerate(result.hits, 1):
+        if n > 1:
+            lines.append("")
+        lines += _hit_block(n, hit, width)
+    lines.append("")
+    lines += _wrap(
+        "timings (ms):", [f"{k}={v:.1f}" for k, v in result.timings_ms.items()], width, ""
+    )
+    lines += _wrap("candidates:", [f"{k}={v}" for k, v in result.candidates.items()], width, "")
+    if result.time_window:
+        window = f"{result.time_window.get('start')} .. {result.time_window.get('end')}"
+        lines += _wrap("time window:", [window], width, "")
+    for path in result.paths[:10]:
+        hops = [
+            f"-{rel}{'->' if fwd else '<-'} {node[:8]}"
+            for rel, fwd, node in zip(path.relations, path.forward, path.nodes[1:], strict=False)
+        ]
+        lines += _wrap(
+            f"path {path.nodes[0][:8]}", [*hops, f"(strength {path.strength:.2f})"], width, ""
+        )
+    return lines
 
 
 def show_history(entries: Sequence[HistoryEntry]) -> None:
