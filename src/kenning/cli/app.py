@@ -715,7 +715,7 @@ def import_(
         render.say(
             f"imported {len(report.added) + len(report.updated)} memories from {from_}: "
             f"{len(report.added)} added, {len(report.updated)} updated, "
-            f"{report.unchanged} already there unchanged"
+            f"{report.unchanged} unchanged"
         )
 
 

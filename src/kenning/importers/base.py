@@ -20,7 +20,8 @@ times). :func:`run_import` does the rest for all of them:
 
 The origin's creation and update times are kept (``created_at``,
 ``updated_at``), so a memory imported today that was said last year is dated
-last year (its ``said_at``, which recall's time handling reads).
+last year (its ``said_at``, which recall's time handling reads). Its strength
+counts from the import (``last_accessed``), as a memory just learned.
 """
 
 from __future__ import annotations
@@ -208,6 +209,9 @@ def _build(mem: Memory, items: Sequence[Incoming], who: Principal) -> list[Memor
         created = item.created_at or now
         record.created_at = created
         record.updated_at = max(item.updated_at or created, created)
+        # strength decays from the last use: counted from the import, an old memory
+        # starts as one just learned (else consolidation would forget a whole import)
+        record.last_accessed = now
         key = (record.scope, item.origin_id)
         if key in seen:
             raise InvalidInput(
