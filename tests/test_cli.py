@@ -177,17 +177,17 @@ def test_recall_explain_shows_breakdown_and_timings(db: Path) -> None:
     rec = remember(db, "The quarterly planning meeting is on Thursdays")
     human = run(db, "recall", "quarterly planning meeting", "--explain")
     assert human.exit_code == 0, human.stderr
-    for column in (
-        "dense",
-        "keyword",
-        "relevance",
-        "confidence",
-        "temporal",
-        "layer boost",
-        "final",
+    for figure in (
+        "dense=",
+        "keyword=",
+        "relevance=",
+        "confidence=",
+        "temporal=",
+        "layer=",
+        "priority=",
         rec["id"],
     ):
-        assert column in human.stdout
+        assert figure in human.stdout
     assert "timings (ms):" in human.stdout and "embed=" in human.stdout
     assert "candidates: dense=" in human.stdout
     data = ok(db, "recall", "quarterly planning meeting", "--explain")
