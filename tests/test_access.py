@@ -140,10 +140,13 @@ def test_policy_matrix(who: str, scope: str, rw: tuple[bool, bool]) -> None:
 
 @pytest.fixture(scope="module")
 def acme(
-    tmp_path_factory: pytest.TempPathFactory, open_memory: Callable[..., Memory]
+    tmp_path_factory: pytest.TempPathFactory,
+    open_memory: Callable[..., Memory],
+    module_doors: Callable[[Memory], Memory],
 ) -> Iterator[tuple[Memory, dict[str, str]]]:
-    """One memory per scope of acme (written by the admin) plus globex's own memories."""
-    mem = open_memory(tmp_path_factory.mktemp("acme"))
+    """One memory per scope of acme (written by the admin) plus globex's own memories,
+    through the door of this parametrisation (tests/doorkit.py)."""
+    mem = module_doors(open_memory(tmp_path_factory.mktemp("acme")))
     ada = PRINCIPALS["ada"]
     seeded = {
         scope: mem.remember(
@@ -233,9 +236,9 @@ def test_engine_enforces_the_matrix(
 
 
 def test_readers_may_vote_but_not_validate(
-    tmp_path: Path, open_memory: Callable[..., Memory]
+    tmp_path: Path, open_memory: Callable[..., Memory], as_door: Callable[[Memory], Memory]
 ) -> None:
-    mem = open_memory(tmp_path)
+    mem = as_door(open_memory(tmp_path))
     ada, rex = PRINCIPALS["ada"], PRINCIPALS["rex"]
     rec = mem.remember(
         "Eng on-call rotation is weekly", scope="team:eng", principal=ada, confidence=0.5
@@ -251,9 +254,9 @@ def test_readers_may_vote_but_not_validate(
 
 
 def test_nobody_reads_another_organization(
-    tmp_path: Path, open_memory: Callable[..., Memory]
+    tmp_path: Path, open_memory: Callable[..., Memory], as_door: Callable[[Memory], Memory]
 ) -> None:
-    mem = open_memory(tmp_path)
+    mem = as_door(open_memory(tmp_path))
     a_admin = Principal(org_id="acme", user_id="ada", roles=frozenset({Role.ADMIN}))
     b_admin = Principal(org_id="globex", user_id="bob", roles=frozenset({Role.ADMIN}))
     b_member = Principal.member(
@@ -295,9 +298,9 @@ def test_nobody_reads_another_organization(
 
 @pytest.fixture
 def views(
-    tmp_path: Path, open_memory: Callable[..., Memory]
+    tmp_path: Path, open_memory: Callable[..., Memory], as_door: Callable[[Memory], Memory]
 ) -> Iterator[tuple[Memory, dict[str, str]]]:
-    mem = open_memory(tmp_path)
+    mem = as_door(open_memory(tmp_path))
     ada = PRINCIPALS["ada"]
     ids = {
         scope: mem.remember(f"Budget memo kept in {scope}", scope=scope, principal=ada).id
@@ -388,10 +391,13 @@ def test_layers_restrict_the_view(views: tuple[Memory, dict[str, str]]) -> None:
 
 @pytest.mark.parametrize("mode", ["org", "personal"])
 def test_persona_priority_for_equal_relevance(
-    tmp_path: Path, open_memory: Callable[..., Memory], mode: str
+    tmp_path: Path,
+    open_memory: Callable[..., Memory],
+    as_door: Callable[[Memory], Memory],
+    mode: str,
 ) -> None:
     """persona_user > persona > user when a persona is active (seed 001)."""
-    mem = open_memory(tmp_path)
+    mem = as_door(open_memory(tmp_path))
     writer = Principal(org_id="acme", user_id="ada", roles=frozenset({Role.ADMIN}))
     text = "The helpdesk ticket queue closes at five"
     ids = {

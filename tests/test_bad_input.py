@@ -547,11 +547,22 @@ CASES: list[tuple[str, Call, type[KenningError], str]] = [
 
 
 @pytest.fixture
+def mem(make_memory: Callable[..., Memory], as_door: Callable[[Memory], Memory]) -> Memory:
+    """A fresh Memory through this test's door: itself, or a kenning.Client to a server
+    serving it (tests/doorkit.py)."""
+    return as_door(make_memory())
+
+
+@pytest.fixture
 def target(mem: Memory) -> MemoryRecord:
     mem.remember("Another memory so the table is not empty", scope="team:eng")
     return mem.remember("Alice prefers green tea", key="drink", tags=["pref"])
 
 
+# Not yet through the HTTP door: REST checks bodies against its pydantic schemas before
+# the engine does, so 45 of these cases come back as InvalidInput with pydantic's words
+# (or cannot be sent as JSON at all: bytes, lone surrogates, NaN, sets, objects).
+@pytest.mark.doors("embedded")
 @pytest.mark.parametrize(
     ("call", "exc", "pattern"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
@@ -570,6 +581,7 @@ def test_bad_input_is_refused_and_changes_nothing(
     assert mem.get(target.id).to_dict() == target.to_dict()
 
 
+@pytest.mark.doors("embedded")  # the same gap as above: pydantic names fields its own way
 def test_invalid_input_names_its_field(mem: Memory) -> None:
     for kwargs, field in (
         ({"confidence": 2}, "confidence"),
@@ -619,6 +631,7 @@ def test_content_limit_follows_settings(
     assert db_counts(mem) == before
 
 
+@pytest.mark.doors("embedded")  # export/import are not served over REST
 def test_bad_import_writes_nothing(
     mem: Memory, make_memory: Callable[..., Memory], db_counts: Callable[[Memory], dict[str, int]]
 ) -> None:

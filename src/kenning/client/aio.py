@@ -431,9 +431,10 @@ class AsyncClient:
         max_chars: int = 6000,
         principal: Principal | None = None,
     ) -> str:
-        """A fenced memory block for a system prompt; ``persona`` acts as that persona."""
+        """A fenced memory block for a system prompt; ``persona`` acts as that persona
+        (sent in the body, checked by the engine; the header keeps the client's persona)."""
         no_principal(principal)
-        return await self._sender.send(calls.build_hint(persona, query, max_chars, persona))
+        return await self._sender.send(calls.build_hint(persona, query, max_chars, None))
 
     # -- review ---------------------------------------------------------------------------
 

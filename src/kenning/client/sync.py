@@ -427,9 +427,10 @@ class Client:
         max_chars: int = 6000,
         principal: Principal | None = None,
     ) -> str:
-        """A fenced memory block for a system prompt; ``persona`` acts as that persona."""
+        """A fenced memory block for a system prompt; ``persona`` acts as that persona
+        (sent in the body, checked by the engine; the header keeps the client's persona)."""
         no_principal(principal)
-        return self._sender.send(calls.build_hint(persona, query, max_chars, persona))
+        return self._sender.send(calls.build_hint(persona, query, max_chars, None))
 
     # -- review ---------------------------------------------------------------------------
 
