@@ -151,7 +151,8 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         principal: Principal | None = None,
         **fields: Any,
     ) -> MemoryRecord:
-        """Create or update the memory with ``key`` in ``scope`` (seed 001 semantics).
+        """Create or update the memory with ``key`` in ``scope``: one memory per key and
+        scope, a new text replaces the old one (which stays in history).
 
         On update, the updatable ``fields`` change too; provenance fields
         (``source``, ``agent_id``, ...) describe the first write and are kept.
@@ -356,7 +357,8 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
     def stats(
         self, *, scopes: ScopesArg = ALL_SCOPES, principal: Principal | None = None
     ) -> builtins.list[LayerStats]:
-        """Seed 000's per-layer statistics over the scopes the caller may read."""
+        """Per-layer statistics (count, age buckets, confidence levels) over the
+        scopes the caller may read."""
         who = self.core.who(principal)
         view = self.policy.resolve(who, scopes)
         layers = self.store.stats(view, self.clock.now())

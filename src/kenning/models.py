@@ -109,7 +109,7 @@ class ScopeKind(str, Enum):
 
 
 class Layer(str, Enum):
-    """The three layers of seed 000."""
+    """The three layers: personal (user), shared (team, persona) and global (org)."""
 
     PERSONAL = "personal"
     SHARED = "shared"
@@ -126,7 +126,8 @@ LAYER_OF: Mapping[ScopeKind, Layer] = {
 
 
 class MemoryType(str, Enum):
-    """Seed 004's memory types."""
+    """Memory types: working (a live conversation), episodic (what happened),
+    semantic (facts), procedural (how to)."""
 
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
@@ -144,7 +145,7 @@ class Status(str, Enum):
 
 
 class Role(str, Enum):
-    """Organization roles (seed 000's matrix)."""
+    """Organization roles: what each may read and write is in ``kenning.access``."""
 
     MEMBER = "member"
     TEAM_LEAD = "team_lead"
@@ -160,7 +161,7 @@ class TeamRole(str, Enum):
 
 
 class RecallMode(str, Enum):
-    """Which layers a recall reaches by default (seed 000)."""
+    """Which layers a recall reaches by default."""
 
     PERSONAL = "personal"
     ORG_GLOBAL_ON = "org"
@@ -168,7 +169,7 @@ class RecallMode(str, Enum):
 
 
 class FeedbackKind(str, Enum):
-    """Confidence adjustments of seed 000."""
+    """How an event moves a memory's confidence (confirmed, contradicted, used, ...)."""
 
     UPVOTE = "upvote"
     DOWNVOTE = "downvote"
@@ -226,7 +227,7 @@ class Scope:
 
     @property
     def layer(self) -> Layer:
-        """The seed-000 layer of this scope."""
+        """The layer of this scope: personal, shared or global."""
         return LAYER_OF[self.kind]
 
     @property
@@ -507,7 +508,7 @@ class ScoreBreakdown:
     scope_boost: float
     exact_match: bool
     final: float
-    #: Support from linked memories in the candidate pool (seed 002 step A),
+    #: Support from linked memories in the candidate pool (the graph's support step),
     #: added to the fused score before normalisation (``graph``, ``time`` and
     #: ``context`` are on the ``fused`` scale; ``relevance`` is after them).
     graph: float = 0.0
@@ -524,7 +525,7 @@ class ScoreBreakdown:
     #: sums of these: ``graph``, ``context``, ``time`` per stage, ``layer_boost``
     #: = ``layer``, ``scope_boost`` = ``persona``.
     signals: dict[str, float] = field(default_factory=dict)
-    #: The ranking value (seed 000's priority plus boosts; = ``final``): hits
+    #: The ranking value (the priority plus boosts; = ``final``): hits
     #: are ordered by it. The hit's ``score`` is the calibrated one.
     priority: float | None = None
     #: How the calibrated score was computed (:mod:`kenning.retrieval.calibration`):
@@ -557,7 +558,7 @@ class Hit:
     memory: MemoryRecord
     score: float
     explain: ScoreBreakdown | None = None
-    #: Memories that graph expansion attached to this one (seed 002: merged
+    #: Memories that graph expansion attached to this one (merged
     #: into their seed, so they take no top-k slot), each with its ``via`` path.
     related: list[Hit] = field(default_factory=list)
     #: For a memory reached through the graph: the walk from its seed.
@@ -585,7 +586,7 @@ class RecallResult:
     candidates: dict[str, int] = field(default_factory=dict)
     #: Query words left out because most of the reader's memories contain them.
     dropped_terms: list[str] = field(default_factory=list)
-    #: Relation paths between the hits (seed 002 step C), strongest first.
+    #: Relation paths between the hits, strongest first.
     paths: list[GraphPath] = field(default_factory=list)
     #: What graph post-processing did (edges read, supported, admitted, ...).
     graph: dict[str, float] = field(default_factory=dict)
@@ -655,7 +656,7 @@ class Page:
 
 @dataclass(slots=True)
 class LayerStats:
-    """Seed 000's layer statistics for what the caller may read."""
+    """Per-layer statistics for what the caller may read."""
 
     layer: str
     total_memories: int

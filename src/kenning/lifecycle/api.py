@@ -1,7 +1,7 @@
 """The lifecycle half of the engine façade (mixed into :class:`~kenning.engine.Memory`).
 
 Strength and reinforcement, conversations (``ingest``, ``context``),
-consolidation, the memory hint, sectors, policies and seed 000's confidence
+consolidation, the memory hint, sectors, policies and the confidence
 components. Like every façade method these only validate, check access and
 call the lifecycle modules and the store; the logic lives in
 :mod:`kenning.lifecycle`.
@@ -56,11 +56,11 @@ class LifecycleMethods(Facade):
     def confidence_components(
         self, memory_id: str, *, principal: Principal | None = None
     ) -> dict[str, float]:
-        """Seed 000's component confidence of a memory, each component shown: source
+        """The component confidence of a memory, each component shown: source
         reliability, entities extracted (graph mentions), relationships (graph links),
         validation (a ``validate`` feedback; pending review counts half) and user
         feedback (upvotes and downvotes from its history; 0.5 with none). The stored
-        ``confidence`` moves by seed 000's adjustments; this is the formula's view."""
+        ``confidence`` moves by the confidence adjustments; this is the formula's view."""
         who = self.core.who(principal)
         record = self.core.visible(memory_id, who)
         view = self.policy.readable(who)
@@ -83,7 +83,7 @@ class LifecycleMethods(Facade):
         self.core.access.flush()
 
     def reinforce(self, memory_id: str, *, principal: Principal | None = None) -> MemoryRecord:
-        """Strengthen a memory now (seed 003): +reinforcement, its decay clock restarts."""
+        """Strengthen a memory now: +reinforcement, its decay clock restarts."""
         who = self.core.who(principal)
         record = self.core.visible(memory_id, who)
         now = self.clock.now()
@@ -154,7 +154,7 @@ class LifecycleMethods(Facade):
         dry_run: bool = False,
         principal: Principal | None = None,
     ) -> ConsolidationReport:
-        """Run consolidation over the scopes the caller may write (seed 004).
+        """Run consolidation over the scopes the caller may write.
 
         Working memory ages into episodic, weak or trivial old memories and
         those past retention are archived, capacity caps evict the weakest,
@@ -173,7 +173,7 @@ class LifecycleMethods(Facade):
         max_chars: int = 6000,
         principal: Principal | None = None,
     ) -> str:
-        """A memory block for a system prompt (seed 001 §6), fenced as data.
+        """A memory block for a system prompt, fenced as data.
 
         With ``query``: the best memories for it; without: the top memories by
         priority (confidence, recency, strength) in the caller's default view.
@@ -242,7 +242,7 @@ class LifecycleMethods(Facade):
         max_size: int | None = None,
         principal: Principal | None = None,
     ) -> Sector:
-        """Add a sector to a scope's hierarchy (seed 003): new memories with one of its
+        """Add a sector to a scope's hierarchy: new memories with one of its
         ``topics`` as a tag (or close to its centroid) are assigned to it."""
         who = self.core.who(principal)
         target = self.core.write_scope(scope, who)
