@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kenning._extras import EXTRAS, MissingExtra, has_extra, install_hint, require_extra
 from kenning.embeddings.quantize import cache_dir
+from kenning.errors import ConfigError
 
 BLOCKED = sorted({m for modules in EXTRAS.values() for m in modules})
 
@@ -185,3 +186,4 @@ def test_the_extras_helper_in_the_full_venv() -> None:
     error = MissingExtra("server", "kenning serve")
     assert str(error) == "kenning serve needs the server extra: pip install 'kenning[server]'"
     assert (error.extra, error.what) == ("server", "kenning serve")
+    assert isinstance(error, ConfigError) and isinstance(error, ImportError)

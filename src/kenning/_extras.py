@@ -24,8 +24,12 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 
 
-class MissingExtra(ConfigError):
-    """Something needs an optional extra that is not installed (the CLI exits with 2)."""
+class MissingExtra(ConfigError, ImportError):
+    """Something needs an optional extra that is not installed (the CLI exits with 2).
+
+    Both a :class:`~kenning.errors.ConfigError` (kenning's tree) and an
+    ``ImportError`` (what code probing for an optional dependency catches).
+    """
 
     def __init__(self, extra: str, what: str) -> None:
         """``"{what} needs the {extra} extra: pip install 'kenning[{extra}]'"``."""
