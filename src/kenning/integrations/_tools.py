@@ -11,7 +11,7 @@ from typing import Any
 
 from ..aio import AsyncMemory
 from ..engine import Memory
-from ..models import MemoryRecord, Principal, Scope
+from ..models import MemoryRecord, MemoryType, Principal, Scope
 
 __all__ = ["MemoryToolbox", "SAVE_DOC", "RECALL_DOC", "FORGET_DOC"]
 
@@ -78,9 +78,12 @@ class MemoryToolbox:
         return _brief(record)
 
     def recall(self, query: str, k: int | None = None) -> list[dict[str, Any]]:
-        """The best memories for ``query`` (at most ``k``, default the toolbox's)."""
+        """The best memories for ``query`` (at most ``k``, default the toolbox's), working
+        memory (the turns of conversations in progress) left out."""
         limit = min(k or self.k, self.k * 4)
-        hits = self.memory.recall(query, max(1, limit), principal=self.principal)
+        # working memory is the conversation in progress, which the model already has
+        flt = {"types": [t.value for t in MemoryType if t is not MemoryType.WORKING]}
+        hits = self.memory.recall(query, max(1, limit), filters=flt, principal=self.principal)
         return [{**_brief(h.memory), "score": round(h.score, 3)} for h in hits]
 
     def forget(self, memory_id: str) -> dict[str, Any]:
