@@ -104,7 +104,8 @@ class DoorServer:
 
     def __init__(self) -> None:
         self.mux = _Mux()
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP as uvicorn binds it: asyncio sets TCP_NODELAY only on such sockets
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.port = int(self._sock.getsockname()[1])

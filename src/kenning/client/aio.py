@@ -36,7 +36,7 @@ from ..models import (
 )
 from . import _calls as calls
 from ._calls import Call, ScopesArg, no_principal
-from ._config import ClientConfig
+from ._config import NO_DELAY, ClientConfig
 
 __all__ = ["AsyncClient", "AsyncClientGraph"]
 
@@ -49,7 +49,9 @@ class _Sender:
     def __init__(self, config: ClientConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self.config = config
         self.http = httpx.AsyncClient(
-            headers=config.headers(), timeout=config.timeout_s, transport=transport
+            headers=config.headers(),
+            timeout=config.timeout_s,
+            transport=transport or httpx.AsyncHTTPTransport(socket_options=NO_DELAY),
         )
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 

@@ -34,7 +34,7 @@ from ..models import (
 )
 from . import _calls as calls
 from ._calls import Call, ScopesArg, no_principal
-from ._config import ClientConfig
+from ._config import NO_DELAY, ClientConfig
 
 __all__ = ["Client", "ClientGraph"]
 
@@ -47,7 +47,9 @@ class _Sender:
     def __init__(self, config: ClientConfig, transport: httpx.BaseTransport | None) -> None:
         self.config = config
         self.http = httpx.Client(
-            headers=config.headers(), timeout=config.timeout_s, transport=transport
+            headers=config.headers(),
+            timeout=config.timeout_s,
+            transport=transport or httpx.HTTPTransport(socket_options=NO_DELAY),
         )
         self.sleep: Callable[[float], None] = time.sleep
 
