@@ -62,7 +62,7 @@ try:
         validate_op_namespace,
     )
 except ImportError as exc:  # pragma: no cover - exercised by a test that hides langgraph
-    raise MissingExtra("langgraph", "LangGraph") from exc
+    raise MissingExtra("langgraph", "kenning's LangGraph store") from exc
 
 __all__ = ["KenningStore", "MARKER_TAG", "META_KEY"]
 

@@ -40,7 +40,7 @@ try:
     from agents.items import TResponseInputItem
     from agents.memory import SessionSettings
 except ImportError as exc:  # pragma: no cover - exercised by a test that hides the SDK
-    raise MissingExtra("openai-agents", "OpenAI Agents SDK") from exc
+    raise MissingExtra("openai-agents", "kenning's OpenAI Agents SDK integration") from exc
 
 __all__ = ["KenningSession", "memory_tools"]
 

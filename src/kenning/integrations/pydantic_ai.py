@@ -29,7 +29,7 @@ from ._tools import FORGET_DOC, RECALL_DOC, SAVE_DOC, MemoryToolbox
 try:
     from pydantic_ai import FunctionToolset, RunContext, Tool
 except ImportError as exc:  # pragma: no cover - exercised by a test that hides pydantic-ai
-    raise MissingExtra("pydantic-ai", "pydantic-ai") from exc
+    raise MissingExtra("pydantic-ai", "kenning's pydantic-ai integration") from exc
 
 __all__ = ["memory_tools", "memory_toolset"]
 
