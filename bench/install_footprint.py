@@ -10,9 +10,9 @@ wheel offline from ``.cache/wheelhouse`` (``--no-index --find-links``). Prints o
 JSON document: per variant, the venv's size on disk (allocated blocks, like ``du``)
 and its number of distributions, and the cold start of a new process on a small
 SQLite store: process start → ``import kenning`` → ``Memory`` open → first
-``recall`` done (median of ``--runs`` runs, each a new interpreter; the derived
-MiniLM graph is read from the machine's model cache, so a first-ever run adds
-its one-time derivation). When the wheelhouse lacks the ``[all]`` wheels, the
+``recall`` done (median of ``--runs`` runs, each a new interpreter, the variants
+taking turns; the derived MiniLM graph is read from the machine's model cache,
+so a first-ever run adds its one-time derivation). When the wheelhouse lacks the ``[all]`` wheels, the
 ``all`` row measures the main ``.venv`` instead (which also holds the dev tools)
 and says so in ``source``.
 """
@@ -142,38 +142,48 @@ def distributions(python: Path, home: Path) -> int:
     return int(_run([str(python), "-c", code], _env(home)).strip())
 
 
-def cold_start(python: Path, store: Path, runs: int, home: Path) -> dict[str, Any]:
-    """Medians over ``runs`` new processes, in seconds (start is the parent's spawn time)."""
-    env = _env(home)
-    rows: list[dict[str, float]] = []
-    for _ in range(runs):
-        start = time.time()
-        out = json.loads(_run([str(python), "-c", COLD, str(store)], env).strip().splitlines()[-1])
-        rows.append(
-            {
-                "to_import_start": out["interpreter"] - start,
-                "import_kenning": out["import"] - out["interpreter"],
-                "open_memory": out["open"] - out["import"],
-                "first_recall": out["recall"] - out["open"],
-                "total": out["recall"] - start,
-                "modules": out["modules"],
-            }
-        )
+def one_cold_start(python: Path, store: Path, env: dict[str, str]) -> dict[str, float]:
+    """One new process, in seconds (start is the parent's spawn time)."""
+    start = time.time()
+    out = json.loads(_run([str(python), "-c", COLD, str(store)], env).strip().splitlines()[-1])
+    return {
+        "to_import_start": out["interpreter"] - start,
+        "import_kenning": out["import"] - out["interpreter"],
+        "open_memory": out["open"] - out["import"],
+        "first_recall": out["recall"] - out["open"],
+        "total": out["recall"] - start,
+        "modules": out["modules"],
+    }
+
+
+def summarise(rows: list[dict[str, float]]) -> dict[str, Any]:
+    """Medians of each figure, and every run's total."""
     medians = {k: round(statistics.median(r[k] for r in rows), 3) for k in rows[0]}
     return {**medians, "total_runs": [round(r["total"], 3) for r in rows]}
 
 
 def measure(
-    name: str, python: Path, venv: Path, source: str, work: Path, home: Path, args: Any
+    variants: dict[str, tuple[Path, str]], work: Path, home: Path, args: Any
 ) -> dict[str, Any]:
-    """Size, distribution count and cold start of one venv."""
-    store = work / f"{name}.db"
-    _run([str(python), "-c", SEED, str(store), str(args.memories)], _env(home))
+    """Size, distribution count and cold start of each venv; the cold starts of the
+    variants alternate, so the machine's load falls on all of them alike."""
+    env = _env(home)
+    stores: dict[str, Path] = {}
+    for name, (venv, _source) in variants.items():
+        stores[name] = work / f"{name}.db"
+        _run([str(venv / "bin" / "python"), "-c", SEED, str(stores[name]), str(args.memories)], env)
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
+    for _ in range(args.runs):
+        for name, (venv, _source) in variants.items():
+            rows[name].append(one_cold_start(venv / "bin" / "python", stores[name], env))
     return {
-        "source": source,
-        **disk_usage(venv),
-        "distributions": distributions(python, home),
-        "cold_start_s": cold_start(python, store, args.runs, home),
+        name: {
+            "source": source,
+            **disk_usage(venv),
+            "distributions": distributions(venv / "bin" / "python", home),
+            "cold_start_s": summarise(rows[name]),
+        }
+        for name, (venv, source) in variants.items()
     }
 
 
@@ -190,19 +200,18 @@ def main() -> None:
         home = work / "home"
         home.mkdir()
         wheel = build_wheel(work)
-        results: dict[str, Any] = {}
-        venv = make_venv(work, "core", wheel, "", home)
-        py = venv / "bin" / "python"
-        results["core"] = measure(
-            "core", py, venv, "fresh venv: pip install kenning", work, home, args
-        )
+        variants = {
+            "core": (make_venv(work, "core", wheel, "", home), "fresh venv: pip install kenning")
+        }
         if has_all_wheels(wheel, work, home):
-            venv = make_venv(work, "all", wheel, "[all]", home)
-            source = "fresh venv: pip install 'kenning[all]'"
+            all_venv = make_venv(work, "all", wheel, "[all]", home)
+            variants["all"] = (all_venv, "fresh venv: pip install 'kenning[all]'")
         else:
-            venv, source = MAIN_VENV, "main .venv ([dev] = [all] + test tools; no [all] wheelhouse)"
-        py = venv / "bin" / "python"
-        results["all"] = measure("all", py, venv, source, work, home, args)
+            variants["all"] = (
+                MAIN_VENV,
+                "main .venv ([dev] = [all] + test tools; no [all] wheelhouse)",
+            )
+        results = measure(variants, work, home, args)
         report = {
             "python": sys.version.split()[0],
             "wheelhouse": str(WHEELHOUSE.relative_to(ROOT)),
