@@ -12,9 +12,9 @@ and its number of distributions, and the cold start of a new process on a small
 SQLite store: process start → ``import kenning`` → ``Memory`` open → first
 ``recall`` done (median of ``--runs`` runs, each a new interpreter, the variants
 taking turns; the derived MiniLM graph is read from the machine's model cache,
-so a first-ever run adds its one-time derivation). When the wheelhouse lacks the ``[all]`` wheels, the
-``all`` row measures the main ``.venv`` instead (which also holds the dev tools)
-and says so in ``source``.
+so a first-ever run adds its one-time derivation). When the wheelhouse lacks
+the ``[all]`` wheels, the ``all`` row measures the main ``.venv`` instead (which
+also holds the dev tools) and says so in ``source``.
 """
 
 from __future__ import annotations
