@@ -6,9 +6,10 @@
 >>> mem.recall("what does Alice drink?") # doctest: +SKIP
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .access import AccessPolicy, ScopeFilter
 from .aio import AsyncDirectory, AsyncGraph, AsyncMemory
-from .client import AsyncClient, Client
 from .clock import Clock, FixedClock, SystemClock
 from .config import ScoringWeights, Settings
 from .directory import ApiKey, AuditEntry, Directory, Org, Persona, Team, User
@@ -136,3 +137,16 @@ __all__ = [
     "__version__",
     "register_embedder",
 ]
+
+if TYPE_CHECKING:
+    from .client import AsyncClient, Client
+
+
+def __getattr__(name: str) -> Any:
+    """``Client`` and ``AsyncClient`` load on first use: ``import kenning`` loads no
+    HTTP library (the embedded engine never needs one)."""
+    if name in ("Client", "AsyncClient"):
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'kenning' has no attribute {name!r}")
