@@ -24,14 +24,14 @@ from .clock import Clock, SystemClock
 from .config import Settings
 from .directory import Directory
 from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, create_embedder
-from .errors import ConfigError, InvalidInput, NotFound
+from .errors import ConfigError, NotFound
 from .graph.project import Extractor, Projector
 from .lifecycle.sectors import SectorInfo, descendants
 from .lifecycle.strength import AccessWriter, StrengthModel
 from .llm import ChatModel, chat_model_from_settings
 from .models import MemoryRecord, Principal, Scope, TeamRole
 from .stores import Store, database_url, open_store
-from .validation import clean_text
+from .validation import check_principal, clean_text
 
 __all__ = ["Core", "settings_from_env"]
 
@@ -120,10 +120,9 @@ class Core:
         of an ungoverned organization (the embedded single user), it is a member of
         every team the organization records, so what it wrote into ``team:X`` is in
         its default recall."""
-        if principal is not None:
-            if not isinstance(principal, Principal):
-                raise InvalidInput("principal must be a Principal", field="principal")
-            return principal
+        given = check_principal(principal)
+        if given is not None:
+            return given
         own = self.principal
         if not own.is_admin:
             return own

@@ -47,8 +47,16 @@ from .paging import page
 from .retrieval.pipeline import RecallRequest
 from .review import ReviewMethods
 from .scoring import SOURCE_RELIABILITY, adjust_confidence
-from .validation import build_filter, clean_confidence, clean_k, clean_key, clean_text
-from .write import UPDATABLE
+from .validation import (
+    UPDATABLE,
+    Limits,
+    build_filter,
+    clean_feedback,
+    clean_k,
+    clean_key,
+    clean_recall,
+    clean_text,
+)
 
 __all__ = ["Memory", "SOURCE_RELIABILITY", "ScopesArg"]
 
@@ -249,13 +257,7 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
     ) -> MemoryRecord:
         """Adjust confidence (upvote, downvote, validate, contradict, confirm)."""
         who = self.core.who(principal)
-        try:
-            fb = FeedbackKind(kind)
-        except ValueError:
-            known = ", ".join(k.value for k in FeedbackKind)
-            raise InvalidInput(
-                f"feedback must be one of {known}; got {kind!r}", field="kind"
-            ) from None
+        fb = clean_feedback(kind)
         record = self.core.visible(memory_id, who)
         if fb in (FeedbackKind.VALIDATE, FeedbackKind.CONTRADICT):
             self.policy.check_write(who, record.scope)
@@ -301,17 +303,11 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
         """
         core = self.core
         who = core.who(principal)
-        query = clean_text(query, "query", self.settings.max_content_chars)
-        k = clean_k(k, self.settings.max_k)
-        floor = (
-            self.settings.min_confidence
-            if min_confidence is None
-            else clean_confidence(min_confidence, "min_confidence")
+        query, k, floor_given, cut_given, flt = clean_recall(
+            query, k, min_confidence, min_score, filters, Limits.of(self.settings)
         )
-        cut = self.settings.retrieval.min_score
-        if min_score is not None:
-            cut = clean_confidence(min_score, "min_score")
-        flt = build_filter(filters)
+        floor = self.settings.min_confidence if floor_given is None else floor_given
+        cut = self.settings.retrieval.min_score if cut_given is None else cut_given
         view = self.policy.resolve(who, scopes, layers)
         if sector is not None:
             flt = replace(flt, sectors=core.sector_tree(sector, view))

@@ -8,14 +8,27 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import InvalidInput
-from .models import MemoryFilter, MemoryType, Status, as_utc
+from .models import FeedbackKind, MemoryFilter, MemoryType, Principal, Status, as_utc
 
 __all__ = [
+    "Limits",
+    "UNBOUNDED",
+    "UPDATABLE",
+    "NEW_FIELDS",
+    "check_principal",
+    "clean_item",
+    "clean_batch",
+    "check_updatable",
+    "clean_changes",
+    "check_window",
+    "clean_feedback",
+    "clean_recall",
     "check_texts",
     "clean_content",
     "clean_key",
@@ -30,6 +43,7 @@ __all__ = [
 ]
 
 _MAX_METADATA_BYTES = 16_384
+T = TypeVar("T")
 
 
 def clean_text(value: object, field: str, max_chars: int) -> str:
@@ -307,3 +321,201 @@ def check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(text, str):
             raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str", field="texts")
     return out
+
+
+# -- whole calls: the checks of a write, an update, a recall (pure, shared by every door) --
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The size limits of the checks that have one (the ``max_*`` settings): the
+    engine's own, or a server's (``GET /v1/limits``); :data:`UNBOUNDED` when not known
+    (every other check still applies)."""
+
+    content_chars: int
+    key_chars: int
+    tags: int
+    batch: int
+    k: int
+
+    @classmethod
+    def of(cls, settings: Any) -> Limits:
+        """The limits of a :class:`~kenning.config.Settings`."""
+        return cls(
+            settings.max_content_chars,
+            settings.max_key_chars,
+            settings.max_tags,
+            settings.max_batch,
+            settings.max_k,
+        )
+
+
+#: No size limit known.
+UNBOUNDED = Limits(MAX_INT64, MAX_INT64, MAX_INT64, MAX_INT64, MAX_INT64)
+
+#: The fields :meth:`kenning.Memory.update` may change.
+UPDATABLE = (
+    "content",
+    "key",
+    "memory_type",
+    "importance",
+    "confidence",
+    "tags",
+    "metadata",
+    "event_at",
+    "valid_from",
+    "valid_to",
+    "sector_id",
+)
+#: The fields a new memory may set: the updatable ones, its scope, its status and
+#: its provenance (which describes the first write and never changes).
+NEW_FIELDS = frozenset(
+    {
+        *UPDATABLE,
+        "scope",
+        "status",
+        "source",
+        "source_channel_id",
+        "agent_id",
+        "session_id",
+        "episode_id",
+    }
+)
+
+
+def check_principal(value: object) -> Principal | None:
+    """``principal=`` as the engine takes it: a :class:`Principal` or None."""
+    if value is not None and not isinstance(value, Principal):
+        raise InvalidInput("principal must be a Principal", field="principal")
+    return value
+
+
+def check_window(valid_from: datetime | None, valid_to: datetime | None) -> None:
+    """A validity window does not end before it starts."""
+    if valid_from and valid_to and valid_to < valid_from:
+        raise InvalidInput("valid_to is before valid_from", field="valid_to")
+
+
+def clean_item(
+    item: Mapping[str, Any], limits: Limits, write_scope: Callable[[Any], Any]
+) -> dict[str, Any]:
+    """One new memory's fields, checked in the engine's order (``write_scope`` turns the
+    item's ``scope`` into the scope written, checking what only the caller's door can).
+    ``confidence`` is None when not given (the engine derives it from the source)."""
+    unknown = set(item) - NEW_FIELDS
+    if unknown:
+        raise InvalidInput(f"unknown field(s) {sorted(unknown)}", field=sorted(unknown)[0])
+    content = clean_content(item.get("content"), limits.content_chars)
+    scope = write_scope(item.get("scope"))
+    source = clean_text(item.get("source", "api"), "source", 64)
+    confidence = item.get("confidence")
+    confidence = None if confidence is None else clean_confidence(confidence)
+    status = item.get("status", Status.ACTIVE)
+    if status not in (Status.ACTIVE, Status.PENDING_REVIEW, "active", "pending_review"):
+        raise InvalidInput("a new memory is 'active' or 'pending_review'", field="status")
+    valid_from = clean_time(item.get("valid_from"), "valid_from")
+    valid_to = clean_time(item.get("valid_to"), "valid_to")
+    check_window(valid_from, valid_to)
+
+    def optional(name: str) -> str | None:
+        value = item.get(name)
+        return None if value is None else clean_text(value, name, 256)
+
+    memory_type = clean_memory_type(item.get("memory_type", "semantic"))
+    return {
+        "scope": scope,
+        "content": content,
+        "key": clean_key(item.get("key"), limits.key_chars),
+        "memory_type": memory_type,
+        "importance": clean_importance(item.get("importance", 3)),
+        "confidence": confidence,
+        "status": Status(status),
+        "tags": clean_tags(item.get("tags"), limits.tags),
+        "metadata": clean_metadata(item.get("metadata")),
+        "source": source,
+        "event_at": clean_time(item.get("event_at"), "event_at"),
+        "valid_from": valid_from,
+        "valid_to": valid_to,
+        "source_channel_id": optional("source_channel_id"),
+        "agent_id": optional("agent_id"),
+        "session_id": optional("session_id"),
+        "episode_id": optional("episode_id"),
+        "sector_id": optional("sector_id"),
+    }
+
+
+def clean_batch(
+    items: Sequence[Mapping[str, Any]], limit: int, clean: Callable[[Mapping[str, Any]], T]
+) -> list[T]:
+    """A batch of at most ``limit`` items, each checked by ``clean`` (errors name the item)."""
+    if isinstance(items, Mapping) or not isinstance(items, Sequence):
+        raise InvalidInput("items must be a list of memory objects", field="items")
+    if len(items) > limit:
+        raise InvalidInput(
+            f"a batch holds at most {limit} memories, got {len(items)}", field="items"
+        )
+    out: list[T] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InvalidInput(f"items[{index}] must be an object", field="items")
+        try:
+            out.append(clean(item))
+        except InvalidInput as exc:
+            if len(items) == 1:
+                raise
+            raise InvalidInput(f"items[{index}]: {exc}", field=exc.field) from None
+    return out
+
+
+def check_updatable(changes: Mapping[str, Any]) -> None:
+    """Only fields of :data:`UPDATABLE` change."""
+    unknown = set(changes) - set(UPDATABLE)
+    if unknown:
+        raise InvalidInput(
+            f"cannot update {sorted(unknown)}; updatable: {list(UPDATABLE)}",
+            field=sorted(unknown)[0],
+        )
+
+
+def clean_changes(changes: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
+    """The new values of an update's fields (each of :data:`UPDATABLE`), in its order."""
+    cleaners: dict[str, Callable[[Any], Any]] = {
+        "content": lambda v: clean_content(v, limits.content_chars),
+        "key": lambda v: clean_key(v, limits.key_chars),
+        "memory_type": clean_memory_type,
+        "importance": clean_importance,
+        "confidence": clean_confidence,
+        "tags": lambda v: clean_tags(v, limits.tags),
+        "metadata": clean_metadata,
+        "event_at": lambda v: clean_time(v, "event_at"),
+        "valid_from": lambda v: clean_time(v, "valid_from"),
+        "valid_to": lambda v: clean_time(v, "valid_to"),
+        "sector_id": lambda v: None if v is None else clean_text(v, "sector_id", 256),
+    }
+    return {name: cleaners[name](value) for name, value in changes.items()}
+
+
+def clean_feedback(kind: object) -> FeedbackKind:
+    """One of the feedback kinds."""
+    try:
+        return FeedbackKind(kind)
+    except ValueError:
+        known = ", ".join(k.value for k in FeedbackKind)
+        raise InvalidInput(f"feedback must be one of {known}; got {kind!r}", field="kind") from None
+
+
+def clean_recall(
+    query: object,
+    k: object,
+    min_confidence: object,
+    min_score: object,
+    filters: MemoryFilter | Mapping[str, Any] | None,
+    limits: Limits,
+) -> tuple[str, int, float | None, float | None, MemoryFilter]:
+    """A recall's query, ``k``, confidence floor and score cut (None: the settings') and
+    filter, checked in the engine's order."""
+    text = clean_text(query, "query", limits.content_chars)
+    count = clean_k(k, limits.k)
+    floor = None if min_confidence is None else clean_confidence(min_confidence, "min_confidence")
+    cut = None if min_score is None else clean_confidence(min_score, "min_score")
+    return text, count, floor, cut, build_filter(filters)

@@ -49,50 +49,19 @@ from .models import MemoryRecord, Principal, Scope, ScopeKind, Status, new_id
 from .scoring import source_reliability
 from .stores import Replacement
 from .validation import (
-    clean_confidence,
-    clean_content,
-    clean_importance,
-    clean_key,
-    clean_memory_type,
-    clean_metadata,
-    clean_tags,
-    clean_text,
-    clean_time,
+    UPDATABLE,
+    Limits,
+    check_updatable,
+    check_window,
+    clean_batch,
+    clean_changes,
+    clean_item,
 )
 
 __all__ = ["DERIVED_SOURCES", "UPDATABLE", "WritePipeline", "WriteResult"]
 
-#: The fields :meth:`kenning.Memory.update` may change.
-UPDATABLE = (
-    "content",
-    "key",
-    "memory_type",
-    "importance",
-    "confidence",
-    "tags",
-    "metadata",
-    "event_at",
-    "valid_from",
-    "valid_to",
-    "sector_id",
-)
 #: Sources of memories kenning derived itself; a review policy holds them for review.
 DERIVED_SOURCES = frozenset({"extraction", "consolidation"})
-
-#: The fields a new memory may set: the updatable ones, its scope, its status and
-#: its provenance (which describes the first write and never changes).
-_FIELDS = frozenset(
-    {
-        *UPDATABLE,
-        "scope",
-        "status",
-        "source",
-        "source_channel_id",
-        "agent_id",
-        "session_id",
-        "episode_id",
-    }
-)
 
 #: Adds links and changes to a plan before it commits (ingest's evidence links and
 #: aged turns, consolidation's notes on the memories it promoted).
@@ -112,85 +81,55 @@ class WritePipeline:
 
     def build(self, who: Principal, item: Mapping[str, Any], now: datetime) -> MemoryRecord:
         """Validate one memory description into a new record (nothing stored)."""
-        unknown = set(item) - _FIELDS
-        if unknown:
-            raise InvalidInput(f"unknown field(s) {sorted(unknown)}", field=sorted(unknown)[0])
         s = self.core.settings
-        content = clean_content(item.get("content"), s.max_content_chars)
-        scope = self.core.write_scope(item.get("scope"), who)
-        self.core.policy.check_write(who, scope)
-        source = clean_text(item.get("source", "api"), "source", 64)
-        confidence = item.get("confidence")
-        confidence = (
-            source_reliability(source) if confidence is None else clean_confidence(confidence)
-        )
-        status = item.get("status", Status.ACTIVE)
-        if status not in (Status.ACTIVE, Status.PENDING_REVIEW, "active", "pending_review"):
-            raise InvalidInput("a new memory is 'active' or 'pending_review'", field="status")
-        valid_from = clean_time(item.get("valid_from"), "valid_from")
-        valid_to = clean_time(item.get("valid_to"), "valid_to")
-        if valid_from and valid_to and valid_to < valid_from:
-            raise InvalidInput("valid_to is before valid_from", field="valid_to")
 
-        def optional(name: str) -> str | None:
-            value = item.get(name)
-            return None if value is None else clean_text(value, name, 256)
+        def scope_of(value: Any) -> Scope:
+            scope = self.core.write_scope(value, who)
+            self.core.policy.check_write(who, scope)
+            return scope
 
-        memory_type = clean_memory_type(item.get("memory_type", "semantic"))
+        f = clean_item(item, Limits.of(s), scope_of)
+        source, confidence = f["source"], f["confidence"]
+        confidence = source_reliability(source) if confidence is None else confidence
+        memory_type = f["memory_type"]
         strength, decay_rate = type_defaults(
             memory_type, s.lifecycle.initial_strength, s.lifecycle.decay_rate
         )
         return MemoryRecord(
             id=new_id(),
             org_id=who.org_id,
-            scope=scope,
-            content=content,
-            key=clean_key(item.get("key"), s.max_key_chars),
+            scope=f["scope"],
+            content=f["content"],
+            key=f["key"],
             memory_type=memory_type,
             strength=strength,
             decay_rate=decay_rate,
-            importance=clean_importance(item.get("importance", 3)),
+            importance=f["importance"],
             confidence=confidence,
-            status=Status(status),
-            tags=clean_tags(item.get("tags"), s.max_tags),
-            metadata=clean_metadata(item.get("metadata")),
+            status=f["status"],
+            tags=f["tags"],
+            metadata=f["metadata"],
             source=source,
             created_by=who.user_id,
             created_at=now,
             updated_at=now,
-            event_at=clean_time(item.get("event_at"), "event_at"),
-            valid_from=valid_from,
-            valid_to=valid_to,
-            content_hash=content_hash(content),
-            source_channel_id=optional("source_channel_id"),
-            agent_id=optional("agent_id"),
-            session_id=optional("session_id"),
-            episode_id=optional("episode_id"),
-            sector_id=optional("sector_id"),
+            event_at=f["event_at"],
+            valid_from=f["valid_from"],
+            valid_to=f["valid_to"],
+            content_hash=content_hash(f["content"]),
+            source_channel_id=f["source_channel_id"],
+            agent_id=f["agent_id"],
+            session_id=f["session_id"],
+            episode_id=f["episode_id"],
+            sector_id=f["sector_id"],
         )
 
     def build_many(
         self, who: Principal, items: Sequence[Mapping[str, Any]], now: datetime
     ) -> list[MemoryRecord]:
         """Validate a batch (all items before any is written; errors name the item)."""
-        if isinstance(items, Mapping) or not isinstance(items, Sequence):
-            raise InvalidInput("items must be a list of memory objects", field="items")
         limit = self.core.settings.max_batch
-        if len(items) > limit:
-            raise InvalidInput(
-                f"a batch holds at most {limit} memories, got {len(items)}", field="items"
-            )
-        records: list[MemoryRecord] = []
-        for index, item in enumerate(items):
-            if not isinstance(item, Mapping):
-                raise InvalidInput(f"items[{index}] must be an object", field="items")
-            try:
-                records.append(self.build(who, item, now))
-            except InvalidInput as exc:
-                if len(items) == 1:
-                    raise
-                raise InvalidInput(f"items[{index}]: {exc}", field=exc.field) from None
-        return records
+        return clean_batch(items, limit, lambda item: self.build(who, item, now))
 
     # -- 2. the scope exists; 3. review -------------------------------------------------
 
@@ -346,12 +285,7 @@ class WritePipeline:
     ) -> MemoryRecord:
         """Validate ``changes`` (fields of :data:`UPDATABLE`) to a memory the caller may
         change and store them (``status``: the new status too, as approval sets it)."""
-        unknown = set(changes) - set(UPDATABLE)
-        if unknown:
-            raise InvalidInput(
-                f"cannot update {sorted(unknown)}; updatable: {list(UPDATABLE)}",
-                field=sorted(unknown)[0],
-            )
+        check_updatable(changes)
         record = self.core.writable(memory_id, who)
         if expected_version is not None and record.version != expected_version:
             raise Conflict(
@@ -367,25 +301,10 @@ class WritePipeline:
         return self.change(who, record, new, op, diff, expected_version=expected_version)
 
     def _changed(self, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord:
-        s = self.core.settings
         new = replace(record, tags=record.tags, metadata=dict(record.metadata))
-        cleaners: dict[str, Callable[[Any], Any]] = {
-            "content": lambda v: clean_content(v, s.max_content_chars),
-            "key": lambda v: clean_key(v, s.max_key_chars),
-            "memory_type": clean_memory_type,
-            "importance": clean_importance,
-            "confidence": clean_confidence,
-            "tags": lambda v: clean_tags(v, s.max_tags),
-            "metadata": clean_metadata,
-            "event_at": lambda v: clean_time(v, "event_at"),
-            "valid_from": lambda v: clean_time(v, "valid_from"),
-            "valid_to": lambda v: clean_time(v, "valid_to"),
-            "sector_id": lambda v: None if v is None else clean_text(v, "sector_id", 256),
-        }
-        for name, value in changes.items():
-            setattr(new, name, cleaners[name](value))
-        if new.valid_from and new.valid_to and new.valid_to < new.valid_from:
-            raise InvalidInput("valid_to is before valid_from", field="valid_to")
+        for name, value in clean_changes(changes, Limits.of(self.core.settings)).items():
+            setattr(new, name, value)
+        check_window(new.valid_from, new.valid_to)
         return new
 
     def change(
