@@ -51,6 +51,14 @@ class Directory:
         self.clock = clock
         #: org id -> (read at, governed, recorded team ids); see :meth:`governed`
         self._shape: dict[str, tuple[float, bool, tuple[str, ...]]] = {}
+        self._generation = 0
+
+    @property
+    def generation(self) -> int:
+        """A count of the changes made through this directory object: a copy of what it
+        said (the server's verified API keys) is stale once the count has moved.
+        Changes made by another process are not counted."""
+        return self._generation
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -329,7 +337,7 @@ class Directory:
                 teams = {t: r for t, r in user.teams.items() if t != team_id}
                 self._put(actor.org_id, "user", user.id, replace(user, teams=teams).doc())
         self.store.delete_entry(actor.org_id, "team", team_id)
-        self._shape.pop(actor.org_id, None)
+        self._changed(actor.org_id)
         self.record(actor, "admin.team.delete", team_id)
 
     def put_persona(
@@ -429,6 +437,7 @@ class Directory:
             persona,
         )
         self.store.put_api_key(key)
+        self._changed(actor.org_id)
         self.record(actor, "admin.key.create", key_id, {"user": user_id, "name": key.name})
         return key, token
 
@@ -443,6 +452,7 @@ class Directory:
             return key
         revoked = replace(key, revoked_at=self.clock.now())
         self.store.put_api_key(revoked)
+        self._changed(actor.org_id)
         self.record(actor, "admin.key.revoke", key_id, {"user": key.user_id})
         return revoked
 
@@ -523,7 +533,11 @@ class Directory:
 
     def _put(self, org_id: str, kind: str, entry_id: str, doc: Mapping[str, Any]) -> None:
         self.store.put_entry(DirectoryEntry(org_id, kind, entry_id, doc, self.clock.now()))
+        self._changed(org_id)
+
+    def _changed(self, org_id: str) -> None:
         self._shape.pop(org_id, None)
+        self._generation += 1
 
     def _team(self, org_id: str, team_id: str) -> Team:
         entry = self.store.get_entry(org_id, "team", check_id(team_id, "team id"))

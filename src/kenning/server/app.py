@@ -21,7 +21,7 @@ from ..config import Settings
 from ..engine import Memory
 from ..models import Principal
 from . import errors
-from .auth import principal_from_headers
+from .auth import KeyCache, principal_from_headers
 from .metrics import Metrics
 from .middleware import RequestMiddleware
 from .routes import admin, insight, lifecycle, memories, ops, review
@@ -32,8 +32,10 @@ __all__ = ["create_app"]
 def _mcp_app(app: FastAPI, mem: Memory) -> Any:
     from ..mcp.server import build_mcp
 
+    cache: KeyCache = app.state.key_cache
+
     def resolve(headers: Mapping[str, str] | None) -> Principal:
-        return principal_from_headers(mem, mem.settings.server, headers or {})[0]
+        return principal_from_headers(mem, mem.settings.server, headers or {}, cache)[0]
 
     server = build_mcp(mem, resolve)
     app.state.mcp = server
@@ -70,6 +72,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         "`X-Kenning-Persona` selects the active persona.",
     )
     app.state.metrics = Metrics()
+    app.state.key_cache = KeyCache()
     errors.install(app)
     for module in (memories, lifecycle, insight, review, admin, ops):
         app.include_router(module.router)

@@ -109,6 +109,8 @@ class RequestMiddleware:
         name = getattr(route, "name", None) or "unmatched"
         method = scope["method"]
         self.observe(method, name, status, seconds)
+        if not access_log.isEnabledFor(logging.INFO):
+            return
         principal: Principal | None = state.get("principal")
         access_log.info(
             json.dumps(
