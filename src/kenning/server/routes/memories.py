@@ -1,5 +1,5 @@
 """Memories: remember, batch, upsert, recall, get, list, update, forget, archive,
-restore, feedback, history, stats."""
+restore, feedback, history, stats; and the size limits arguments are checked against."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..schemas import (
     BatchIn,
     FeedbackIn,
     HistoryOut,
+    LimitsOut,
     ListIn,
     MemoryIn,
     MemoryOut,
@@ -25,7 +26,7 @@ from ..schemas import (
     UpsertIn,
     WriteOut,
 )
-from ._common import bounded, no_none, scopes_param
+from ._common import bounded, limits, no_none, scopes_param
 
 __all__ = ["router"]
 
@@ -75,7 +76,10 @@ def recall(body: RecallIn, caller: CallerDep, mem: MemoryDep, request: Request) 
         min_score=body.min_score,
     )
     request.app.state.metrics.observe_recall(result.timings_ms)
-    return result.to_dict()
+    # validated and encoded here, in the worker thread: returned as data, FastAPI
+    # would validate it in another one (a thread hop per recall)
+    out = RecallOut.model_validate(result.to_dict())
+    return Response(out.model_dump_json(), media_type="application/json")
 
 
 @router.get("/memories", response_model=PageOut, name="memory.list")
@@ -194,3 +198,17 @@ def stats(
     """Per-layer statistics (personal, shared, organization) over what the caller may read."""
     scopes = None if scope == ["default"] else scopes_param(scope)
     return [s.to_dict() for s in mem.stats(scopes=scopes, principal=caller.principal)]
+
+
+@router.get("/limits", response_model=LimitsOut, name="limits")
+def size_limits(caller: CallerDep, mem: MemoryDep) -> Any:
+    """The size limits this server checks arguments against (``kenning.Client`` reads
+    them to word an invalid argument exactly as the server would, without sending it)."""
+    lim = limits(mem)
+    return LimitsOut(
+        content_chars=lim.content_chars,
+        key_chars=lim.key_chars,
+        tags=lim.tags,
+        batch=lim.batch,
+        k=lim.k,
+    )
