@@ -70,6 +70,11 @@ METHODS = frozenset(
         "approve",
         "reject",
         "review_many",
+        "access_log",
+        "sectors",
+        "policies",
+        "set_policy",
+        "delete_policy",
     }
 )
 GRAPH_METHODS = frozenset({"neighbours", "entity", "entities", "paths", "link"})

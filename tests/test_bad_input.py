@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from doorkit import DoorServer, HttpDoor
 
 from kenning import (
     InvalidInput,
@@ -559,10 +560,8 @@ def target(mem: Memory) -> MemoryRecord:
     return mem.remember("Alice prefers green tea", key="drink", tags=["pref"])
 
 
-# Not yet through the HTTP door: REST checks bodies against its pydantic schemas before
-# the engine does, so 45 of these cases come back as InvalidInput with pydantic's words
-# (or cannot be sent as JSON at all: bytes, lone surrogates, NaN, sets, objects).
-@pytest.mark.doors("embedded")
+# Through both doors: kenning.Client runs the engine's own checks before it sends
+# anything, so each case is the same error (message and field) over HTTP.
 @pytest.mark.parametrize(
     ("call", "exc", "pattern"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
@@ -581,7 +580,29 @@ def test_bad_input_is_refused_and_changes_nothing(
     assert mem.get(target.id).to_dict() == target.to_dict()
 
 
-@pytest.mark.doors("embedded")  # the same gap as above: pydantic names fields its own way
+def test_both_doors_word_invalid_input_alike(
+    make_memory: Callable[..., Memory], door_server: DoorServer
+) -> None:
+    """Every InvalidInput case: the same message and field from the engine and from
+    kenning.Client (which checks with the engine's own functions before sending)."""
+    mem = make_memory()
+    door = HttpDoor(mem, door_server)
+    try:
+        mem.remember("Another memory so the table is not empty", scope="team:eng")
+        target = mem.remember("Alice prefers green tea", key="drink", tags=["pref"])
+        for name, call, exc, _ in CASES:
+            if exc is not InvalidInput:
+                continue
+            seen = []
+            for each in (mem, door):
+                with pytest.raises(InvalidInput) as info:
+                    call(each, target)
+                seen.append((str(info.value), info.value.field))
+            assert seen[0] == seen[1], name
+    finally:
+        door.release()
+
+
 def test_invalid_input_names_its_field(mem: Memory) -> None:
     for kwargs, field in (
         ({"confidence": 2}, "confidence"),

@@ -246,6 +246,55 @@ def test_an_answer_that_is_not_kenning_is_a_client_error(
     client.close()
 
 
+# -- arguments are checked before anything is sent ---------------------------------------------
+
+LIMITS = b'{"content_chars": 40, "key_chars": 10, "tags": 2, "batch": 3, "k": 7}'
+
+
+def test_a_bad_argument_is_refused_before_it_is_sent(scripted: Callable[..., Scripted]) -> None:
+    """The engine's checks run in the client; the server's size limits are read once,
+    the first time an error needs them for its words, and never for a valid call."""
+    server = scripted((200, LIMITS, 0), (200, _record_json(), 0))
+    client = Client(server.url, "kn_x", retries=0)
+    with pytest.raises(InvalidInput, match="importance must be an integer from 1 to 5") as info:
+        client.remember("fine", importance=0)
+    assert info.value.field == "importance"
+    assert [s[:2] for s in server.seen] == [("GET", "/v1/limits")]
+    for call, words in (
+        (lambda: client.remember("x" * 41), "content is 41 characters; the limit is 40"),
+        (lambda: client.recall("tea", k=0), "k must be an integer from 1 to 7, got 0"),
+        (lambda: client.recall("tea", k="5"), "k must be an integer from 1 to 7, got '5'"),
+        (lambda: client.remember("ok", tags=["a", "b", "c"]), "at most 2 tags"),
+        (lambda: client.remember_many([{"content": "a"}] * 4), "at most 3 memories, got 4"),
+        (lambda: client.remember("ok", metadata={"a": {1}}), "not JSON-serialisable"),
+        (lambda: client.get(None), "memory id must be a string, got NoneType"),  # type: ignore[arg-type]
+        (lambda: client.update("a" * 32, colour="red"), r"cannot update \['colour'\]"),
+    ):
+        with pytest.raises(InvalidInput, match=words):
+            call()
+    assert len(server.seen) == 1  # the limits, read once; no bad call was sent
+    assert client.get("a" * 32).content == "hi"
+    client.close()
+
+
+def test_limits_are_read_only_when_an_error_needs_them(
+    scripted: Callable[..., Scripted],
+) -> None:
+    """A valid call is sent at once; a server that does not say its limits leaves the
+    size checks to itself (the error is then worded without them)."""
+    server = scripted((200, _record_json(), 0), (404, b'{"detail": "no"}', 0))
+    client = Client(server.url, "kn_x", retries=0)
+    assert client.get("a" * 32).id == "a" * 32
+    with pytest.raises(InvalidInput, match="memory_type must be one of") as info:
+        client.remember("ok", memory_type="dream")
+    assert info.value.field == "memory_type"
+    assert [s[:2] for s in server.seen] == [
+        ("GET", "/v1/memories/" + "a" * 32),
+        ("GET", "/v1/limits"),
+    ]
+    client.close()
+
+
 # -- against a real server -------------------------------------------------------------------------
 
 
@@ -350,6 +399,11 @@ MIRRORED = (
     "approve",
     "reject",
     "review_many",
+    "access_log",
+    "sectors",
+    "policies",
+    "set_policy",
+    "delete_policy",
 )
 GRAPH = ("neighbours", "entity", "entities", "paths", "link")
 

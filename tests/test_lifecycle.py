@@ -47,7 +47,7 @@ def _later(clock: FixedClock, days: float) -> None:
 # -- strength ------------------------------------------------------------------------
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: strength
 def test_strength_decays_per_day_by_type_and_importance(mem: Memory, clock: FixedClock) -> None:
     medium = mem.remember("The office plant needs water on Fridays")
     trivial = mem.remember("The vending machine had no crisps", importance=1)
@@ -62,7 +62,7 @@ def test_strength_decays_per_day_by_type_and_importance(mem: Memory, clock: Fixe
     assert mem.strength(working.id) == pytest.approx(0.6 * 0.90**10)
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: strength, reinforce
 def test_recall_reinforces_its_hits_in_one_logged_write(mem: Memory, clock: FixedClock) -> None:
     fact = mem.remember("Dana's favourite editor is Helix")
     _later(clock, 5)
@@ -142,7 +142,7 @@ def test_strength_weight_changes_the_order(
     assert hits[0].explain.strength > hits[1].explain.strength
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_access_log_is_scoped_and_forget_removes_it(mem: Memory) -> None:
     secret = mem.remember("Admin-only: the audit starts in May", scope="user:default")
     mem.reinforce(secret.id)
@@ -228,7 +228,7 @@ def test_duplicates_inside_one_batch_are_stored_once(mem: Memory) -> None:
 # -- consolidation and forgetting --------------------------------------------------------
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: strength
 def test_forgetting_thresholds_archive_reversibly(mem: Memory, clock: FixedClock) -> None:
     weak = mem.remember("A colleague mentioned a podcast once", memory_type="episodic")
     trivial = mem.remember("The lift was slow this morning", importance=1, memory_type="episodic")
@@ -257,7 +257,6 @@ def test_dry_run_reports_and_writes_nothing(mem: Memory, clock: FixedClock) -> N
     assert mem.get(m.id).status is Status.ACTIVE and len(mem.history(m.id)) == 1
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
 def test_retention_policy_archives_old_memories(mem: Memory, clock: FixedClock) -> None:
     old = mem.remember("Q1 planning notes", scope="team:eng", importance=4)
     mem.remember("Personal note kept forever", importance=4)
@@ -276,7 +275,7 @@ def test_retention_policy_archives_old_memories(mem: Memory, clock: FixedClock) 
     assert mem.policies() == []
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_capacity_evicts_the_weakest_by_archiving(mem: Memory, clock: FixedClock) -> None:
     mem.set_policy("*", memory_type="episodic", capacity=2)
     a = mem.remember("Visited the Lisbon office", memory_type="episodic")
@@ -312,7 +311,7 @@ def test_repeated_episodes_are_promoted_with_evidence(mem: Memory, clock: FixedC
     assert not [a for a in mem.consolidate().actions if a.op == "promote"]
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_reinforced_important_episode_is_promoted(mem: Memory) -> None:
     m = mem.remember("Launch went well after the load test", memory_type="episodic", importance=4)
     for _ in range(4):
@@ -340,7 +339,7 @@ def test_a_member_consolidates_only_what_they_may_write(mem: Memory, clock: Fixe
 # -- sectors -------------------------------------------------------------------------------
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_sectors_assign_by_topic_and_recall_a_subtree(mem: Memory, clock: FixedClock) -> None:
     work = mem.create_sector("Work", topics=["work"], decay_multiplier=2.0)
     meetings = mem.create_sector("Meetings", parent_id=work.id, topics=["meeting"])
@@ -363,7 +362,7 @@ def test_sectors_assign_by_topic_and_recall_a_subtree(mem: Memory, clock: FixedC
         mem.recall("x", sector="no-such-sector")
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_an_oversized_sector_splits_in_two(mem: Memory) -> None:
     sector = mem.create_sector("Notes", topics=["note"], max_size=4)
     cooking = [
@@ -407,7 +406,7 @@ def test_consolidation_splits_what_writes_did_not(make_memory: Callable[..., Mem
     assert sorted(s.size for s in mem.sectors() if s.parent_id == sector.id) == [3, 3]
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_an_inseparable_sector_makes_room_instead(mem: Memory) -> None:
     sector = mem.create_sector("Same", topics=["same"], max_size=4)
     mem.write(
@@ -420,7 +419,7 @@ def test_an_inseparable_sector_makes_room_instead(mem: Memory) -> None:
     assert after.id == sector.id and after.size == 5 and after.max_size == 10
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_sector_and_policy_input_is_checked(mem: Memory) -> None:
     with pytest.raises(InvalidInput):
         mem.create_sector("x", decay_multiplier=0)
@@ -458,7 +457,7 @@ def test_build_hint_is_fenced_and_neutralises_injections(mem: Memory) -> None:
         mem.build_hint(persona="helpdesk", principal=ALICE)
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_lifecycle_methods_write_nothing_on_bad_input(mem: Memory, db_counts: Any) -> None:
     mem.remember("Seed memory")
     before = db_counts(mem)
@@ -476,7 +475,7 @@ def test_lifecycle_methods_write_nothing_on_bad_input(mem: Memory, db_counts: An
     assert db_counts(mem) == before
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: confidence_components
 def test_confidence_components_follow_seed_000(mem: Memory) -> None:
     m = mem.remember("Nora Diaz manages the Lisbon office", source="user_input")
     parts = mem.confidence_components(m.id)
@@ -513,7 +512,7 @@ def _state(m: Any) -> dict[str, Any]:
     return {k: v for k, v in m.to_dict().items() if k not in _VOLATILE}
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_every_retirement_restores_the_exact_prior_state(mem: Memory, clock: FixedClock) -> None:
     """Supersede, shadow, forget, retention and eviction each change a memory; restore
     brings back every field they changed, read from history alone."""
@@ -548,7 +547,7 @@ def test_every_retirement_restores_the_exact_prior_state(mem: Memory, clock: Fix
         assert _state(mem.get(mid)) == before[mid], mid
 
 
-@pytest.mark.doors("embedded")  # lifecycle methods REST does not serve
+@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_sectors_are_seen_only_through_readable_scopes(mem: Memory) -> None:
     bob = Principal(org_id="default", user_id="bob", roles=frozenset({Role.MEMBER}))
     mine = mem.create_sector("Private", scope="user:alice", principal=ALICE)
@@ -559,6 +558,33 @@ def test_sectors_are_seen_only_through_readable_scopes(mem: Memory) -> None:
         mem.sectors(scopes="user:alice", principal=bob)
     with pytest.raises(NotFound):  # bob cannot target it either
         mem.recall("anything", sector=mine.id, principal=bob)
+
+
+def test_access_log_and_sectors_read_alike_through_every_door(mem: Memory) -> None:
+    """access_log and sectors through the door; the sectors are made by the engine
+    behind it (create_sector is not served over REST)."""
+    engine: Memory = getattr(mem, "memory", mem)
+    work = engine.create_sector("Work", topics=["work"])
+    mine = engine.create_sector("Private", scope="user:alice", principal=ALICE)
+    fact = mem.remember("Quarterly goals are due on Friday", tags=["work"])
+    assert mem.get(fact.id).sector_id == work.id
+    for scopes in (None, "all", ["user:default"]):
+        ours = [s.to_dict() for s in mem.sectors(scopes=scopes)]
+        assert ours == [s.to_dict() for s in engine.sectors(scopes=scopes)]
+    assert {s.id for s in mem.sectors()} == {work.id, mine.id}
+    assert [(s.id, s.size) for s in mem.sectors(scopes="user:default")] == [(work.id, 1)]
+    assert [s.id for s in mem.sectors(principal=ALICE)] == [mine.id]
+    with pytest.raises(PermissionDenied):
+        mem.sectors(scopes="user:default", principal=ALICE)
+    assert mem.recall("when are the quarterly goals due?", 3).hits[0].memory.id == fact.id
+    mem.flush()
+    (entry,) = mem.access_log(fact.id)
+    assert entry.access_type == "recall" and entry.query == "when are the quarterly goals due?"
+    assert entry.to_dict() == engine.access_log(fact.id)[0].to_dict()
+    with pytest.raises(NotFound):
+        mem.access_log(fact.id, principal=ALICE)
+    with pytest.raises(InvalidInput, match="limit must be an integer from 1 to 1000, got 0"):
+        mem.access_log(fact.id, limit=0)
 
 
 def test_a_keyed_write_never_loses_its_key(mem: Memory) -> None:

@@ -30,6 +30,7 @@ from ..graph.model import Entity, GraphEdge, GraphPath, NodeKind
 from ..lifecycle.consolidate import Action as ConsolidationAction
 from ..lifecycle.consolidate import ConsolidationReport
 from ..lifecycle.ingest import IngestResult
+from ..lifecycle.model import AccessEntry, Policy, Sector
 from ..lifecycle.reconcile import Action as WriteAction
 from ..lifecycle.writer import WriteResult
 from ..models import (
@@ -43,6 +44,7 @@ from ..models import (
     Scope,
     ScoreBreakdown,
 )
+from ..validation import Limits
 
 __all__ = [
     "ClientError",
@@ -62,6 +64,10 @@ __all__ = [
     "entity_view",
     "graph_path",
     "graph_edge",
+    "access_entry",
+    "sector",
+    "policy",
+    "limits",
 ]
 
 
@@ -80,10 +86,14 @@ class ClientError(KenningError):
 
 def plain(value: Any) -> Any:
     """``value`` as JSON-ready data: times as ISO strings, enums as their values,
-    scopes as their keys, sets and tuples as lists, filters as mappings. Anything
-    else is passed as it is (the JSON encoder refuses what JSON cannot hold)."""
+    scopes as their keys, UTF-8 bytes as text, sets and tuples as lists, filters as
+    mappings. Anything else is passed as it is. The client sends only arguments the
+    engine's checks passed (:mod:`kenning.client._calls`), so this never meets a value
+    the engine refuses."""
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, bytes | bytearray):  # text the engine takes as UTF-8
+        return bytes(value).decode("utf-8", "replace")
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, Scope):
@@ -103,15 +113,10 @@ def plain(value: Any) -> Any:
     return value
 
 
-def segment(value: object, what: str) -> str:
+def segment(value: object) -> str:
     """One path segment of a URL (a memory id, a session id, an entity name),
-    percent-encoded. A URL cannot carry an empty or non-string segment, so those
-    are refused here with the engine's own words."""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string", field=what.replace(" ", "_"))
-    if not value.strip():
-        raise InvalidInput(f"{what} must not be empty", field=what.replace(" ", "_"))
-    return quote(value, safe="")
+    percent-encoded (its checks ran before: a call is built before it is checked)."""
+    return quote(str(value), safe="")
 
 
 # -- errors in ---------------------------------------------------------------------------
@@ -298,3 +303,63 @@ def neighbour(data: Mapping[str, Any]) -> Neighbour:
     """A memory next to the one asked about (or mentioning the entity asked about)."""
     edge = data.get("edge")
     return Neighbour(record(data["memory"]), None if edge is None else graph_edge(edge))
+
+
+def _time(value: Any) -> datetime | None:
+    return None if value is None else MemoryRecord.field_value("created_at", value)
+
+
+def access_entry(data: Mapping[str, Any]) -> AccessEntry:
+    """One access of a memory (a recall hit, a reinforcement)."""
+    at = _time(data["at"])
+    assert at is not None
+    return AccessEntry(
+        int(data["seq"]),
+        data["memory_id"],
+        data["access_type"],
+        data.get("query"),
+        float(data["strength_before"]),
+        float(data["strength_after"]),
+        at,
+    )
+
+
+def sector(data: Mapping[str, Any]) -> Sector:
+    """A sector (without its centroid, which the server keeps)."""
+    return Sector(
+        id=data["id"],
+        org_id=data["org_id"],
+        scope=Scope.parse(data["scope"]),
+        name=data["name"],
+        parent_id=data.get("parent_id"),
+        decay_multiplier=float(data["decay_multiplier"]),
+        topics=tuple(data.get("topics") or ()),
+        max_size=int(data["max_size"]),
+        created_at=_time(data.get("created_at")),
+        updated_at=_time(data.get("updated_at")),
+        size=int(data.get("size", 0)),
+    )
+
+
+def policy(data: Mapping[str, Any]) -> Policy:
+    """A retention / capacity / review policy."""
+    return Policy(
+        data["org_id"],
+        data["target"],
+        data["memory_type"],
+        data.get("retention_days"),
+        data.get("capacity"),
+        bool(data.get("review", False)),
+        _time(data.get("updated_at")),
+    )
+
+
+def limits(data: Mapping[str, Any]) -> Limits:
+    """The size limits a server checks (``LimitsOut``)."""
+    return Limits(
+        int(data["content_chars"]),
+        int(data["key_chars"]),
+        int(data["tags"]),
+        int(data["batch"]),
+        int(data["k"]),
+    )

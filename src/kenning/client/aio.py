@@ -16,10 +16,12 @@ from typing import Any, TypeVar
 
 import httpx
 
+from ..errors import KenningError
 from ..graph.api import EntityView, Neighbour
 from ..graph.model import Entity, GraphEdge, GraphPath, Relation
 from ..lifecycle.consolidate import ConsolidationReport
 from ..lifecycle.ingest import IngestResult
+from ..lifecycle.model import AccessEntry, Policy, Sector
 from ..lifecycle.writer import WriteResult
 from ..models import (
     ALL_SCOPES,
@@ -34,8 +36,9 @@ from ..models import (
     RecallResult,
     Scope,
 )
+from ..validation import UNBOUNDED, Limits
 from . import _calls as calls
-from ._calls import Call, ScopesArg, no_principal
+from ._calls import Call, ScopesArg, checked, no_principal
 from ._config import NO_DELAY, ClientConfig
 
 __all__ = ["AsyncClient", "AsyncClientGraph"]
@@ -53,9 +56,13 @@ class _Sender:
             timeout=config.timeout_s,
             transport=transport or httpx.AsyncHTTPTransport(socket_options=NO_DELAY),
         )
+        #: The server's size limits, once read (see :func:`~kenning.client._calls.checked`).
+        self.limits: Limits | None = None
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
     async def send(self, call: Call[T]) -> T:
+        if not checked(call, self.limits):  # worded with the server's limits, then raised
+            checked(call, await self.server_limits())
         attempt = 0
         while True:
             try:
@@ -68,6 +75,15 @@ class _Sender:
                     return self.config.result(call, response)
             await self.sleep(wait)
             attempt += 1
+
+    async def server_limits(self) -> Limits:
+        """The server's size limits (read once); unbounded when it does not say."""
+        if self.limits is None:
+            try:
+                self.limits = await self.send(calls.limits())
+            except KenningError:
+                return UNBOUNDED
+        return self.limits
 
 
 class AsyncClientGraph:
@@ -489,3 +505,64 @@ class AsyncClient:
         """Approve or reject many; per id, what was done or the error that stopped it."""
         no_principal(principal)
         return await self._sender.send(calls.review_many(ids, action, reason, persona))
+
+    # -- access log, sectors, policies ----------------------------------------------------
+
+    async def access_log(
+        self,
+        memory_id: str,
+        *,
+        limit: int = 100,
+        principal: Principal | None = None,
+        persona: str | None = None,
+    ) -> builtins.list[AccessEntry]:
+        """The latest accesses of a memory (recall hits, reinforcements), oldest first."""
+        no_principal(principal)
+        return await self._sender.send(calls.access_log(memory_id, limit, persona))
+
+    async def sectors(
+        self,
+        *,
+        scopes: ScopesArg = ALL_SCOPES,
+        principal: Principal | None = None,
+        persona: str | None = None,
+    ) -> builtins.list[Sector]:
+        """The sectors of the scopes the caller may read, with their sizes."""
+        no_principal(principal)
+        return await self._sender.send(calls.sectors(scopes, persona))
+
+    async def set_policy(
+        self,
+        target: str = "*",
+        *,
+        memory_type: str = "*",
+        retention_days: float | None = None,
+        capacity: int | None = None,
+        review: bool = False,
+        principal: Principal | None = None,
+        persona: str | None = None,
+    ) -> Policy:
+        """Set the retention / capacity / review policy for a target and memory type
+        (organization admins only)."""
+        no_principal(principal)
+        call = calls.set_policy(target, memory_type, retention_days, capacity, review, persona)
+        return await self._sender.send(call)
+
+    async def delete_policy(
+        self,
+        target: str = "*",
+        *,
+        memory_type: str = "*",
+        principal: Principal | None = None,
+        persona: str | None = None,
+    ) -> None:
+        """Remove a policy (organization admins only); ``NotFound`` when there is none."""
+        no_principal(principal)
+        return await self._sender.send(calls.delete_policy(target, memory_type, persona))
+
+    async def policies(
+        self, *, principal: Principal | None = None, persona: str | None = None
+    ) -> builtins.list[Policy]:
+        """The organization's retention, capacity and review policies."""
+        no_principal(principal)
+        return await self._sender.send(calls.policies(persona))

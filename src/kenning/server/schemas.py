@@ -42,6 +42,10 @@ __all__ = [
     "GrantIn",
     "KeyIn",
     "PolicyIn",
+    "LimitsOut",
+    "KEY_CHARS",
+    "TAGS",
+    "BATCH",
     "MeOut",
     "KeyOut",
     "NewKeyOut",
@@ -51,6 +55,10 @@ __all__ = [
 
 Loose = dict[str, Any]
 Id = Field(min_length=1, max_length=128)
+#: The schemas' own caps (a server's limits are the lower of these and the settings').
+KEY_CHARS = 200
+TAGS = 64
+BATCH = 1000
 
 
 class _In(BaseModel):
@@ -63,7 +71,7 @@ class _Fields(_In):
     memory_type: Literal["episodic", "semantic", "procedural", "working"] | None = None
     importance: int | None = Field(None, ge=1, le=5)
     confidence: float | None = Field(None, ge=0, le=1)
-    tags: list[str] | None = Field(None, max_length=64)
+    tags: list[str] | None = Field(None, max_length=TAGS)
     metadata: dict[str, Any] | None = None
     event_at: datetime | None = None
     valid_from: datetime | None = None
@@ -77,7 +85,7 @@ class MemoryIn(_Fields):
 
     content: str = Field(min_length=1)
     scope: str | None = Field(None, max_length=300, examples=["user:alice", "team:eng", "org:acme"])
-    key: str | None = Field(None, max_length=200)
+    key: str | None = Field(None, max_length=KEY_CHARS)
     source: str | None = Field(None, max_length=64)
     source_channel_id: str | None = Field(None, max_length=256)
     agent_id: str | None = Field(None, max_length=256)
@@ -89,7 +97,7 @@ class MemoryIn(_Fields):
 class BatchIn(_In):
     """Several memories, stored in one transaction (all or nothing)."""
 
-    items: list[MemoryIn] = Field(min_length=1, max_length=1000)
+    items: list[MemoryIn] = Field(min_length=1, max_length=BATCH)
     reconcile: bool = True
 
 
@@ -98,7 +106,7 @@ class UpsertIn(_Fields):
     memory per key and scope). The provenance fields describe the first write: an
     update keeps them."""
 
-    key: str = Field(min_length=1, max_length=200)
+    key: str = Field(min_length=1, max_length=KEY_CHARS)
     content: str = Field(min_length=1)
     scope: str | None = Field(None, max_length=300)
     source: str | None = Field(None, max_length=64)
@@ -112,7 +120,7 @@ class UpdateIn(_Fields):
     """Fields to change; ``expected_version`` makes the update conditional."""
 
     content: str | None = Field(None, min_length=1)
-    key: str | None = Field(None, max_length=200)
+    key: str | None = Field(None, max_length=KEY_CHARS)
     expected_version: int | None = Field(None, ge=1)
 
 
@@ -151,7 +159,7 @@ class IngestIn(_In):
     """Conversation messages: strings, or objects with ``content`` (and ``role``,
     ``name``, ``at``)."""
 
-    messages: list[str | dict[str, Any]] = Field(min_length=1, max_length=1000)
+    messages: list[str | dict[str, Any]] = Field(min_length=1, max_length=BATCH)
     scope: str | None = Field(None, max_length=300)
     episode_id: str | None = Field(None, max_length=256)
     extract: bool = True
@@ -167,9 +175,10 @@ class ConsolidateIn(_In):
 class HintIn(_In):
     """A memory block for a system prompt."""
 
-    query: str | None = Field(None, min_length=1)
+    #: Blank or absent: the top memories by priority.
+    query: str | None = None
     persona: str | None = Field(None, max_length=128)
-    max_chars: int = Field(6000, ge=200, le=50_000)
+    max_chars: int = Field(6000, ge=200)
 
 
 class LinkIn(_In):
@@ -258,6 +267,18 @@ class PolicyIn(_In):
 
 
 # -- responses -----------------------------------------------------------------------
+
+
+class LimitsOut(BaseModel):
+    """The size limits this server checks arguments against (clients check them before
+    sending): characters of content and keys, tags per memory, memories per batch, and
+    the largest ``k`` or page size."""
+
+    content_chars: int
+    key_chars: int
+    tags: int
+    batch: int
+    k: int
 
 
 class MemoryOut(BaseModel):

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import Loose
-from ._common import scopes_param
+from ._common import bounded, scopes_param
 
 __all__ = ["router"]
 
@@ -46,10 +46,13 @@ def curves(
 def sectors(
     caller: CallerDep,
     mem: MemoryDep,
-    scope: Annotated[list[str] | None, Query()] = None,
+    scope: Annotated[
+        list[str] | None,
+        Query(description="scopes; default all readable; 'default' for the default view"),
+    ] = None,
 ) -> Any:
     """The sectors of the scopes the caller may read, with their sizes."""
-    scopes = scopes_param(scope)
+    scopes = None if scope == ["default"] else scopes_param(scope)
     return [s.to_dict() for s in mem.sectors(scopes=scopes, principal=caller.principal)]
 
 
@@ -69,5 +72,7 @@ def access_log(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Any:
     """The latest accesses of a memory (recalls, reinforcements), oldest first."""
-    found = mem.access_log(memory_id, limit=limit, principal=caller.principal)
+    found = mem.access_log(
+        memory_id, limit=bounded(mem, limit, "limit"), principal=caller.principal
+    )
     return [a.to_dict() for a in found]
