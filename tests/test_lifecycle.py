@@ -47,7 +47,6 @@ def _later(clock: FixedClock, days: float) -> None:
 # -- strength ------------------------------------------------------------------------
 
 
-@pytest.mark.doors("embedded")  # not served over REST: strength
 def test_strength_decays_per_day_by_type_and_importance(mem: Memory, clock: FixedClock) -> None:
     medium = mem.remember("The office plant needs water on Fridays")
     trivial = mem.remember("The vending machine had no crisps", importance=1)
@@ -62,7 +61,6 @@ def test_strength_decays_per_day_by_type_and_importance(mem: Memory, clock: Fixe
     assert mem.strength(working.id) == pytest.approx(0.6 * 0.90**10)
 
 
-@pytest.mark.doors("embedded")  # not served over REST: strength, reinforce
 def test_recall_reinforces_its_hits_in_one_logged_write(mem: Memory, clock: FixedClock) -> None:
     fact = mem.remember("Dana's favourite editor is Helix")
     _later(clock, 5)
@@ -142,7 +140,6 @@ def test_strength_weight_changes_the_order(
     assert hits[0].explain.strength > hits[1].explain.strength
 
 
-@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_access_log_is_scoped_and_forget_removes_it(mem: Memory) -> None:
     secret = mem.remember("Admin-only: the audit starts in May", scope="user:default")
     mem.reinforce(secret.id)
@@ -228,7 +225,6 @@ def test_duplicates_inside_one_batch_are_stored_once(mem: Memory) -> None:
 # -- consolidation and forgetting --------------------------------------------------------
 
 
-@pytest.mark.doors("embedded")  # not served over REST: strength
 def test_forgetting_thresholds_archive_reversibly(mem: Memory, clock: FixedClock) -> None:
     weak = mem.remember("A colleague mentioned a podcast once", memory_type="episodic")
     trivial = mem.remember("The lift was slow this morning", importance=1, memory_type="episodic")
@@ -275,7 +271,6 @@ def test_retention_policy_archives_old_memories(mem: Memory, clock: FixedClock) 
     assert mem.policies() == []
 
 
-@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_capacity_evicts_the_weakest_by_archiving(mem: Memory, clock: FixedClock) -> None:
     mem.set_policy("*", memory_type="episodic", capacity=2)
     a = mem.remember("Visited the Lisbon office", memory_type="episodic")
@@ -311,7 +306,6 @@ def test_repeated_episodes_are_promoted_with_evidence(mem: Memory, clock: FixedC
     assert not [a for a in mem.consolidate().actions if a.op == "promote"]
 
 
-@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_reinforced_important_episode_is_promoted(mem: Memory) -> None:
     m = mem.remember("Launch went well after the load test", memory_type="episodic", importance=4)
     for _ in range(4):
@@ -339,7 +333,6 @@ def test_a_member_consolidates_only_what_they_may_write(mem: Memory, clock: Fixe
 # -- sectors -------------------------------------------------------------------------------
 
 
-@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_sectors_assign_by_topic_and_recall_a_subtree(mem: Memory, clock: FixedClock) -> None:
     work = mem.create_sector("Work", topics=["work"], decay_multiplier=2.0)
     meetings = mem.create_sector("Meetings", parent_id=work.id, topics=["meeting"])
@@ -362,7 +355,6 @@ def test_sectors_assign_by_topic_and_recall_a_subtree(mem: Memory, clock: FixedC
         mem.recall("x", sector="no-such-sector")
 
 
-@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_an_oversized_sector_splits_in_two(mem: Memory) -> None:
     sector = mem.create_sector("Notes", topics=["note"], max_size=4)
     cooking = [
@@ -406,7 +398,6 @@ def test_consolidation_splits_what_writes_did_not(make_memory: Callable[..., Mem
     assert sorted(s.size for s in mem.sectors() if s.parent_id == sector.id) == [3, 3]
 
 
-@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_an_inseparable_sector_makes_room_instead(mem: Memory) -> None:
     sector = mem.create_sector("Same", topics=["same"], max_size=4)
     mem.write(
@@ -419,7 +410,6 @@ def test_an_inseparable_sector_makes_room_instead(mem: Memory) -> None:
     assert after.id == sector.id and after.size == 5 and after.max_size == 10
 
 
-@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_sector_and_policy_input_is_checked(mem: Memory) -> None:
     with pytest.raises(InvalidInput):
         mem.create_sector("x", decay_multiplier=0)
@@ -457,7 +447,6 @@ def test_build_hint_is_fenced_and_neutralises_injections(mem: Memory) -> None:
         mem.build_hint(persona="helpdesk", principal=ALICE)
 
 
-@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_lifecycle_methods_write_nothing_on_bad_input(mem: Memory, db_counts: Any) -> None:
     mem.remember("Seed memory")
     before = db_counts(mem)
@@ -475,7 +464,6 @@ def test_lifecycle_methods_write_nothing_on_bad_input(mem: Memory, db_counts: An
     assert db_counts(mem) == before
 
 
-@pytest.mark.doors("embedded")  # not served over REST: confidence_components
 def test_confidence_components_follow_seed_000(mem: Memory) -> None:
     m = mem.remember("Nora Diaz manages the Lisbon office", source="user_input")
     parts = mem.confidence_components(m.id)
@@ -512,7 +500,6 @@ def _state(m: Any) -> dict[str, Any]:
     return {k: v for k, v in m.to_dict().items() if k not in _VOLATILE}
 
 
-@pytest.mark.doors("embedded")  # not served over REST: reinforce
 def test_every_retirement_restores_the_exact_prior_state(mem: Memory, clock: FixedClock) -> None:
     """Supersede, shadow, forget, retention and eviction each change a memory; restore
     brings back every field they changed, read from history alone."""
@@ -547,7 +534,6 @@ def test_every_retirement_restores_the_exact_prior_state(mem: Memory, clock: Fix
         assert _state(mem.get(mid)) == before[mid], mid
 
 
-@pytest.mark.doors("embedded")  # not served over REST: create_sector
 def test_sectors_are_seen_only_through_readable_scopes(mem: Memory) -> None:
     bob = Principal(org_id="default", user_id="bob", roles=frozenset({Role.MEMBER}))
     mine = mem.create_sector("Private", scope="user:alice", principal=ALICE)
@@ -561,8 +547,8 @@ def test_sectors_are_seen_only_through_readable_scopes(mem: Memory) -> None:
 
 
 def test_access_log_and_sectors_read_alike_through_every_door(mem: Memory) -> None:
-    """access_log and sectors through the door; the sectors are made by the engine
-    behind it (create_sector is not served over REST)."""
+    """access_log and sectors through the door, over sectors made by the engine
+    behind it (create_sector through the door is in the tests above)."""
     engine: Memory = getattr(mem, "memory", mem)
     work = engine.create_sector("Work", topics=["work"])
     mine = engine.create_sector("Private", scope="user:alice", principal=ALICE)

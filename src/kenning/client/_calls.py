@@ -61,6 +61,7 @@ from ..validation import (
     clean_memory_type,
     clean_number,
     clean_recall,
+    clean_tags,
     clean_text,
 )
 from . import _wire as wire
@@ -578,6 +579,64 @@ def access_log(memory_id: str, limit: int, persona: str | None) -> Call[list[Acc
         persona=persona,
         check=check,
     )
+
+
+def strength(memory_id: str, persona: str | None) -> Call[float]:
+    """``GET /v1/memories/{id}/strength``."""
+    return Call(
+        "GET",
+        _id(memory_id) + "/strength",
+        lambda data: float(data["strength"]),
+        persona=persona,
+        check=_by_id(memory_id),
+    )
+
+
+def reinforce(memory_id: str, persona: str | None) -> Call[MemoryRecord]:
+    """``POST /v1/memories/{id}/reinforce``."""
+    return _memory(_id(memory_id) + "/reinforce", persona, "POST", check=_by_id(memory_id))
+
+
+def confidence_components(memory_id: str, persona: str | None) -> Call[dict[str, float]]:
+    """``GET /v1/memories/{id}/confidence``."""
+    return Call(
+        "GET",
+        _id(memory_id) + "/confidence",
+        lambda data: {str(k): float(v) for k, v in data.items()},
+        persona=persona,
+        check=_by_id(memory_id),
+    )
+
+
+def create_sector(
+    name: str,
+    scope: Scope | str | None,
+    parent_id: str | None,
+    decay_multiplier: float,
+    topics: Sequence[str],
+    max_size: int | None,
+    persona: str | None,
+) -> Call[Sector]:
+    """``POST /v1/sectors`` (who may write the scope, and whether the parent exists,
+    are the server's answer; an unset ``max_size`` is the server's default)."""
+
+    def check(lim: Limits) -> None:
+        _scope(scope)
+        clean_text(name, "name", 128)
+        clean_number(decay_multiplier, "decay_multiplier", at_most=100)
+        if max_size is not None:
+            clean_count(max_size, "max_size", minimum=4, maximum=MAX_INT32)
+        clean_tags(list(topics), lim.tags)
+
+    body = {
+        "name": name,
+        "scope": plain(scope),
+        "parent_id": parent_id,
+        "decay_multiplier": decay_multiplier,
+        "topics": plain(list(topics)) if isinstance(topics, Iterable) else topics,
+        "max_size": max_size,
+    }
+    return Call("POST", "/v1/sectors", wire.sector, body=body, persona=persona, check=check)
 
 
 def sectors(scopes: ScopesArg, persona: str | None) -> Call[list[Sector]]:

@@ -506,7 +506,49 @@ class AsyncClient:
         no_principal(principal)
         return await self._sender.send(calls.review_many(ids, action, reason, persona))
 
-    # -- access log, sectors, policies ----------------------------------------------------
+    # -- strength, access log, sectors, policies -----------------------------------------
+
+    async def reinforce(
+        self, memory_id: str, *, principal: Principal | None = None, persona: str | None = None
+    ) -> MemoryRecord:
+        """Strengthen a memory now: +reinforcement, its decay clock restarts."""
+        no_principal(principal)
+        return await self._sender.send(calls.reinforce(memory_id, persona))
+
+    async def strength(
+        self, memory_id: str, *, principal: Principal | None = None, persona: str | None = None
+    ) -> float:
+        """A memory's current strength (decayed to now, with its sector's multiplier)."""
+        no_principal(principal)
+        return await self._sender.send(calls.strength(memory_id, persona))
+
+    async def confidence_components(
+        self, memory_id: str, *, principal: Principal | None = None, persona: str | None = None
+    ) -> dict[str, float]:
+        """The component confidence of a memory, each component shown (source,
+        entities, relationships, validation, feedback) with the confidence they give."""
+        no_principal(principal)
+        return await self._sender.send(calls.confidence_components(memory_id, persona))
+
+    async def create_sector(
+        self,
+        name: str,
+        *,
+        scope: Scope | str | None = None,
+        parent_id: str | None = None,
+        decay_multiplier: float = 1.0,
+        topics: Sequence[str] = (),
+        max_size: int | None = None,
+        principal: Principal | None = None,
+        persona: str | None = None,
+    ) -> Sector:
+        """Add a sector to a scope's hierarchy: new memories with one of its
+        ``topics`` as a tag (or close to its centroid) are assigned to it."""
+        no_principal(principal)
+        call = calls.create_sector(
+            name, scope, parent_id, decay_multiplier, topics, max_size, persona
+        )
+        return await self._sender.send(call)
 
     async def access_log(
         self,

@@ -35,6 +35,9 @@ __all__ = [
     "StatsOut",
     "HintOut",
     "BulkReviewOut",
+    "StrengthOut",
+    "ConfidenceOut",
+    "SectorOut",
     "OrgIn",
     "UserIn",
     "GroupIn",
@@ -42,6 +45,7 @@ __all__ = [
     "GrantIn",
     "KeyIn",
     "PolicyIn",
+    "SectorIn",
     "LimitsOut",
     "KEY_CHARS",
     "TAGS",
@@ -266,6 +270,18 @@ class PolicyIn(_In):
     review: bool = False
 
 
+class SectorIn(_In):
+    """A sector to add to a scope's hierarchy (``scope`` defaults to the caller's own;
+    ``max_size`` to the server's ``lifecycle.sector_max_size``)."""
+
+    name: str = Field(min_length=1, max_length=128)
+    scope: str | None = Field(None, max_length=300)
+    parent_id: str | None = Field(None, min_length=1, max_length=128)
+    decay_multiplier: float = Field(1.0, gt=0, le=100)
+    topics: list[str] = Field([], max_length=TAGS)
+    max_size: int | None = Field(None, ge=4, le=MAX_INT32)
+
+
 # -- responses -----------------------------------------------------------------------
 
 
@@ -395,6 +411,40 @@ class BulkReviewOut(BaseModel):
 
     done: dict[str, str]
     failed: dict[str, str]
+
+
+class StrengthOut(BaseModel):
+    """A memory's current strength (decayed to now, with its sector's multiplier)."""
+
+    memory_id: str
+    strength: float
+
+
+class ConfidenceOut(BaseModel):
+    """A memory's component confidence: each component and the confidence they give."""
+
+    source: float
+    entities: float
+    relationships: float
+    validation: float
+    feedback: float
+    confidence: float
+
+
+class SectorOut(BaseModel):
+    """A sector of a scope's hierarchy (without its centroid, which the server keeps)."""
+
+    id: str
+    org_id: str
+    scope: str
+    name: str
+    parent_id: str | None
+    decay_multiplier: float
+    topics: list[str]
+    max_size: int
+    size: int
+    created_at: datetime | None
+    updated_at: datetime | None
 
 
 class MeOut(BaseModel):

@@ -1,5 +1,6 @@
 """What the web UI shows beside the memories: traffic, decay curves, sectors, a
-memory's entities and access log."""
+memory's entities, access log, strength and component confidence; and the two
+lifecycle writes that go with them (reinforce a memory, add a sector)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi import APIRouter, Query
 
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
-from ..schemas import Loose
+from ..schemas import ConfidenceOut, Loose, MemoryOut, SectorIn, SectorOut, StrengthOut
 from ._common import bounded, scopes_param
 
 __all__ = ["router"]
@@ -56,6 +57,22 @@ def sectors(
     return [s.to_dict() for s in mem.sectors(scopes=scopes, principal=caller.principal)]
 
 
+@router.post("/sectors", status_code=201, response_model=SectorOut, name="sector.create")
+def create_sector(body: SectorIn, caller: CallerDep, mem: MemoryDep) -> Any:
+    """Add a sector to a scope's hierarchy: new memories with one of its topics as a
+    tag (or close to its centroid) are assigned to it."""
+    sector = mem.create_sector(
+        body.name,
+        scope=body.scope,
+        parent_id=body.parent_id,
+        decay_multiplier=body.decay_multiplier,
+        topics=body.topics,
+        max_size=body.max_size,
+        principal=caller.principal,
+    )
+    return sector.to_dict()
+
+
 @router.get("/memories/{memory_id}/entities", response_model=list[Loose], name="memory.entities")
 def entities(memory_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
     """The entities and topics a memory mentions."""
@@ -76,3 +93,24 @@ def access_log(
         memory_id, limit=bounded(mem, limit, "limit"), principal=caller.principal
     )
     return [a.to_dict() for a in found]
+
+
+@router.get("/memories/{memory_id}/strength", response_model=StrengthOut, name="memory.strength")
+def strength(memory_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
+    """A memory's current strength (decayed to now, with its sector's multiplier)."""
+    return {"memory_id": memory_id, "strength": mem.strength(memory_id, principal=caller.principal)}
+
+
+@router.post("/memories/{memory_id}/reinforce", response_model=MemoryOut, name="memory.reinforce")
+def reinforce(memory_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
+    """Strengthen a memory now (its decay clock restarts); logged as an access."""
+    return mem.reinforce(memory_id, principal=caller.principal).to_dict()
+
+
+@router.get(
+    "/memories/{memory_id}/confidence", response_model=ConfidenceOut, name="memory.confidence"
+)
+def confidence(memory_id: str, caller: CallerDep, mem: MemoryDep) -> Any:
+    """A memory's component confidence: source reliability, entities, relationships,
+    validation and user feedback, and the confidence they give."""
+    return mem.confidence_components(memory_id, principal=caller.principal)
