@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from doorkit import DoorServer
+from doorkit import GRAPH_METHODS, METHODS, DoorServer
 from serverkit import bootstrap_org
 
 from kenning import (
@@ -375,41 +375,9 @@ def test_async_client_answers_like_the_sync_one(
 
 # -- the surface --------------------------------------------------------------------------------
 
-#: The engine methods the clients mirror.
-MIRRORED = (
-    "remember",
-    "remember_many",
-    "write",
-    "upsert",
-    "update",
-    "forget",
-    "archive",
-    "restore",
-    "feedback",
-    "get",
-    "recall",
-    "list",
-    "history",
-    "stats",
-    "ingest",
-    "context",
-    "consolidate",
-    "build_hint",
-    "review_queue",
-    "approve",
-    "reject",
-    "review_many",
-    "access_log",
-    "reinforce",
-    "strength",
-    "confidence_components",
-    "create_sector",
-    "sectors",
-    "policies",
-    "set_policy",
-    "delete_policy",
-)
-GRAPH = ("neighbours", "entity", "entities", "paths", "link")
+#: The engine methods the clients mirror (the door kit's list: one list for both).
+MIRRORED = sorted(METHODS)
+GRAPH = sorted(GRAPH_METHODS)
 
 
 def _params(fn: Any) -> list[tuple[str, Any, Any]]:
