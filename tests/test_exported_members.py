@@ -26,6 +26,7 @@ EXPECTED = [
     "EmbeddingError",
     "Entity",
     "EntityView",
+    "Erasure",
     "Extractor",
     "FeedbackKind",
     "FixedClock",

@@ -12,7 +12,7 @@ from .access import AccessPolicy, ScopeFilter
 from .aio import AsyncDirectory, AsyncGraph, AsyncMemory
 from .clock import Clock, FixedClock, SystemClock
 from .config import ScoringWeights, Settings
-from .directory import ApiKey, AuditEntry, Directory, Org, Persona, Team, User
+from .directory import ApiKey, AuditEntry, Directory, Erasure, Org, Persona, Team, User
 from .embeddings import Embedder, register_embedder
 from .engine import Memory
 from .errors import (
@@ -85,6 +85,7 @@ __all__ = [
     "EmbeddingError",
     "Entity",
     "EntityView",
+    "Erasure",
     "Extractor",
     "FeedbackKind",
     "FixedClock",

@@ -2,5 +2,16 @@
 
 from .model import ApiKey, AuditEntry, DirectoryEntry, Org, Persona, Team, User
 from .service import Directory
+from .userdata import Erasure
 
-__all__ = ["Directory", "ApiKey", "AuditEntry", "DirectoryEntry", "Org", "Persona", "Team", "User"]
+__all__ = [
+    "Directory",
+    "Erasure",
+    "ApiKey",
+    "AuditEntry",
+    "DirectoryEntry",
+    "Org",
+    "Persona",
+    "Team",
+    "User",
+]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from .._aio import mirrors
 from ..models import Principal, RecallMode, Role, Scope, TeamRole
 from .model import ApiKey, AuditEntry, Org, Persona, Team, User
 from .service import Directory
+from .userdata import Erasure
 
 __all__ = ["AsyncDirectory"]
 
@@ -200,6 +201,20 @@ class AsyncDirectory:
     @mirrors(Directory.bootstrap)
     async def bootstrap(self, org_id: str, user_id: str, key_name: str) -> tuple[ApiKey, str]:
         return await asyncio.to_thread(self.sync.bootstrap, org_id, user_id, key_name)
+
+    @mirrors(Directory.erase_user)
+    async def erase_user(
+        self, actor: Principal, user_id: str, *, include_shared: bool = False
+    ) -> Erasure:
+        return await asyncio.to_thread(
+            self.sync.erase_user, actor, user_id, include_shared=include_shared
+        )
+
+    @mirrors(Directory.export_user)
+    async def export_user(self, actor: Principal, user_id: str) -> Iterator[dict[str, Any]]:
+        # read whole in the worker thread: iterating here would block the event loop
+        lines = await asyncio.to_thread(lambda: list(self.sync.export_user(actor, user_id)))
+        return iter(lines)
 
     @mirrors(Directory.record)
     async def record(

@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..clock import Clock
 from ..errors import InvalidInput, NotFound, PermissionDenied, Unauthenticated
 from ..models import Principal, RecallMode, Role, Scope, ScopeKind, TeamRole, check_id
 from ..validation import clean_count, clean_flag, clean_text, clean_time
-from . import keys
+from . import keys, userdata
 from .model import ApiKey, AuditEntry, DirectoryEntry, Org, Persona, Team, User
+from .userdata import Erasure
 
 if TYPE_CHECKING:
-    from ..stores.base import DirectoryStore
+    from ..stores.base import DirectoryStore, Store
 
 __all__ = ["Directory"]
 
@@ -479,6 +480,45 @@ class Directory:
             if old.active and old.name == key_name:
                 self.revoke_key(system, old.id)
         return self.create_key(system, user_id, key_name)
+
+    # -- a user's data: erasure and export ---------------------------------------------------
+
+    def erase_user(
+        self, actor: Principal, user_id: str, *, include_shared: bool = False
+    ) -> Erasure:
+        """Erase a user of the actor's organization and everything stored about them
+        (admins; one transaction; a repeat returns the first erasure, ``repeated``).
+
+        Goes: their personal and persona_user memories (with vectors, keyword and
+        graph rows, access log, sectors, policies), their directory record, team
+        memberships, persona grants and API keys. Memories they wrote in shared
+        scopes stay, with the author replaced by ``"(erased)"``, unless
+        ``include_shared`` deletes them too. History keeps who and when without
+        content; the audit log records the erasure. Refused for yourself, the last
+        admin, and users the organization does not know (``NotFound``).
+        """
+        found = userdata.erase(self, self._whole(), actor, user_id, include_shared=include_shared)
+        if not found.repeated:
+            self._changed(actor.org_id)
+        return found
+
+    def export_user(self, actor: Principal, user_id: str) -> Iterator[dict[str, Any]]:
+        """Everything stored about a user, as JSON-ready lines (JSONL) each with a
+        ``type``: ``export`` (header), ``user``, ``api_key``, ``memory`` (``personal``,
+        or ``authored`` elsewhere), ``history``, ``access``, ``audit``, ``end``.
+
+        The user themselves (authored memories they can still read) or an admin of
+        their organization (every memory they authored). Checked, and recorded in
+        the audit log, before the first line; the lines are read as they are taken.
+        """
+        store = self._whole()
+        userdata.check_export(self, store, actor, user_id)
+        self.record(actor, "user.export", user_id)
+        return userdata.export_lines(store, actor, user_id, self.clock.now())
+
+    def _whole(self) -> Store:
+        # The engine's directory runs on its whole store (memories and directory in one).
+        return cast("Store", self.store)
 
     # -- audit ------------------------------------------------------------------------------
 

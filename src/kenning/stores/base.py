@@ -67,7 +67,8 @@ every store):
   :class:`~kenning.directory.model.DirectoryEntry` rows keyed by
   ``(org_id, kind, id)``; ``put_entry`` creates or replaces one. API keys are
   found by their public id across organizations (authentication comes before
-  any org is known) and are never deleted, only revoked. The audit log is
+  any org is known) and are never deleted, only revoked (except when their
+  user is erased: ``delete_api_keys``). The audit log is
   append-only; ``audit`` reads one organization's, newest first. The directory
   holds no memory content, so it sits outside the scope filter: the engine's
   directory service checks who may read or change it.
@@ -284,6 +285,17 @@ class MemoryStore(Protocol):
         transaction; the store's own search indexes follow. Returns how many changed
         (memories deleted meanwhile are skipped). Run it with no other writer."""
 
+    def user_memories(
+        self, org_id: str, user_id: str
+    ) -> builtins.list[tuple[str, Scope, str | None]]:
+        """``(id, scope, created_by)`` of every memory of ``org_id`` (any status) in the
+        user's personal scopes (``user:U``, ``persona_user:P/U``) or created by the
+        user, by id (erasure and export; every scope, no filter)."""
+
+    def set_author(self, org_id: str, ids: Sequence[str], author: str | None) -> int:
+        """Set ``created_by`` of these memories of ``org_id`` (no new version, no history
+        row: erasure detaches an erased user from what stays); how many changed."""
+
 
 @runtime_checkable
 class GraphStore(Protocol):
@@ -384,6 +396,10 @@ class LifecycleStore(Protocol):
     def policies(self, org_id: str) -> builtins.list[Policy]:
         """Every policy of the organization."""
 
+    def forget_user_scopes(self, org_id: str, user_id: str) -> int:
+        """Delete the sectors of the user's personal scopes and the policies that target
+        those scopes (erasure; their memories must be gone first); how many rows went."""
+
 
 @runtime_checkable
 class DirectoryStore(Protocol):
@@ -415,6 +431,10 @@ class DirectoryStore(Protocol):
 
     def api_keys(self, org_id: str, user_id: str | None = None) -> builtins.list[ApiKey]:
         """The keys of an organization (of one user when given), oldest first."""
+
+    def delete_api_keys(self, org_id: str, user_id: str) -> int:
+        """Delete every key of the user, revoked ones too (erasure only: otherwise keys
+        are revoked, never deleted); how many."""
 
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:
         """Append audit lines (one transaction); the store assigns ``seq``."""

@@ -31,6 +31,7 @@ __all__ = [
     "finish_record",
     "finish_sector",
     "audit_where",
+    "personal_target",
     "layer_stats",
     "tombstones",
     "recorded_model",
@@ -165,6 +166,20 @@ def layer_stats(
     for layer, st in out.items():
         st.avg_confidence = round(conf_sum[layer] / st.total_memories, 4)
     return [out[k] for k in sorted(out)]
+
+
+def personal_target(target: str, user_id: str) -> bool:
+    """Whether a policy ``target`` names one of the user's personal scopes
+    (``scope:user:U`` or ``scope:persona_user:P/U``)."""
+    if not target.startswith("scope:"):
+        return False
+    try:
+        scope = Scope.parse(target.removeprefix("scope:"))
+    except ValueError:  # InvalidInput is a ValueError: not a scope of anyone's
+        return False
+    if scope.kind is ScopeKind.USER:
+        return scope.owner_id == user_id
+    return scope.kind is ScopeKind.PERSONA_USER and scope.user_id == user_id
 
 
 def audit_where(

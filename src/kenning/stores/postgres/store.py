@@ -54,6 +54,7 @@ from .transfer import PostgresTransfer
 from .transfer import doc_len as _doc_len
 from .transfer import vec as _vec
 from .txn import PostgresTransactions
+from .userdata import PostgresUserData
 
 log = logging.getLogger("kenning.store")
 
@@ -91,7 +92,12 @@ def _history_row(
 
 
 class PostgresStore(
-    PostgresTransactions, PostgresTransfer, PostgresGraph, PostgresLifecycle, PostgresDirectory
+    PostgresTransactions,
+    PostgresTransfer,
+    PostgresGraph,
+    PostgresLifecycle,
+    PostgresDirectory,
+    PostgresUserData,
 ):
     """The server store. ``url`` is a ``postgresql://`` connection URL."""
 

@@ -55,6 +55,7 @@ from .sql import (
 from .terms import TermStats
 from .transfer import SQLiteTransfer
 from .txn import SQLiteTransactions, Transaction
+from .userdata import SQLiteUserData
 from .vectors import SaidRange, VectorIndex
 
 log = logging.getLogger("kenning.store")
@@ -63,7 +64,12 @@ __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(
-    SQLiteTransactions, SQLiteTransfer, SQLiteGraph, SQLiteLifecycle, SQLiteDirectory
+    SQLiteTransactions,
+    SQLiteTransfer,
+    SQLiteGraph,
+    SQLiteLifecycle,
+    SQLiteDirectory,
+    SQLiteUserData,
 ):
     """The embedded store. ``path`` may be ``":memory:"`` for throwaway use."""
 
