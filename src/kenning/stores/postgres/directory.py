@@ -1,12 +1,14 @@
 """The directory on PostgreSQL: entries, API keys, the audit log (migration ``006``).
 
 Mixed into :class:`~kenning.stores.postgres.store.PostgresStore`; see
-:mod:`kenning.stores.base` for the contract. These tables have no row-level
-security (a key is looked up before its organization is known, and no row
-holds memory content): reads and writes by organization still run in that
-organization's context, the cross-organization ones (a key by id, the list of
-organizations, an audit batch) in an empty one. Ids sort bytewise (``COLLATE "C"``),
-as on SQLite, whatever the database's locale.
+:mod:`kenning.stores.base` for the contract. Every row is under row-level
+security (migration ``007``): it is read and written only in its
+organization's organization-wide context. The calls that cross organizations
+stay inside that wall: a key by id runs in the one-key lookup context (that
+key's row, read-only); an audit batch sets each organization's context in
+turn; the list of organizations reads the tenant ids of ``directory_orgs``,
+each confirmed in its own context. Ids sort bytewise (``COLLATE "C"``), as on
+SQLite, whatever the database's locale.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import builtins
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 from ...directory.model import ApiKey, AuditEntry, DirectoryEntry
 from ..rows import audit_where
 from .parts import StoreParts
+from .txn import org_context, set_context
 
 __all__ = ["PostgresDirectory"]
 
@@ -27,6 +31,12 @@ __all__ = ["PostgresDirectory"]
 _NO_CONTEXT = ("", "", "")
 _KEY_COLUMNS = "id, org_id, user_id, name, secret_hash, created_at, created_by, persona, revoked_at"
 _AUDIT_COLUMNS = "seq, org_id, at, actor, action, target, outcome, detail, request_id"
+_NOTE_ORG = "INSERT INTO directory_orgs (org_id) VALUES (%s) ON CONFLICT DO NOTHING"
+_HAS_ROWS = (
+    "SELECT EXISTS (SELECT 1 FROM directory WHERE org_id = %(o)s) "
+    "OR EXISTS (SELECT 1 FROM api_keys WHERE org_id = %(o)s) "
+    "OR EXISTS (SELECT 1 FROM audit_log WHERE org_id = %(o)s)"
+)
 
 
 def _audit_entry(row: tuple[Any, ...]) -> AuditEntry:
@@ -42,6 +52,7 @@ class PostgresDirectory(StoreParts):
     def put_entry(self, entry: DirectoryEntry) -> None:
         """Create or replace one directory row (by org, kind and id)."""
         with self._org_write(entry.org_id) as conn:
+            conn.execute(_NOTE_ORG, (entry.org_id,))
             conn.execute(
                 "INSERT INTO directory (org_id, kind, id, doc, updated_at) "
                 "VALUES (%s, %s, %s, %s::jsonb, %s) ON CONFLICT (org_id, kind, id) "
@@ -79,14 +90,18 @@ class PostgresDirectory(StoreParts):
             return bool(cur.rowcount > 0)
 
     def directory_orgs(self) -> builtins.list[str]:
-        """Every organization id with directory rows, API keys or audit lines, sorted."""
+        """Every organization id with directory rows, API keys or audit lines, sorted
+        (the recorded tenant ids, each checked for rows in its own context)."""
+        found: builtins.list[str] = []
         with self._tx(_NO_CONTEXT) as conn:
-            rows = conn.execute(
-                "SELECT org_id FROM (SELECT org_id FROM directory UNION SELECT org_id "
-                "FROM api_keys UNION SELECT org_id FROM audit_log) o "
-                'ORDER BY org_id COLLATE "C"'
+            known = conn.execute(
+                'SELECT org_id FROM directory_orgs ORDER BY org_id COLLATE "C"'
             ).fetchall()
-        return [r[0] for r in rows]
+            for (org_id,) in known:
+                row = set_context(conn, org_context(org_id)).execute(_HAS_ROWS, {"o": org_id})
+                if row.fetchone() == (True,):
+                    found.append(org_id)
+        return found
 
     # -- API keys ----------------------------------------------------------------------
 
@@ -94,6 +109,7 @@ class PostgresDirectory(StoreParts):
         """Store a new key; for a known id only a first revocation is recorded (never
         the hash; a revoked key stays revoked)."""
         with self._org_write(key.org_id) as conn:
+            conn.execute(_NOTE_ORG, (key.org_id,))
             conn.execute(
                 f"INSERT INTO api_keys ({_KEY_COLUMNS}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
@@ -113,8 +129,10 @@ class PostgresDirectory(StoreParts):
             )
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
-        """The key with this public id, in whatever organization, or None."""
+        """The key with this public id, in whatever organization, or None: read in
+        the one-key lookup context, which shows that key's row and nothing else."""
         with self._tx(_NO_CONTEXT) as conn:
+            conn.execute("SELECT set_config('kenning.key_id', %s, true)", (key_id,))
             row = conn.execute(
                 f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,)
             ).fetchone()
@@ -135,27 +153,31 @@ class PostgresDirectory(StoreParts):
     # -- audit log ---------------------------------------------------------------------
 
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:
-        """Append audit lines in one transaction; ``seq`` comes from the table."""
+        """Append audit lines in one transaction, each organization's run of lines in
+        its own context; ``seq`` comes from the table, in the order given."""
         if not entries:
             return
         with self._tx(_NO_CONTEXT) as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO audit_log (org_id, at, actor, action, target, outcome, detail, "
-                "request_id) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
-                [
-                    (
-                        e.org_id,
-                        e.at,
-                        e.actor,
-                        e.action,
-                        e.target,
-                        e.outcome,
-                        json.dumps(dict(e.detail), sort_keys=True, default=str),
-                        e.request_id,
-                    )
-                    for e in entries
-                ],
-            )
+            for org_id, run in groupby(entries, key=lambda e: e.org_id):
+                set_context(conn, org_context(org_id))
+                cur.execute(_NOTE_ORG, (org_id,))
+                cur.executemany(
+                    "INSERT INTO audit_log (org_id, at, actor, action, target, outcome, "
+                    "detail, request_id) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
+                    [
+                        (
+                            e.org_id,
+                            e.at,
+                            e.actor,
+                            e.action,
+                            e.target,
+                            e.outcome,
+                            json.dumps(dict(e.detail), sort_keys=True, default=str),
+                            e.request_id,
+                        )
+                        for e in run
+                    ],
+                )
 
     def audit(
         self,

@@ -11,7 +11,8 @@ Each migration runs in one transaction together with the row recording it in
 ``kenning_migrations``, under an advisory lock, so several workers starting at
 once apply each migration exactly once and never see a half-built schema.
 
-Row-level security (seed 000's second wall; the graph tables: see :func:`m003_graph`):
+Row-level security (seed 000's second wall; the graph tables: see :func:`m003_graph`;
+the directory, API keys and audit log: see :func:`m007_directory_rls`):
 ``memories``, ``postings`` and ``history`` are
 readable and writable only through :func:`kenning_visible`, which compares each
 row's organization and scope with the principal context the store sets per
@@ -412,12 +413,10 @@ def m005_lifecycle(conn: psycopg.Connection, dim: int) -> None:
 
 def m006_directory(conn: psycopg.Connection, dim: int) -> None:
     """The directory: organizations, users, teams and personas as JSON documents,
-    API keys (only the secret's hash), and the append-only audit log. Outside
-    row-level security: a key is looked up before its organization is known, and
-    none of these rows hold memory content (the engine checks who may read them)."""
+    API keys (only the secret's hash), and the append-only audit log. Their
+    row-level security comes in :func:`m007_directory_rls`."""
     conn.execute(
         """
-        -- No row-level security: auth finds a key before any org is known; no memory content.
         CREATE TABLE directory (
             org_id text NOT NULL,
             kind text NOT NULL,
@@ -454,6 +453,50 @@ def m006_directory(conn: psycopg.Connection, dim: int) -> None:
     )
 
 
+def m007_directory_rls(conn: psycopg.Connection, dim: int) -> None:
+    """Row-level security on the directory, API keys and audit log: each row is
+    readable and writable only under its organization's organization-wide
+    context (``kenning_org_wide``), the one the store's directory calls run in.
+
+    Two paths cross organizations, each as narrow as the policies allow:
+
+    * authentication looks a key up before its organization is known: an API
+      key row is also readable (never writable) in a transaction that names
+      that one key's public id in ``kenning.key_id``; every other context
+      clears it, and the secret is still checked against the stored hash;
+    * the list of organizations reads ``directory_orgs``, tenant ids only and
+      no row-level security (like ``organizations`` for memories); reading any
+      of an organization's rows still needs its context.
+    """
+    conn.execute(
+        """
+        -- Tenant ids only (no directory data): the organizations the directory knows.
+        CREATE TABLE directory_orgs (org_id text PRIMARY KEY);
+        INSERT INTO directory_orgs (org_id)
+            SELECT org_id FROM directory UNION SELECT org_id FROM api_keys
+            UNION SELECT org_id FROM audit_log;
+
+        ALTER TABLE directory ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE directory FORCE ROW LEVEL SECURITY;
+        CREATE POLICY directory_org ON directory
+            USING (kenning_org_wide(org_id)) WITH CHECK (kenning_org_wide(org_id));
+
+        ALTER TABLE api_keys ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE api_keys FORCE ROW LEVEL SECURITY;
+        CREATE POLICY api_keys_org ON api_keys
+            USING (kenning_org_wide(org_id)) WITH CHECK (kenning_org_wide(org_id));
+        -- Permissive policies combine with OR: this one only widens SELECT, by one key.
+        CREATE POLICY api_keys_lookup ON api_keys FOR SELECT
+            USING (id = current_setting('kenning.key_id', true));
+
+        ALTER TABLE audit_log ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE audit_log FORCE ROW LEVEL SECURITY;
+        CREATE POLICY audit_log_org ON audit_log
+            USING (kenning_org_wide(org_id)) WITH CHECK (kenning_org_wide(org_id));
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_search_indexes", m002_search_indexes),
@@ -461,6 +504,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("004_said_at", m004_said_at),
     ("005_lifecycle", m005_lifecycle),
     ("006_directory", m006_directory),
+    ("007_directory_rls", m007_directory_rls),
 ]
 
 

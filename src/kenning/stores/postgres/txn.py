@@ -23,7 +23,7 @@ from .footprint import footprint
 from .schema import BULK_INDEXES
 from .sql import context_values
 
-__all__ = ["PostgresTransactions"]
+__all__ = ["PostgresTransactions", "org_context", "set_context"]
 
 #: Every scope kind: an organization-wide context.
 _ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
@@ -40,14 +40,23 @@ def _translated() -> Iterator[None]:
         raise StoreError(f"PostgreSQL error: {exc}") from exc
 
 
-def _set_context(conn: psycopg.Connection, context: tuple[str, str, str]) -> psycopg.Connection:
-    """Set the (org, kinds, scopes) context the row-level security policies read."""
+def set_context(conn: psycopg.Connection, context: tuple[str, str, str]) -> psycopg.Connection:
+    """Set the (org, kinds, scopes) context the row-level security policies read,
+    for the rest of the transaction; it also clears the one-key lookup context
+    (``kenning.key_id``, see :mod:`.directory`), which a savepoint of an
+    :meth:`~PostgresTransactions.atomic` block would otherwise keep."""
     conn.execute(
         "SELECT set_config('kenning.org_id', %s, true), "
-        "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true)",
+        "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true), "
+        "set_config('kenning.key_id', '', true)",
         context,
     )
     return conn
+
+
+def org_context(org_id: str) -> tuple[str, str, str]:
+    """The organization-wide context of ``org_id`` (every scope kind of it)."""
+    return (org_id, _ALL_KINDS, "")
 
 
 class PostgresTransactions:
@@ -94,10 +103,10 @@ class PostgresTransactions:
         with _translated():
             if block is not None:
                 with block.transaction():
-                    yield _set_context(block, context)
+                    yield set_context(block, context)
                 return
             with self._pool.connection() as conn, conn.transaction():
-                yield _set_context(conn, context)
+                yield set_context(conn, context)
 
     def footprint(self, org_id: str | None = None) -> Footprint:
         """Rows per kind (see :class:`~kenning.stores.base.Footprint`), counted inside
@@ -112,7 +121,7 @@ class PostgresTransactions:
 
     def _org_write(self, org_id: str) -> Any:
         """Writes by id: the engine has checked the right; the wall keeps them in the org."""
-        return self._tx((org_id, _ALL_KINDS, ""))
+        return self._tx(org_context(org_id))
 
     @contextmanager
     def bulk_load(self, build_memory: str = "4GB") -> Iterator[None]:
