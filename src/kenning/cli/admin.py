@@ -7,12 +7,16 @@ org admin), through the same directory service the REST API uses.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
 from .._extras import require_extra
+from ..directory.userdata import ERASED_AUTHOR, jsonl
+from ..errors import InvalidInput
 from ..models import DEFAULT_USER, Role, TeamRole
 from ..stores import database_url, location
 from . import render
@@ -22,7 +26,8 @@ from .session import Command, memory_of, state_of
 __all__ = ["admin_app", "serve_command"]
 
 admin_app: typer.Typer = typer.Typer(
-    help="Organizations, users, teams, personas, API keys, audit.", no_args_is_help=True
+    help="Organizations, users, teams, personas, API keys, audit; erase or export a user.",
+    no_args_is_help=True,
 )
 key_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
 admin_app.add_typer(key_app, name="key")
@@ -137,6 +142,81 @@ def users(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """List the organization's users."""
     mem = memory_of(ctx)
     _show([u.to_dict() for u in mem.directory.users(mem.principal)], as_json)
+
+
+@_cmd(admin_app, "erase")
+def erase(
+    ctx: typer.Context,
+    user_id: Annotated[str, typer.Argument(metavar="USER_ID", help="The user to erase.")],
+    include_shared: Annotated[
+        bool,
+        typer.Option(
+            "--include-shared",
+            help="Also delete the memories they wrote in shared scopes (team, persona, "
+            f"organization). Without it those stay, their author replaced by {ERASED_AUTHOR}.",
+        ),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase a user and everything stored about them, for good (admins).
+
+    Deletes their personal and persona_user memories (with vectors, keyword and graph
+    rows, access log), their record, team memberships, persona grants and API keys.
+    Memories they wrote in shared scopes STAY, their author replaced by "(erased)",
+    unless --include-shared. History keeps who and when without content; the audit
+    log records the erasure. Running it again changes nothing.
+    """
+    mem = memory_of(ctx)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(
+                f"refusing to erase {user_id!r} without confirmation: stdin is not a "
+                "terminal; pass --yes",
+                field="yes",
+            )
+        shared = "deleted too" if include_shared else f"kept, author set to {ERASED_AUTHOR}"
+        question = f"Erase user {user_id!r} and all their memories (shared ones: {shared})?"
+        if not typer.confirm(question):
+            render.say("aborted", err=True)
+            raise typer.Exit(1)
+    done = mem.directory.erase_user(mem.principal, user_id, include_shared=include_shared)
+    _show(done.to_dict(), as_json)
+
+
+@_cmd(admin_app, "export")
+def export_user(
+    ctx: typer.Context,
+    user_id: Annotated[
+        str | None,
+        typer.Argument(metavar="[USER_ID]", help="Whose data (default: yours, --user)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", metavar="FILE", help="Write to FILE (default: stdout)."),
+    ] = None,
+) -> None:
+    """Export everything stored about a user as JSON lines (yourself; admins anyone).
+
+    One JSON object a line, each with a "type": export (header), user, api_key,
+    memory (relation personal or authored), history, access, audit, end (counts).
+    """
+    mem = memory_of(ctx)
+    who = mem.principal
+    lines = mem.directory.export_user(who, user_id or who.user_id)
+    if out is None:
+        sys.stdout.writelines(jsonl(lines))
+        return
+    part = out.with_name(out.name + ".part")
+    try:
+        with part.open("w", encoding="utf-8") as fh:
+            fh.writelines(jsonl(lines))
+        part.replace(out)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {out}: {exc.strerror or exc}", field="out") from None
+    finally:
+        part.unlink(missing_ok=True)
+    render.say(f"exported {user_id or who.user_id} to {out}", err=True)
 
 
 @_cmd(admin_app, "team")

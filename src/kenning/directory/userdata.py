@@ -31,7 +31,8 @@ of JSON-ready dicts, one per line of a JSONL file, each with a ``type``; see
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -64,7 +65,15 @@ class Directory(Protocol):
         """Append one audit line."""
 
 
-__all__ = ["ERASED_AUTHOR", "EXPORT_FORMAT", "Erasure", "erase", "export_lines", "check_export"]
+__all__ = [
+    "ERASED_AUTHOR",
+    "EXPORT_FORMAT",
+    "Erasure",
+    "erase",
+    "export_lines",
+    "check_export",
+    "jsonl",
+]
 
 #: The author of a memory whose writer was erased (not a valid user id, so no user
 #: can ever be confused with it).
@@ -278,3 +287,9 @@ def export_lines(
             break
         before = lines[-1].seq
     yield {"type": "end", "counts": dict(sorted(counts.items()))}
+
+
+def jsonl(lines: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """The lines of an export as JSONL text (one compact JSON object and a newline each)."""
+    for line in lines:
+        yield json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"

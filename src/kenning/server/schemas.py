@@ -43,6 +43,7 @@ __all__ = [
     "GroupIn",
     "MemberIn",
     "GrantIn",
+    "EraseIn",
     "KeyIn",
     "PolicyIn",
     "SectorIn",
@@ -250,6 +251,13 @@ class GrantIn(_In):
 
     use: bool = True
     lead: bool = False
+
+
+class EraseIn(_In):
+    """How to erase a user: ``include_shared`` also deletes the memories they wrote in
+    shared scopes (by default those stay, their author replaced by ``(erased)``)."""
+
+    include_shared: bool = False
 
 
 class KeyIn(_In):

@@ -8,12 +8,15 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import StreamingResponse
 
+from ...directory.userdata import jsonl
 from ...validation import MAX_INT64
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import (
     AuditOut,
+    EraseIn,
     GrantIn,
     GroupIn,
     KeyIn,
@@ -50,6 +53,29 @@ def me(caller: CallerDep, mem: MemoryDep) -> Any:
     }
 
 
+#: The export's media type, as the OpenAPI document names it.
+_JSONL: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/x-ndjson": {}}, "description": "JSONL, one object a line"}
+}
+
+
+def _export(mem: MemoryDep, caller: CallerDep, user_id: str) -> StreamingResponse:
+    """The export stream (checked, and audited, before the first byte)."""
+    lines = mem.directory.export_user(caller.principal, user_id)
+    name = f"kenning-export-{caller.principal.org_id}-{user_id}.jsonl"
+    return StreamingResponse(
+        jsonl(lines),
+        media_type="application/x-ndjson",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@router.get("/me/export", response_class=StreamingResponse, responses=_JSONL, name="me.export")
+def export_me(caller: CallerDep, mem: MemoryDep) -> StreamingResponse:
+    """Everything stored about the caller, as JSONL (see docs/administration.md)."""
+    return _export(mem, caller, caller.principal.user_id)
+
+
 @router.patch("/admin/org", response_model=Loose, name="admin.org.set")
 def set_org(body: OrgIn, caller: CallerDep, mem: MemoryDep) -> Any:
     """Rename the organization, set its recall mode, switch memory or org-layer review."""
@@ -66,6 +92,28 @@ def users(caller: CallerDep, mem: MemoryDep) -> Any:
 def put_user(user_id: str, body: UserIn, caller: CallerDep, mem: MemoryDep) -> Any:
     """Create a user or change their name, role or disabled flag."""
     return mem.directory.put_user(caller.principal, user_id, **body.model_dump()).to_dict()
+
+
+@router.post("/admin/users/{user_id}/erase", response_model=Loose, name="admin.user.erase")
+def erase_user(user_id: str, body: EraseIn, caller: CallerDep, mem: MemoryDep) -> Any:
+    """Erase a user and everything stored about them (admins; see docs/administration.md):
+    their personal memories, directory record, memberships, grants and keys. Memories
+    they wrote in shared scopes stay with the author ``(erased)`` unless
+    ``include_shared``. Repeating it answers the first erasure with ``repeated``."""
+    return mem.directory.erase_user(
+        caller.principal, user_id, include_shared=body.include_shared
+    ).to_dict()
+
+
+@router.get(
+    "/admin/users/{user_id}/export",
+    response_class=StreamingResponse,
+    responses=_JSONL,
+    name="admin.user.export",
+)
+def export_user(user_id: str, caller: CallerDep, mem: MemoryDep) -> StreamingResponse:
+    """Everything stored about a user, as JSONL (admins; users their own)."""
+    return _export(mem, caller, user_id)
 
 
 @router.get("/admin/teams", response_model=list[Loose], name="admin.teams")
