@@ -54,6 +54,7 @@ from .args import (
     scopes_arg,
     stdin_or,
 )
+from .backup import backup_command, restore_command
 from .graph import graph_app
 from .mcp import mcp_command
 from .session import EXIT_CODES, Command, RootGroup, State, command, memory_of, state_of
@@ -798,6 +799,8 @@ app.add_typer(graph_app, name="graph")
 app.add_typer(admin_app, name="admin")
 app.command("serve", cls=Command)(serve_command)
 _command("mcp")(mcp_command)
+_command("backup")(backup_command)
+_command("restore-backup")(restore_command)
 
 
 def main() -> None:
