@@ -1,9 +1,10 @@
 """The SQLite store's in-process BM25 (postings mirror), its locks and its mask cache.
 
-They exist for speed only, so every test compares against what FTS5 itself
-answers (``bm25()`` over the same ``MATCH``) or against the state before the
-cache: same rows, same scores, through inserts, edits, archives, deletes,
-writes from another connection and a reload from scratch.
+Every test compares against what FTS5 itself answers (``bm25()`` over the same
+``MATCH``) on an index holding exactly the reader's rows (the reader's
+statistics), or against the state before the cache: same rows, same scores,
+through inserts, edits, archives, deletes, writes from another connection and
+a reload from scratch.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from bm25kit import reader_bm25
 
 from kenning import Memory, MemoryFilter, Principal, Settings
 from kenning.access import ScopeFilter
@@ -38,14 +40,9 @@ def _sqlite(mem: Memory) -> SQLiteStore:
 
 
 def _fts5(store: SQLiteStore, query: str, view: ScopeFilter) -> list[tuple[str, float]]:
-    """FTS5's own answer for the same query words (bm25() per row, in SQL)."""
-    conn = SQLiteStore._connect(store.path)
-    try:
-        terms = [w for w in query.split() if w in _WORDS]
-        match = " OR ".join(f'"{t}"' for t in terms)
-        return store._keyword_joined(conn, match, view, MemoryFilter(), 10_000)
-    finally:
-        conn.close()
+    """FTS5's own answer for the same query words with the reader's statistics."""
+    terms = [w for w in query.split() if w in _WORDS]
+    return reader_bm25(store.path, " OR ".join(f'"{t}"' for t in terms), view)
 
 
 def _same_ranking(found: list[tuple[str, float]], truth: list[tuple[str, float]]) -> None:
@@ -69,8 +66,11 @@ def _check(mem: Memory, store: SQLiteStore) -> None:
     view = mem.policy.readable(mem.principal)
     for query in QUERIES:
         found = store.keyword_search(query, view, MemoryFilter(), 25)
-        with store._read() as conn:  # and it was the in-process path that answered
-            direct = store._keyword_in_process(conn, query_terms(query), view, MemoryFilter(), 25)
+        with store._read() as conn:  # and the row mirror could answer (no SQL needed)
+            scope_pks = store._scope_pks(conn, view)
+            phrases = store._terms.phrases(conn, query_terms(query))
+            pks, scores = store.postings.scores(conn, phrases, scope_pks, 0.25, 2000)
+            direct = store._keyword_mirrored(conn, pks, scores, view, MemoryFilter(), 25)
         assert direct == found
         _same_ranking(found, _fts5(store, query, view))
 
@@ -120,19 +120,17 @@ def test_writes_through_another_connection_are_seen(make_memory: Callable[..., M
     assert [i for i, _ in store.keyword_search("quartz", view, MemoryFilter(), 10)] == []
 
 
-def test_a_word_fts5_would_read_as_a_phrase_goes_to_fts5(
+def test_a_word_outside_ascii_is_scored_like_fts5(
     make_memory: Callable[..., Memory],
 ) -> None:
     mem = make_memory()
     store = _sqlite(mem)
     city = mem.remember("我们在北京见面")
-    mem.remember("lantern meadow")
+    mem.remember_many([{"content": "lantern meadow"}, {"content": "quartz river"}])
     view = mem.policy.readable(mem.principal)
-    assert store.postings is not None
-    assert store.postings.scores(["北京"]) is None  # not one plain token: FTS5 answers
-    assert store.postings.scores([]) is None
     found = store.keyword_search("我们在北京见面", view, MemoryFilter(), 10)
     assert [i for i, _ in found] == [city.id]
+    assert dict(found) == pytest.approx(dict(reader_bm25(store.path, '"我们在北京见面"', view)))
 
 
 def test_the_setting_turns_it_off_with_the_same_answers(
@@ -142,7 +140,7 @@ def test_the_setting_turns_it_off_with_the_same_answers(
     texts = [{"content": _text(rng)} for _ in range(200)]
     on = make_memory("on")
     off = make_memory("off", settings=Settings(store=StoreOptions(keyword_in_process=False)))
-    assert _sqlite(off).postings is None
+    assert _sqlite(off).keyword_in_process is False  # rows checked in SQL
     on.remember_many(texts)
     off.remember_many(texts)
     for query in QUERIES:
@@ -236,13 +234,13 @@ def test_postings_scores_match_fts5_bm25_on_a_raw_index(tmp_path: object) -> Non
     path = f"{tmp_path}/raw.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.executescript(
-        "CREATE TABLE memories (pk INTEGER PRIMARY KEY, id TEXT);"
+        "CREATE TABLE memories (pk INTEGER PRIMARY KEY, id TEXT, scope_pk INT, status TEXT);"
         "CREATE TABLE history (seq INTEGER PRIMARY KEY, memory_id TEXT);"
         "CREATE VIRTUAL TABLE memories_fts USING fts5(content, key, tags,"
         " tokenize = 'porter unicode61 remove_diacritics 2');"
     )
     for pk in range(1, 301):
-        conn.execute("INSERT INTO memories VALUES (?, ?)", (pk, f"m{pk}"))
+        conn.execute("INSERT INTO memories VALUES (?, ?, 1, 'active')", (pk, f"m{pk}"))
         key = rng.choice(_WORDS) if pk % 3 == 0 else None
         conn.execute(
             "INSERT INTO memories_fts (rowid, content, key, tags) VALUES (?, ?, ?, ?)",
@@ -252,17 +250,24 @@ def test_postings_scores_match_fts5_bm25_on_a_raw_index(tmp_path: object) -> Non
     conn.executescript(TEMP_TOKENIZER)
     index = PostingsIndex()
     index.refresh(conn)
-    for stems in (["harbour"], ["run", "run"], ["garden", "lake", "quartz"], ["absent"]):
-        match = " OR ".join(f'"{s}"' for s in stems)
+    phrase_sets: list[list[tuple[str, ...]]] = [
+        [("harbour",)],
+        [("run",), ("run",)],
+        [("garden",), ("lake",), ("quartz",)],
+        [("absent",)],
+        [("lake", "mountain")],  # a phrase: consecutive tokens in one column
+        [("run", "run"), ("violin",)],
+    ]
+    for stems in phrase_sets:
+        match = " OR ".join('"' + " ".join(p) + '"' for p in stems)
         truth = dict(
             conn.execute(
                 "SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?",
                 (match,),
             ).fetchall()
         )
-        scored = index.scores(stems)
-        assert scored is not None
-        pks, scores = scored
+        pks, scores = index.scores(conn, stems, [1])
+        assert len(truth) > 0 or stems == [("absent",)]
         assert dict(zip(pks.tolist(), scores.tolist(), strict=True)) == pytest.approx(truth)
         assert np.all(scores > 0)
     conn.close()

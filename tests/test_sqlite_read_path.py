@@ -2,8 +2,8 @@
 
 These mechanisms exist for speed; the tests check they change no answer:
 reads on other threads see exactly the committed state, the keyword search
-still returns BM25's true best matches inside the reader's scopes, cached term
-counts follow writes, and the vector scan over scope-grouped rows equals a
+still returns BM25's true best matches inside the reader's scopes, the reader's
+term counts follow writes, and the vector scan over scope-grouped rows equals a
 plain scan.
 """
 
@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from bm25kit import reader_bm25
 
 from kenning import FixedClock, Memory, MemoryFilter, MemoryRecord, Principal, Scope, TeamRole
 from kenning.access import ScopeFilter
@@ -93,25 +94,11 @@ def test_parallel_recalls_on_a_file_database_agree_with_serial_ones(
     assert [results[i] for i in range(len(queries))] == serial
 
 
-def _plain_bm25(path: str, match: str, allowed: set[int], limit: int) -> list[tuple[int, float]]:
-    """Ground truth: FTS5's bm25 over every match, scope applied afterwards in Python."""
-    conn = sqlite3.connect(path)
-    try:
-        rows = conn.execute(
-            "SELECT m.pk, m.scope_pk, -bm25(memories_fts) FROM memories_fts "
-            "JOIN memories m ON m.pk = memories_fts.rowid WHERE memories_fts MATCH ? "
-            "AND m.status = 'active' ORDER BY bm25(memories_fts), m.pk",
-            (match,),
-        ).fetchall()
-    finally:
-        conn.close()
-    return [(pk, score) for pk, scope_pk, score in rows if scope_pk in allowed][:limit]
-
-
 def test_keyword_search_returns_the_true_bm25_top_inside_the_scopes(
     make_memory: Callable[..., Memory],
 ) -> None:
-    """Rare words among thousands of common-word matches, spread over many scopes."""
+    """Rare words among thousands of common-word matches, spread over many scopes;
+    the statistics are the reader's (FTS5 over an index of the reader's rows)."""
     mem = make_memory()
     rng = np.random.default_rng(1)
     words = ["budget", "meeting", "harbour", "lantern", "quartz", "meadow"]
@@ -135,12 +122,12 @@ def test_keyword_search_returns_the_true_bm25_top_inside_the_scopes(
         match = " OR ".join(
             f'"{w}"'
             for w in query.split()
-            if w in ("harbour", "quartz", "meeting", "lantern", "meadow", "budget")
+            if w in ("harbour", "quartz", "meeting", "lantern", "meadow", "budget", "note")
         )
-        truth = _plain_bm25(store.path, match, allowed, 20)
+        truth = reader_bm25(store.path, match, view)[:20]
         assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in truth]
         assert {scope_of[i] for i, _ in found} <= allowed
-        best = {pk for pk, s in truth if s > truth[-1][1]}
+        best = {pk_of[i] for i, s in truth if s > truth[-1][1]}
         assert best <= {pk_of[i] for i, _ in found}
 
 
@@ -160,13 +147,24 @@ def test_cached_term_counts_follow_writes(make_memory: Callable[..., Memory]) ->
         [{"content": f"The garden needed water on day {i}"} for i in range(100)], principal=who
     )
     assert store.common_terms(["caroline", "weather"], view, 0.3, 20, 20_000) == set()
-    stats = TermStats()
+    with store._read() as conn:
+        scope_pks = store._scope_pks(conn, view)
+    assert store.postings.reader(scope_pks).active_rows == 140
+    mem.remember("One more", principal=who)
+    store.common_terms(["caroline"], view, 0.3, 20, 20_000)  # (catches the mirror up)
+    assert store.postings.reader(scope_pks).active_rows == 141
+    # an archived memory leaves the count of active ones (not the reader's rows)
+    mem.archive(mem.list(principal=who, limit=1).items[0].id)
+    assert store.common_terms(["caroline"], view, 0.3, 20, 20_000) == set()
+    assert store.postings.reader(scope_pks).active_rows == 140
+    assert store.postings.reader(scope_pks).rows == 141
     conn = SQLiteStore._connect(store.path)
     try:
-        assert stats.visible(conn, view, 10_000) == 140
-        mem.remember("One more", principal=who)
-        assert stats.visible(conn, view, 10_000) == 141
-        assert stats.stems(conn, ["running", "classes"]) == ["run", "class"]
+        assert TermStats().phrases(conn, ["running", "classes", "x·y"]) == [
+            ("run",),
+            ("class",),
+            ("x", "y"),
+        ]
     finally:
         conn.close()
 
@@ -268,9 +266,12 @@ def test_keyword_search_with_filters_or_unmirrored_rows_agrees_with_sql(
     mem.archive(archived.id)
     view = mem.policy.readable(mem.principal)
     mirrored = store.keyword_search("harbour lantern", view, MemoryFilter(), 10)
-    joined = store._keyword_joined(
-        SQLiteStore._connect(store.path), '"harbour" OR "lantern"', view, MemoryFilter(), 10
-    )
+    with store._read() as conn:
+        scope_pks = store._scope_pks(conn, view)
+        phrases = [("harbour",), ("lantern",)]
+        pks, scores = store.postings.scores(conn, phrases, scope_pks)
+        joined = store._keyword_joined(conn, pks, scores, view, MemoryFilter(), 10)
+        assert store._keyword_mirrored(conn, pks, scores, view, MemoryFilter(), 10) == mirrored
     assert mirrored == joined
     assert {i for i, _ in mirrored} == {tagged.id, plain.id}
     only_tagged = store.keyword_search(

@@ -142,7 +142,7 @@ def test_a_store_takes_its_knobs_from_the_options(tmp_path: Path, embedder: Embe
     try:
         assert isinstance(store, SQLiteStore)
         assert (store.vectors.exact_max, store.vectors.ann_min_rows) == (11, 12)
-        assert store.postings is None
+        assert store.keyword_in_process is False
     finally:
         store.close()
 

@@ -12,6 +12,7 @@ main pages are screenshotted into ``docs/screenshots/`` (the README shows them).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -640,6 +641,39 @@ def test_an_admin_creates_a_key_sees_the_secret_once_and_revokes_it(tab: Tab, si
         assert site.call("GET", "/v1/me", "alice").json()["org"]["review"] is True
     finally:
         site.call("PATCH", "/v1/admin/org", "root", json={"review": False})
+
+
+def test_an_admin_exports_and_erases_a_user(tab: Tab, site: Site) -> None:
+    d, root = site.mem.directory, admin_of(ACME)
+    d.put_user(root, "zoe", name="Zoe")
+    d.set_member(root, "eng", "zoe", "member")
+    zoe_key = d.create_key(root, "zoe", "web")[1]
+    zoe = d.principal(ACME, "zoe")
+    own = site.mem.remember("Zoe keeps her bicycle in the basement", principal=zoe).id
+    shared = site.mem.remember("Zoe set up the eng build cache", scope="team:eng", principal=zoe).id
+    page = tab.sign_in(site.keys["root"])
+    tab.go("#/admin/users")
+    row = page.locator('#users-table tr[data-user="zoe"]')
+    with page.expect_download() as got:
+        row.get_by_role("button", name="Export").click()
+    lines = [json.loads(x) for x in Path(got.value.path()).read_text().splitlines()]
+    assert got.value.suggested_filename == "kenning-export-zoe.jsonl"
+    assert {m["data"]["id"] for m in lines if m["type"] == "memory"} == {own, shared}
+    expect(
+        page.locator('#users-table tr[data-user="root"]').get_by_role("button", name="Erase")
+    ).to_have_count(0)
+    row.get_by_role("button", name="Erase").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("stay, their author replaced")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert site.call("GET", "/v1/me", key=zoe_key).status_code == 200  # cancelled: nothing happened
+    row.get_by_role("button", name="Erase").click()
+    page.get_by_role("dialog").get_by_role("button", name="Erase for good").click()
+    expect(page.locator("#status")).to_contain_text("User zoe erased")
+    expect(page.locator('#users-table tr[data-user="zoe"]')).to_have_count(0)
+    assert site.call("GET", "/v1/me", key=zoe_key).status_code == 401
+    assert site.call("GET", f"/v1/memories/{own}", "root").status_code == 404
+    assert site.call("GET", f"/v1/memories/{shared}", "root").json()["created_by"] == "(erased)"
 
 
 # -- graph and insight -------------------------------------------------------------------

@@ -105,7 +105,9 @@ class SQLiteStore(
         if self.path != ":memory:":
             self._readers = ReadPool(self.path, opts.read_connections, self._connect)
         self.keyword_max_df_ratio = opts.keyword_max_df_ratio
-        self.postings = PostingsIndex() if opts.keyword_in_process else None
+        # The postings are also each reader's keyword statistics: always kept.
+        self.postings = PostingsIndex()
+        self.keyword_in_process = opts.keyword_in_process
         self.model_id = model_id
         self.vectors = VectorIndex(
             dim,
@@ -396,52 +398,54 @@ class SQLiteStore(
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
-        """FTS5 BM25 (porter stemming) over the query's terms, filtered inside the query.
+        """FTS5's BM25 (porter stemming) over the query's terms, with the reader's
+        statistics, filtered inside the search.
 
-        Words present in more than ``keyword_max_df_ratio`` of the whole index
-        are left out (the rarest word always stays): their IDF is near zero,
-        but scoring their huge match lists would dominate the query time.
-        FTS5 ranks the matches itself (``ORDER BY rank``, BM25 computed once
-        per match) and hands them over best first, so the join to ``memories``
-        and the scope and filter checks stop as soon as ``limit`` rows pass.
+        N, each term's document frequency and the average length are counted over
+        the memories of the scopes the reader may read (any status), so another
+        organization's memories never move a score; a reader who can read every
+        memory gets FTS5's own ``bm25()``. Terms in more than
+        ``keyword_max_df_ratio`` of the reader's memories are left out (the
+        rarest always stays): their IDF is near zero, but scoring their huge
+        match lists would dominate the query time. Scores come from the
+        in-process postings (:mod:`.postings`); statuses and a time window are
+        checked in the row mirror, other filters in SQL.
         """
         terms = query_terms(query)
         if not terms or scopes.is_empty:
             return []
         with self._read() as conn:
-            size = self._terms.index_size(conn)
-            df = self._terms.doc_freqs(conn, terms, size)
-            # Only a cost guard: below a few thousand matches scoring is cheap anyway.
-            cap = max(self.keyword_max_df_ratio * size, 2000)
-            kept = [t for t in terms if df[t] <= cap] or [min(terms, key=lambda t: df[t])]
-            match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+            scope_pks = self._scope_pks(conn, scopes)
+            if not scope_pks:
+                return []
+            self._follow(conn, self.postings)
+            phrases = [p for p in self._terms.phrases(conn, terms) if p]
+            if not phrases:
+                return []
+            # The ratio is only a cost guard: below a few thousand matches scoring is cheap.
+            pks, scores = self.postings.scores(
+                conn, phrases, scope_pks, self.keyword_max_df_ratio, 2000
+            )
+            if len(pks) == 0:
+                return []
             found = None
-            if filters.is_timed_only:  # (statuses and a time window, checked in the mirror)
-                found = self._keyword_in_process(conn, kept, scopes, filters, limit)
-            if found is None and filters.is_plain:
-                found = self._keyword_mirrored(conn, match, scopes, filters, limit)
+            if filters.is_timed_only and self.keyword_in_process:
+                found = self._keyword_mirrored(conn, pks, scores, scopes, filters, limit)
             if found is None:
-                found = self._keyword_joined(conn, match, scopes, filters, limit)
+                found = self._keyword_joined(conn, pks, scores, scopes, filters, limit)
         return found
 
-    def _keyword_in_process(
+    def _keyword_mirrored(
         self,
         conn: sqlite3.Connection,
-        terms: builtins.list[str],
+        pks: np.ndarray,
+        scores: np.ndarray,
         scopes: ScopeFilter,
         filters: MemoryFilter,
         limit: int,
     ) -> builtins.list[tuple[str, float]] | None:
-        """FTS5's BM25 top computed from the in-process postings and checked in the
-        row mirror: no per-match auxiliary-function call. None when either mirror
-        cannot answer (the caller asks FTS5 then)."""
-        if self.postings is None:
-            return None
-        self._follow(conn, self.postings)
-        scored = self.postings.scores(self._terms.stems(conn, terms))
-        if scored is None:
-            return None
-        pks, scores = scored
+        """The best ``limit`` of the scored rows, statuses and time window checked in
+        the row mirror (no SQL per match). None when the mirror cannot answer."""
         self._follow(conn, self.vectors)
         statuses = [st.value for st in filters.statuses]
         ok = self.vectors.visible_mask(
@@ -449,72 +453,43 @@ class SQLiteStore(
         )
         if ok is None:
             return None
-        pks, scores = pks[ok], scores[ok]
-        if len(pks) == 0:
-            return []
-        if len(pks) > limit:
-            top = np.argpartition(-scores, limit - 1)[:limit]
-            pks, scores = pks[top], scores[top]
-        order = np.lexsort((pks, -scores))  # best first, ties by row as FTS5 scans them
-        pks, scores = pks[order], scores[order]
+        pks, scores = _best(pks[ok], scores[ok], limit)
         ids = self.vectors.ids_of(scopes.org_id, pks)
         return [(i, float(s)) for i, s in zip(ids, scores, strict=True)]
-
-    def _keyword_mirrored(
-        self,
-        conn: sqlite3.Connection,
-        match: str,
-        scopes: ScopeFilter,
-        filters: MemoryFilter,
-        limit: int,
-    ) -> builtins.list[tuple[str, float]] | None:
-        """BM25 top over the whole index, filtered by the in-process row mirror.
-
-        FTS5 scores every match either way; asking it for just enough of the
-        best (``limit`` divided by the reader's share of the index, with
-        margin) and checking scope and status in the mirror saves the join
-        to ``memories`` per match. None when the mirror cannot answer.
-        """
-        self._follow(conn, self.vectors)
-        scope_pks = self._scope_pks(conn, scopes)
-        statuses = [st.value for st in filters.statuses]
-        share = self.vectors.share(scopes.org_id, scope_pks, statuses)
-        if share <= 0:
-            return None
-        want = int(limit / share * 1.5) + 32
-        while True:
-            rows = conn.execute(
-                "SELECT rowid, bm25(memories_fts) AS s FROM memories_fts "
-                "WHERE memories_fts MATCH ? ORDER BY s LIMIT ?",
-                (match, want),
-            ).fetchall()
-            ids = self.vectors.visible_ids(scopes.org_id, [r[0] for r in rows], scope_pks, statuses)
-            if ids is None:
-                return None
-            found = [(i, -float(r[1])) for i, r in zip(ids, rows, strict=True) if i is not None]
-            if len(found) >= limit or len(rows) < want:
-                return found[:limit]
-            want *= 8
 
     def _keyword_joined(
         self,
         conn: sqlite3.Connection,
-        match: str,
+        pks: np.ndarray,
+        scores: np.ndarray,
         scopes: ScopeFilter,
         filters: MemoryFilter,
         limit: int,
     ) -> builtins.list[tuple[str, float]]:
-        """BM25 top with the scope and filters checked in SQL (any filter)."""
+        """The best ``limit`` of the scored rows that pass the scope and filters in
+        SQL, checked best first in growing batches (any filter)."""
+        pks, scores = _best(pks, scores, len(pks))
         swhere, sparams = scope_clause(scopes)
         fwhere, fparams = filter_clause(filters)
-        rows = conn.execute(
-            "SELECT m.id, -memories_fts.rank FROM memories_fts "
-            "JOIN memories m ON m.pk = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {swhere} AND {fwhere} "
-            "ORDER BY memories_fts.rank LIMIT ?",
-            [match, *sparams, *fparams, limit],
-        ).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+        found: builtins.list[tuple[str, float]] = []
+        start, want = 0, 4 * limit + 32
+        while start < len(pks) and len(found) < limit:
+            chunk = pks[start : start + want]
+            passed = dict(
+                conn.execute(
+                    "SELECT m.pk, m.id FROM memories m WHERE m.pk IN "
+                    f"(SELECT value FROM json_each(?)) AND {swhere} AND {fwhere}",
+                    [json.dumps(chunk.tolist()), *sparams, *fparams],
+                ).fetchall()
+            )
+            found.extend(
+                (passed[int(pk)], float(s))
+                for pk, s in zip(chunk, scores[start : start + want], strict=True)
+                if int(pk) in passed
+            )
+            start += want
+            want *= 8
+        return found[:limit]
 
     def _scope_pks(self, conn: sqlite3.Connection, scopes: ScopeFilter) -> builtins.list[int]:
         """The pks of the scopes ``scopes`` covers; cached until a scope is added
@@ -540,28 +515,25 @@ class SQLiteStore(
     ) -> set[str]:
         """Terms in more than ``ratio`` of the visible active memories.
 
-        Exact (bounded ``LIMIT`` counts inside the scope filter) for readers
-        with up to ``max_docs`` visible memories; above that the share in the
-        whole index stands in for the reader's share. A term rarer in the
-        whole index than ``ratio`` of the reader's memories is never counted.
-        Counts are cached (see :mod:`.terms`).
+        Exact counts over the reader's own memories (the postings mirror's
+        reader mask), whatever the reader's size: counting is a sum over a
+        cached mask here, so ``max_docs`` (a bound on the cost elsewhere) is
+        not needed. Empty below ``min_docs`` visible memories.
         """
         if not terms or ratio <= 0 or scopes.is_empty:
             return set()
         with self._read() as conn:
-            visible = self._terms.visible(conn, scopes, max_docs + 1)
+            scope_pks = self._scope_pks(conn, scopes)
+            if not scope_pks:
+                return set()
+            self._follow(conn, self.postings)
+            visible = self.postings.reader(scope_pks).active_rows
             if visible < min_docs:
                 return set()
-            size = self._terms.index_size(conn)
-            df = self._terms.doc_freqs(conn, terms, size)
-            if visible > max_docs:
-                return {t for t in terms if df[t] > ratio * max(size, 1)}
-            cap = int(ratio * visible) + 1
-            return {
-                t
-                for t in terms
-                if df[t] >= cap and self._terms.is_common(conn, scopes, t, ratio, visible)
-            }
+            phrases = self._terms.phrases(conn, terms)
+            df = self.postings.doc_freqs(conn, phrases, scope_pks, active=True)
+        cap = int(ratio * visible) + 1
+        return {t for t, p, n in zip(terms, phrases, df, strict=True) if p and n >= cap}
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
@@ -745,6 +717,15 @@ class SQLiteStore(
 
     def put_vectors(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
         """Nothing to do: vectors become cached when their memory is inserted."""
+
+
+def _best(pks: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``limit`` best rows, best first (ties by row, as FTS5 scans them)."""
+    if len(pks) > limit:
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        pks, scores = pks[top], scores[top]
+    order = np.lexsort((pks, -scores))
+    return pks[order], scores[order]
 
 
 def _said_range(filters: MemoryFilter) -> SaidRange | None:

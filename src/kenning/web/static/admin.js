@@ -1,10 +1,10 @@
 // Admin (organization admins only; the API enforces it, this page only hides
-// itself): organization settings and switches, users, teams and members,
-// personas and grants, API keys.
+// itself): organization settings and switches, users (export, erase), teams and
+// members, personas and grants, API keys.
 
 import {
-  act, api, badge, clear, confirmDialog, empty, field, h, inlineError, isAdmin, loading,
-  pageHeader, say, secretDialog, select, session, time, put,
+  act, api, ApiError, badge, clear, confirmDialog, empty, field, h, inlineError, isAdmin,
+  loading, pageHeader, say, secretDialog, select, session, time, put,
 } from "./ui.js";
 
 const TABS = [
@@ -115,13 +115,46 @@ function userRow(u, ctx) {
     say(`User ${u.id} saved`);
     await ctx.rerender();
   }) }, "Save");
+  const path = `/v1/admin/users/${encodeURIComponent(u.id)}`;
+  const exportButton = h("button", { type: "button", class: "ghost small", onclick: () => act(exportButton, async () => {
+    await download(`${path}/export`, `kenning-export-${u.id}.jsonl`);
+    say(`Export of ${u.id} downloaded`);
+  }) }, "Export");
+  const erase = u.id === ctx.me.user.id ? null : h("button", { type: "button", class: "danger small", onclick: async () => {
+    const ok = await confirmDialog({ title: `Erase user ${u.id}?`, confirm: "Erase for good", danger: true,
+      text: `Deletes ${u.id}'s personal memories, record, team memberships, persona grants and API keys; `
+        + "it cannot be undone. Memories they wrote in shared scopes (teams, personas, the organization) "
+        + "stay, their author replaced by “(erased)”. History keeps who and when; the audit log records it." });
+    if (!ok) return;
+    await act(erase, async () => {
+      const done = await api("POST", `${path}/erase`, { body: {} });
+      say(`User ${u.id} erased: ${done.memories} memories deleted, ${done.shared_detached} shared kept`);
+      await ctx.rerender();
+    });
+  } }, "Erase");
   return h("tr", { dataset: { user: u.id } },
     h("th", { scope: "row" }, h("div", {}, u.name), h("div", { class: "mono small muted" }, u.id)),
     h("td", {}, role),
     h("td", {}, Object.entries(u.teams).map(([t, r]) => `${t} (${r})`).join(", ") || "—"),
     h("td", {}, [...u.personas.map((p) => u.persona_leads.includes(p) ? `${p} (lead)` : p)].join(", ") || "—"),
     h("td", {}, disabled, u.disabled ? badge("disabled", "status-archived") : null),
-    h("td", {}, save));
+    h("td", { class: "row" }, save, exportButton, erase));
+}
+
+/** Fetch ``path`` with the session's key and save the answer as ``filename``. */
+async function download(path, filename) {
+  const response = await fetch(path, { headers: { Authorization: `Bearer ${session.key}` },
+    cache: "no-store", credentials: "omit" });
+  if (!response.ok) {
+    const data = await response.json().catch(() => null);
+    throw new ApiError(response.status, (data && data.error) || { message: response.statusText });
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = h("a", { href: url, download: filename, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 // -- teams -----------------------------------------------------------------------------------
