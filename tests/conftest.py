@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -33,6 +32,8 @@ from typing import Any
 
 import psycopg
 import pytest
+
+from kenning.stores.sqlite.driver import sqlite3
 
 os.environ.setdefault("KENNING_LIFECYCLE_RECONCILE", "off")
 os.environ.setdefault("KENNING_LIFECYCLE_REINFORCE_ON_RECALL", "false")

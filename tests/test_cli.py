@@ -7,7 +7,6 @@ each ``Memory`` the CLI opens would otherwise load its own copy (~1 s each).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -21,6 +20,7 @@ from typer.testing import CliRunner, Result
 from kenning import core
 from kenning.cli import app, main
 from kenning.embeddings import Embedder
+from kenning.stores.sqlite.driver import sqlite3
 
 runner = CliRunner()
 ALL_STATUSES = [

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
 from datetime import timedelta
@@ -37,6 +36,7 @@ from kenning.embeddings import Embedder
 from kenning.migrate import CopyReport, VerificationError, copy_store, count_memories, open_stores
 from kenning.stores import Store, database_url, inspect_database, open_store
 from kenning.stores.postgres.throwaway import ThrowawayPostgres
+from kenning.stores.sqlite.driver import sqlite3
 from kenning.stores.sqlite.store import SQLiteStore
 
 ORGS = ("acme", "globex", "initech")

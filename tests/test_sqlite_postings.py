@@ -10,7 +10,6 @@ a reload from scratch.
 from __future__ import annotations
 
 import random
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from kenning import Memory, MemoryFilter, Principal, Settings
 from kenning.access import ScopeFilter
 from kenning.config import StoreOptions
 from kenning.retrieval.text import query_terms
+from kenning.stores.sqlite.driver import sqlite3
 from kenning.stores.sqlite.rwlock import RWLock
 from kenning.stores.sqlite.store import SQLiteStore
 

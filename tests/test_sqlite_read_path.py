@@ -9,7 +9,6 @@ plain scan.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import timedelta
@@ -20,6 +19,7 @@ from bm25kit import reader_bm25
 
 from kenning import FixedClock, Memory, MemoryFilter, MemoryRecord, Principal, Scope, TeamRole
 from kenning.access import ScopeFilter
+from kenning.stores.sqlite.driver import sqlite3
 from kenning.stores.sqlite.store import SQLiteStore
 from kenning.stores.sqlite.terms import TermStats
 from kenning.stores.sqlite.vectors import _GAP, _dot, _dot_rows

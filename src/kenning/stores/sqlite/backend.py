@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -11,6 +10,7 @@ from urllib.parse import quote
 from ...errors import InvalidInput
 from ..registry import DatabaseInfo, StoreBackend
 from ..rows import recorded_model
+from .driver import sqlite3
 
 if TYPE_CHECKING:
     from ...config import Settings

@@ -19,12 +19,12 @@ wait for the next write to notice.)
 
 from __future__ import annotations
 
-import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
+from .driver import sqlite3
 from .rwlock import RWLock
 
 __all__ = ["HistoryMirror"]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from ..base import Footprint
+from .driver import sqlite3
 
 __all__ = ["footprint"]
 

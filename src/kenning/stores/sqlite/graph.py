@@ -15,7 +15,6 @@ mentions alone.
 from __future__ import annotations
 
 import builtins
-import sqlite3
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -35,6 +34,7 @@ from ...graph.model import (
 )
 from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
+from .driver import sqlite3
 from .parts import StoreParts
 from .sql import scope_clause
 

@@ -6,9 +6,10 @@ row that records it in ``_migrations``; a database is never left half-migrated.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
+
+from .driver import sqlite3
 
 __all__ = ["MIGRATIONS", "apply_migrations"]
 

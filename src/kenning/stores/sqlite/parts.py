@@ -3,12 +3,12 @@ from (graph, lifecycle): its transaction helpers, declared once."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 from ...access import ScopeFilter
 from ...models import Scope
+from .driver import sqlite3
 
 __all__ = ["StoreParts"]
 

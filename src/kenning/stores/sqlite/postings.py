@@ -31,13 +31,13 @@ tokenizer splits); a phrase's rows and counts come from the index's
 from __future__ import annotations
 
 import math
-import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .driver import sqlite3
 from .follow import HistoryMirror
 
 __all__ = ["PostingsIndex", "ReaderRows", "TEMP_TOKENIZER"]

@@ -10,10 +10,11 @@ and a slow read never waits behind a write transaction.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+from .driver import sqlite3
 
 __all__ = ["ReadPool"]
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
 from ...access import ScopeFilter
 from ...models import MemoryFilter, MemoryRecord, MemoryType, Status
 from ..rows import MEMORY_COLUMNS, scope_of
+from .driver import sqlite3
 
 __all__ = [
     "MEMORY_COLUMNS",

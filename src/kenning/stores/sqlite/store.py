@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -34,6 +33,7 @@ from ...retrieval.text import query_terms
 from ..base import Footprint, Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats
 from .directory import SQLiteDirectory
+from .driver import sqlite3
 from .footprint import footprint
 from .graph import SQLiteGraph
 from .lifecycle import SQLiteLifecycle

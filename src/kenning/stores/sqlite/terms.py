@@ -12,9 +12,10 @@ postings mirror (:mod:`.postings`), which knows which rows each reader may read.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Sequence
+
+from .driver import sqlite3
 
 __all__ = ["TermStats"]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import builtins
 import json
-import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -16,6 +15,7 @@ from ...access import ScopeFilter
 from ...errors import Conflict
 from ...models import HistoryEntry, MemoryRecord, Scope
 from ..rows import tombstones
+from .driver import sqlite3
 from .parts import StoreParts
 from .sql import MEMORY_COLUMNS, SELECT_MEMORY, dt, record_from_row, record_params, scope_clause
 

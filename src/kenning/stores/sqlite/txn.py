@@ -12,7 +12,6 @@ them, and the term and scope caches, back.
 from __future__ import annotations
 
 import builtins
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from typing import Any
 
 from ...access import ScopeFilter
 from ...errors import StoreError
+from .driver import sqlite3
 from .follow import HistoryMirror
 from .postings import TEMP_TOKENIZER
 from .readers import ReadPool

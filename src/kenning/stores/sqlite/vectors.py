@@ -16,7 +16,6 @@ who reads a million both get their true top ``limit``.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .driver import sqlite3
 from .follow import HistoryMirror
 
 if TYPE_CHECKING:
