@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from kenning.access import ScopeFilter
+from kenning.stores.sqlite.driver import sqlite3
 from kenning.stores.sqlite.sql import scope_subquery
 
 

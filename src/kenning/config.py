@@ -396,14 +396,15 @@ class StoreOptions(BaseSettings):
     ann_connectivity: int = Field(16, gt=0, validation_alias=_env("ann_connectivity"))
     #: HNSW search breadth (usearch ``expansion_search``; pgvector ``hnsw.ef_search``).
     ann_expansion: int = Field(64, gt=0, validation_alias=_env("ann_expansion"))
-    #: Compute FTS5's BM25 from postings held in process (numpy) instead of
-    #: calling bm25() per matching row; same scores, several times faster.
+    #: Check the keyword matches' scope, status and time window in the
+    #: in-process row mirror (false: in SQL); same answers, faster. BM25 itself
+    #: is always computed in process, with the reader's statistics.
     keyword_in_process: bool = Field(True, validation_alias=_env("keyword_in_process"))
     #: Read connections per store (WAL: reads run beside each other and a write).
     read_connections: int = Field(4, ge=1, le=64, validation_alias=_env("read_connections"))
 
     # -- both ------------------------------------------------------------------------
-    #: Keyword queries skip words found in more than this share of all indexed
+    #: Keyword queries skip words found in more than this share of the reader's
     #: memories (their BM25 weight is near zero, scoring them is not).
     keyword_max_df_ratio: float = Field(
         0.25, gt=0, le=1, validation_alias=_env("keyword_max_df_ratio")
