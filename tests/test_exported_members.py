@@ -54,6 +54,8 @@ EXPECTED = [
     "Persona",
     "Policy",
     "Principal",
+    "QuotaExceeded",
+    "RateLimited",
     "RebuildReport",
     "RecallMode",
     "RecallResult",
@@ -103,6 +105,8 @@ def test_errors_share_one_root() -> None:
         "EmbeddingError",
         "StoreError",
         "LLMError",
+        "QuotaExceeded",
+        "RateLimited",
     ):
         assert issubclass(getattr(kenning, name), kenning.KenningError)
 

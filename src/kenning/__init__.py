@@ -24,6 +24,8 @@ from .errors import (
     LLMError,
     NotFound,
     PermissionDenied,
+    QuotaExceeded,
+    RateLimited,
     StoreError,
     Unauthenticated,
 )
@@ -113,6 +115,8 @@ __all__ = [
     "Persona",
     "Policy",
     "Principal",
+    "QuotaExceeded",
+    "RateLimited",
     "RebuildReport",
     "RecallMode",
     "RecallResult",

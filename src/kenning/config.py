@@ -455,6 +455,14 @@ class Server(BaseSettings):
     audit_admin_reads: bool = True
     #: Seconds uvicorn waits for open requests at shutdown.
     graceful_timeout_s: int = Field(20, ge=0)
+    #: Per-API-key request rate (a token bucket: ``rate_limit_per_s`` requests a
+    #: second on average, bursts of up to ``rate_limit_burst``); past it a request
+    #: is answered 429 with ``Retry-After`` before it reaches the engine. JWT
+    #: callers are limited per user. 0 (the default) turns the limit off. Each
+    #: server process keeps its own buckets: with N workers a key may reach N
+    #: times the rate.
+    rate_limit_per_s: float = Field(0.0, ge=0)
+    rate_limit_burst: int = Field(60, ge=1)
 
 
 class Settings(BaseSettings):
@@ -492,6 +500,10 @@ class Settings(BaseSettings):
     max_tags: int = Field(32, gt=0)
     max_batch: int = Field(10_000, gt=0)
     max_k: int = Field(1_000, gt=0)
+    #: The most memories (of any status; deleting frees room, archiving does not)
+    #: one organization may hold; a write or import that would pass it is refused
+    #: whole with ``QuotaExceeded``. None (the default): no quota.
+    max_memories_per_org: int | None = Field(None, gt=0)
 
     # retrieval (the read pipeline's own knobs are in ``retrieval``)
     min_confidence: float = Field(0.0, ge=0, le=1)

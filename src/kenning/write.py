@@ -16,7 +16,8 @@ consolidation's promotions, imports) take these stages, in this order:
 6. **plan**: reconcile against the nearest memories of the same scope
    (:class:`~kenning.lifecycle.writer.WritePlanner`);
 7. **commit** records, vectors, keyword rows, graph projection, changes to
-   older memories and history in **one transaction** (``store.atomic()``).
+   older memories and history in **one transaction** (``store.atomic()``),
+   after checking the organization's memory quota in it (:mod:`kenning.quota`).
 
 Changes to a stored memory (update, upsert's update, review approval,
 feedback, archive, restore) go through :meth:`WritePipeline.change`, and
@@ -46,6 +47,7 @@ from .lifecycle.sectors import SectorInfo, assign_sector, update_centroid
 from .lifecycle.split import split_sector
 from .lifecycle.writer import WritePlan, WritePlanner, WriteResult, reconciler_for
 from .models import MemoryRecord, Principal, Scope, ScopeKind, Status, new_id
+from .quota import check_quota
 from .scoring import source_reliability
 from .stores import Replacement
 from .validation import (
@@ -227,6 +229,8 @@ class WritePipeline:
             )
         with store.atomic():
             if plan.inserts:
+                limit = self.core.settings.max_memories_per_org
+                check_quota(store, limit, (r.org_id for r, _ in plan.inserts))
                 store.insert(plan.inserts, who.user_id, graph=graph)
             if plan.replacements:
                 store.replace_many(plan.replacements, who.user_id)
@@ -366,7 +370,11 @@ class WritePipeline:
             else row
             for row, record in zip(rows, records, strict=True)
         ]
-        self.core.store.import_rows(held, progress=progress)
+        store = self.core.store
+        with store.atomic():
+            limit = self.core.settings.max_memories_per_org
+            check_quota(store, limit, (r.org_id for r in records))
+            store.import_rows(held, progress=progress)
         return len(held)
 
     def reembed(

@@ -171,5 +171,5 @@ class ClientConfig:
                     status=status,
                 ) from None
         if status >= 400:
-            raise error_for(status, body, response.text)
+            raise error_for(status, body, response.text, response.headers.get("retry-after"))
         return call.parse(body)

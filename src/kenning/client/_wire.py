@@ -22,6 +22,8 @@ from ..errors import (
     LLMError,
     NotFound,
     PermissionDenied,
+    QuotaExceeded,
+    RateLimited,
     StoreError,
     Unauthenticated,
 )
@@ -128,6 +130,8 @@ _ERRORS: dict[str, type[KenningError]] = {
     "too_large": InvalidInput,
     "unauthenticated": Unauthenticated,
     "permission_denied": PermissionDenied,
+    "quota_exceeded": QuotaExceeded,
+    "rate_limited": RateLimited,
     "not_found": NotFound,
     "conflict": Conflict,
     "embedding_unavailable": EmbeddingError,
@@ -143,12 +147,24 @@ _BY_STATUS: dict[int, type[KenningError]] = {
     409: Conflict,
     413: InvalidInput,
     422: InvalidInput,
+    429: RateLimited,
 }
 
 
-def error_for(status: int, body: object, text: str) -> KenningError:
+def error_for(status: int, body: object, text: str, retry_after: str | None = None) -> KenningError:
     """The exception an error response stands for, with the server's message (and
-    ``field`` for invalid input); :class:`ClientError` for what is not kenning's."""
+    ``field`` for invalid input, the wait of ``retry_after`` for a rate limit);
+    :class:`ClientError` for what is not kenning's."""
+    error = _error_for(status, body, text)
+    if isinstance(error, RateLimited) and retry_after is not None:
+        try:
+            error.retry_after_s = max(1, int(retry_after))
+        except ValueError:
+            pass
+    return error
+
+
+def _error_for(status: int, body: object, text: str) -> KenningError:
     err = body.get("error") if isinstance(body, dict) else None
     if isinstance(err, dict) and isinstance(err.get("message"), str):
         code, message = str(err.get("code", "")), str(err["message"])

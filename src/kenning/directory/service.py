@@ -161,9 +161,11 @@ class Directory:
     def principal(self, org_id: str, user_id: str, persona: str | None = None) -> Principal:
         """The principal of a directory user, with switches applied.
 
-        Raises ``Unauthenticated`` for an unknown or disabled user and
-        ``PermissionDenied`` when memory is off for them or ``persona`` is not
-        one they may use (or is switched off).
+        Raises ``Unauthenticated`` for an unknown or disabled user,
+        ``PermissionDenied`` when memory is off for them or for ``persona``, and
+        ``InvalidInput`` (one message, whether the id exists in another
+        organization or nowhere) when ``persona`` is not one they may use: granted
+        to them, or for an admin, any persona of the organization.
         """
         org = self.org(org_id)
         try:
@@ -191,6 +193,12 @@ class Directory:
                 raise PermissionDenied(f"memory is switched off for persona {persona!r}")
             teams = {t: r for t, r in teams.items() if t not in off_teams}
             personas, leads = personas - off, leads - off
+        elif persona is not None and self.store.get_entry(org_id, "persona", persona) is None:
+            # an admin may act as any persona of the organization, not as an id it
+            # lacks; the refusal reads as a member's does (nothing said of other orgs)
+            raise InvalidInput(
+                f"active persona {persona!r} is not one the user may use", field="active_persona"
+            )
         roles = {user.role} | ({Role.MEMBER} if user.role is not Role.MEMBER else set())
         return Principal(
             org_id=org_id,

@@ -31,6 +31,12 @@ can try to speak to every later model call. The choices made here:
   to a single inline mark. ``user:alice`` (no space after the colon, a scope
   string) is left alone. Square brackets become parentheses, so a memory cannot
   forge the ``[date · scope]`` label of another bullet (``[system]`` → ``(system)``).
+* **Template syntax.** A hint is often pasted into a prompt template that a
+  framework renders afterwards (Jinja ``{{ }}``/``{% %}``/``{# #}``, Mustache,
+  Python ``str.format`` and LangChain f-string templates ``{var}``). Every curly
+  brace becomes the look-alike ``❴`` / ``❵`` (after NFKC, so ``｛`` is caught
+  too): ``{{ secret }}`` reads as ``❴❴ secret ❵❵``, ``{"a": 1}`` as
+  ``❴"a": 1❵``, and no template engine sees a placeholder, tag or comment.
 * **Injection phrases** ("ignore (all) previous instructions", "disregard …",
   "you are now …", "new instructions:", "forget everything …", "pretend to be",
   "override the rules" …) are rendered as reported speech: from the phrase to
@@ -170,6 +176,7 @@ _INJECTION = re.compile(
     ),
     re.IGNORECASE,
 )
+_BRACES = str.maketrans({"{": "❴", "}": "❵"})
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _QUOTES = str.maketrans({"“": "'", "”": "'", '"': "'", "„": "'", "«": "'", "»": "'"})
 
@@ -219,6 +226,7 @@ def neutralise(text: str) -> str:
     text = _FENCE_MARK.sub(lambda m: m.group(0)[0], text)
     text = _HEADING.sub(" ", text)
     text = text.replace("[", "(").replace("]", ")")  # a memory cannot forge a bullet label
+    text = text.translate(_BRACES)  # nor speak template syntax: {{ }}, {% %}, {# #}, {var}
     text = _quote_injections(_SPACE.sub(" ", text).strip())
     return _ROLE_LABEL.sub(lambda m: "'" + _SPACE.sub(" ", m.group(0)) + "'", text)
 

@@ -67,6 +67,7 @@ _RPC = {
     "not_found": INVALID_PARAMS,
     "unauthenticated": INVALID_REQUEST,
     "permission_denied": INVALID_REQUEST,
+    "quota_exceeded": INVALID_REQUEST,
     "conflict": INVALID_REQUEST,
 }
 

@@ -21,9 +21,10 @@ from ..config import Settings
 from ..engine import Memory
 from ..models import Principal
 from . import errors
-from .auth import KeyCache, principal_from_headers
+from .auth import KeyCache, principal_from_headers, rate_limited
 from .metrics import Metrics
 from .middleware import RequestMiddleware
+from .ratelimit import RateLimiter
 from .routes import admin, insight, lifecycle, memories, ops, review
 
 __all__ = ["create_app"]
@@ -73,13 +74,18 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
     )
     app.state.metrics = Metrics()
     app.state.key_cache = KeyCache()
+    cfg = (memory.settings if memory is not None else settings or Settings()).server
+    app.state.rate_limiter = (
+        RateLimiter(cfg.rate_limit_per_s, cfg.rate_limit_burst)
+        if cfg.rate_limit_per_s > 0
+        else None
+    )
     errors.install(app)
     for module in (memories, lifecycle, insight, review, admin, ops):
         app.include_router(module.router)
-    holder["mcp_http"] = _LateMount()
+    holder["mcp_http"] = _LateMount(app)
     app.mount("/mcp", holder["mcp_http"])
     web.mount(app)
-    cfg = (memory.settings if memory is not None else settings or Settings()).server
 
     app.add_middleware(
         RequestMiddleware,
@@ -90,10 +96,12 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
 
 
 class _LateMount:
-    """The MCP streamable-HTTP app, built in the lifespan (it needs the engine)."""
+    """The MCP streamable-HTTP app, built in the lifespan (it needs the engine),
+    behind the server's per-key rate limit."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: FastAPI) -> None:
         self._app: Any = None
+        self._parent = parent
 
     def set(self, mcp: Any, host: str) -> None:
         self._app = mcp.streamable_http_app(
@@ -103,4 +111,23 @@ class _LateMount:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self._app is None:
             raise RuntimeError("the MCP endpoint starts with the app's lifespan")
+        state = self._parent.state
+        limiter: RateLimiter | None = state.rate_limiter
+        if limiter is not None and scope["type"] == "http":
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1")
+                for k, v in scope.get("headers", ())
+            }
+            refused = await rate_limited(state.memory, limiter, state.key_cache, headers)
+            if refused is not None:
+                rid = scope.get("state", {}).get("request_id")
+                response = errors.error_response(
+                    rid,
+                    429,
+                    "rate_limited",
+                    str(refused),
+                    headers={"Retry-After": str(refused.retry_after_s)},
+                )
+                await response(scope, receive, send)
+                return
         await self._app(scope, receive, send)

@@ -27,8 +27,9 @@ from starlette.concurrency import run_in_threadpool
 
 from ..config import Server
 from ..engine import Memory
-from ..errors import Unauthenticated
+from ..errors import KenningError, RateLimited, Unauthenticated
 from ..models import Principal
+from .ratelimit import RateLimiter, caller_id
 
 __all__ = [
     "Caller",
@@ -36,6 +37,7 @@ __all__ = [
     "KEY_CACHE_TTL_S",
     "principal_from_headers",
     "current",
+    "rate_limited",
     "engine",
     "CallerDep",
     "MemoryDep",
@@ -190,7 +192,34 @@ async def current(
         )
         caller = Caller(principal, key_id)
     request.state.principal = caller.principal
+    limiter: RateLimiter | None = getattr(request.app.state, "rate_limiter", None)
+    if limiter is not None:
+        p = caller.principal
+        limiter.check(caller_id(p.org_id, p.user_id, caller.key_id))
     return caller
+
+
+async def rate_limited(
+    mem: Memory, limiter: RateLimiter, cache: KeyCache | None, headers: Mapping[str, str]
+) -> RateLimited | None:
+    """For a door that authenticates by itself (MCP over HTTP): the rate-limit
+    refusal of the caller of ``headers``, or None (also when the credentials do not
+    hold: the door then reports that in its own way)."""
+    try:
+        caller = cached_caller(mem, cache, headers)
+        if caller is None:
+            principal, key_id = await run_in_threadpool(
+                principal_from_headers, mem, mem.settings.server, headers, cache
+            )
+            caller = Caller(principal, key_id)
+    except KenningError:
+        return None
+    p = caller.principal
+    try:
+        limiter.check(caller_id(p.org_id, p.user_id, caller.key_id))
+    except RateLimited as exc:
+        return exc
+    return None
 
 
 CallerDep = Annotated[Caller, Depends(current)]

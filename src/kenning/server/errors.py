@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
-from ..errors import KenningError, error_code
+from ..errors import KenningError, RateLimited, error_code
 
 __all__ = ["ErrorBody", "ErrorResponse", "install", "ERROR_RESPONSES", "error_response"]
 
@@ -26,8 +26,10 @@ _STATUS = {
     "invalid_input": 400,
     "unauthenticated": 401,
     "permission_denied": 403,
+    "quota_exceeded": 403,
     "not_found": 404,
     "conflict": 409,
+    "rate_limited": 429,
     "embedding_unavailable": 503,
     "llm_unavailable": 503,
     "store_unavailable": 503,
@@ -63,11 +65,12 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     for status, desc in (
         (400, "Invalid input; nothing was changed"),
         (401, "Missing, malformed, unknown or revoked credentials"),
-        (403, "The caller may not do this"),
+        (403, "The caller may not do this, or the organization's memory quota is full"),
         (404, "Not found, or not visible to the caller"),
         (409, "A concurrent change won, or the memory is not in the needed state"),
         (413, "The request body is too large"),
         (422, "The request does not match the schema"),
+        (429, "Too many requests for this key; see Retry-After"),
         (503, "A backend (store, embedding model, LLM) is unavailable"),
     )
 }
@@ -100,6 +103,8 @@ async def _kenning_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("unexpected kenning error", exc_info=exc)
         return error_response(_rid(request), 500, "internal", "internal error")
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, RateLimited):
+        headers = {"Retry-After": str(exc.retry_after_s)}
     return error_response(
         _rid(request), status, code, str(exc), getattr(exc, "field", None), headers
     )
@@ -108,6 +113,10 @@ async def _kenning_error(request: Request, exc: Exception) -> JSONResponse:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0] if exc.errors() else {}
+    if first.get("type") == "json_invalid":  # (the middleware refuses these first)
+        detail = (first.get("ctx") or {}).get("error", "malformed")
+        message = f"the request body is not valid JSON: {detail}"
+        return error_response(_rid(request), 400, "invalid_input", message, "body")
     where = ".".join(str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path"))
     message = f"{where or 'request'}: {first.get('msg', 'invalid')}"
     return error_response(_rid(request), 422, "invalid_request", message, where or None)

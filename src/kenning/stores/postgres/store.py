@@ -681,6 +681,24 @@ class PostgresStore(
             rows = conn.execute("SELECT org_id FROM organizations ORDER BY 1").fetchall()
         return [r[0] for r in rows]
 
+    def count_memories(self, org_id: str, cap: int) -> int:
+        """How many memories (any status) ``org_id`` holds, counted up to ``cap``.
+
+        First takes the organization's quota lock (a transaction-level advisory
+        lock): inside :meth:`atomic` it is held until the block commits, so two
+        writers of one organization never both count the room one of them takes.
+        """
+        with self._org_write(org_id) as conn:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('kenning.quota:' || %s, 0))",
+                (org_id,),
+            )
+            row = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memories WHERE org_id = %s LIMIT %s) c",
+                (org_id, max(0, cap)),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
     def stale_vectors(
         self, org_id: str, model_id: str, limit: int
     ) -> builtins.list[tuple[str, str]]:

@@ -136,11 +136,27 @@ class SQLiteStore(
         with self._read() as conn:
             return footprint(conn, org_id)
 
+    def count_memories(self, org_id: str, cap: int) -> int:
+        """How many memories (any status) ``org_id`` holds, counted up to ``cap``.
+
+        Read on the write connection: inside :meth:`atomic` the count includes
+        the block's own writes and, the database's write lock being held since
+        ``BEGIN IMMEDIATE``, stays true until the block commits.
+        """
+        with self.atomic() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memories WHERE org_id = ? LIMIT ?)",
+                (org_id, max(0, cap)),
+            ).fetchone()
+        return int(row[0])
+
     def close(self) -> None:
         """Close the connections."""
         if self._readers is not None:
             self._readers.close()
         with self._lock:
+            if self._scrub_pending:  # an erasure's checkpoint that readers held up
+                self._scrub_wal(wait=True)
             self._conn.close()
 
     def _check_model(self, model_id: str, dim: int) -> None:
