@@ -3,8 +3,8 @@
 
 The engine is opened once, in the lifespan, and closed there (pending
 reinforcement writes are flushed on shutdown). The MCP endpoint
-(streamable HTTP) is mounted at ``/mcp`` with the same authentication, the web
-UI at ``/`` (assets under ``/ui``).
+(streamable HTTP) is mounted at ``/mcp`` with the same authentication and rate
+limit, the web UI at ``/`` (assets under ``/ui``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,12 @@ when configured, bearer JWTs, turned into a :class:`~kenning.models.Principal`
 by the directory. Shared by the REST routes and the MCP endpoint.
 
 ``X-Kenning-Persona`` selects the active persona for one request (one the user
-may use); otherwise an API key's own persona, if it has one, is active.
+may use: granted to them, or for an admin any persona of the organization; any
+other id is the same ``InvalidInput``, whether it exists elsewhere or nowhere);
+otherwise an API key's own persona, if it has one, is active.
+
+Once the caller is known, the server's per-key rate limit applies
+(:mod:`kenning.server.ratelimit`; off unless configured).
 
 A key verified a moment ago is not looked up again: :class:`KeyCache` keeps the
 principal of each recently verified key for :data:`KEY_CACHE_TTL_S` seconds, and
