@@ -170,22 +170,24 @@ def erase(
     org_id = actor.org_id
     if user_id == actor.user_id:
         raise InvalidInput("you cannot erase yourself", field="user_id")
-    if not _known(directory, store, org_id, user_id):
-        earlier = _earlier(store, org_id, user_id)
-        if earlier is not None:
-            return earlier
-        raise NotFound(f"no user {user_id!r} in {org_id!r}")
-    entry = store.get_entry(org_id, "user", user_id)
-    if entry is not None and User.from_entry(entry).role is Role.ADMIN:
-        others = [
-            u
-            for u in map(User.from_entry, store.entries(org_id, "user"))
-            if u.role is Role.ADMIN and u.id != user_id and not u.disabled
-        ]
-        if not others:
-            raise InvalidInput("an organization keeps at least one admin", field="user_id")
     at = directory.clock.now()
+    # Checked inside the transaction: on SQLite it holds the write lock, so of two
+    # erasures at once the second sees the first's result.
     with store.atomic():
+        if not _known(directory, store, org_id, user_id):
+            earlier = _earlier(store, org_id, user_id)
+            if earlier is not None:
+                return earlier
+            raise NotFound(f"no user {user_id!r} in {org_id!r}")
+        entry = store.get_entry(org_id, "user", user_id)
+        if entry is not None and User.from_entry(entry).role is Role.ADMIN:
+            others = [
+                u
+                for u in map(User.from_entry, store.entries(org_id, "user"))
+                if u.role is Role.ADMIN and u.id != user_id and not u.disabled
+            ]
+            if not others:
+                raise InvalidInput("an organization keeps at least one admin", field="user_id")
         rows = store.user_memories(org_id, user_id)
         personal = [mid for mid, scope, _ in rows if _personal(scope, user_id)]
         elsewhere = [mid for mid, scope, _ in rows if not _personal(scope, user_id)]
