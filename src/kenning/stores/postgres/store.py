@@ -319,19 +319,29 @@ class PostgresStore(
         conn.execute(_HISTORY_SQL, _history_row(record, op, actor, changes, content))
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
-        """Hard delete (row with its vector, postings, mentions, links and the entities
-        left without a mention); scrub earlier history content."""
+        """Hard delete (row with its vector, postings, mentions, links, the entities
+        left without a mention and the cached vector of its text); scrub earlier
+        history content. The bytes stay in the table files until PostgreSQL reuses
+        the space (see "Erasure" in ``docs/operations.md``)."""
         with self._org_write(org_id) as conn:
             self._graph_forget(conn, memory_id, content_only=False)
             row = conn.execute(
                 "DELETE FROM memories WHERE id = %s AND org_id = %s "
-                "RETURNING scope_kind, scope_key, version, pk",
+                "RETURNING scope_kind, scope_key, version, pk, content_hash",
                 (memory_id, org_id),
             ).fetchone()
             if row is None:
                 return False
-            kind, key, version, pk = row
+            kind, key, version, pk, content_hash = row
             conn.execute("DELETE FROM postings WHERE pk = %s", (pk,))
+            # the cached vectors of its texts, this one and earlier versions' (a vector
+            # reveals something of its text); other memories keep their own vectors
+            conn.execute(
+                "DELETE FROM embedding_cache WHERE model_id = %s AND content_hash IN "
+                "(SELECT %s UNION SELECT encode(sha256(convert_to(content, 'UTF8')), 'hex') "
+                "FROM history WHERE memory_id = %s AND content IS NOT NULL)",
+                (self.model_id, content_hash, memory_id),
+            )
             conn.execute("DELETE FROM access_log WHERE memory_id = %s", (memory_id,))
             conn.execute(
                 "UPDATE history SET content = NULL, changes = '{}' WHERE memory_id = %s",

@@ -8,7 +8,7 @@ a drop-in build of the standard ``sqlite3`` module linked against a current
 SQLite (3.49), with wheels for Linux, macOS and Windows. Kenning needs SQLite
 3.44 or later for FTS5's ``secure-delete`` option, which erases a forgotten
 memory's terms from the keyword index at once instead of leaving them in the
-index's segments until a merge (see "Erasure" in ``docs/security.md``). The
+index's segments until a merge (see "Erasure" in ``docs/operations.md``). The
 standard library's SQLite is often older (3.40 on Debian 12 / Python 3.11).
 
 Once a database's keyword index has used ``secure-delete``, SQLite builds older

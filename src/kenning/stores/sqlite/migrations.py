@@ -260,6 +260,18 @@ def m006_directory(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_secure_delete(conn: sqlite3.Connection) -> None:
+    """Erase a deleted memory's terms from the keyword index at once (FTS5's
+    ``secure-delete``, SQLite 3.44+; a setting the index keeps), and merge the
+    index once so the terms of memories deleted before this leave its segments.
+
+    Afterwards SQLite older than 3.44 cannot read the keyword index (see
+    :mod:`kenning.stores.sqlite.driver`).
+    """
+    conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)")
+    conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_term_stats", m002_term_stats),
@@ -267,6 +279,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("004_said_at", m004_said_at),
     ("005_lifecycle", m005_lifecycle),
     ("006_directory", m006_directory),
+    ("007_secure_delete", m007_secure_delete),
 ]
 
 

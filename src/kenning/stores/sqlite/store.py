@@ -33,7 +33,7 @@ from ...retrieval.text import query_terms
 from ..base import Footprint, Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats
 from .directory import SQLiteDirectory
-from .driver import sqlite3
+from .driver import flush_fts, sqlite3
 from .footprint import footprint
 from .graph import SQLiteGraph
 from .lifecycle import SQLiteLifecycle
@@ -318,6 +318,7 @@ class SQLiteStore(
                     (np.asarray(vector, dtype=np.float32).tobytes(), self.model_id, pk),
                 )
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (pk,))
+            flush_fts(conn)  # before the same rowid comes back (see driver.flush_fts)
             self._fts_write(conn, pk, record)
             self._graph_status(conn, pk, record.status.value)
             if graph is not None:
@@ -328,7 +329,9 @@ class SQLiteStore(
         return record
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
-        """Hard delete from every table; scrub earlier history content."""
+        """Hard delete from every table; scrub earlier history content. Freed space is
+        zeroed, and the write-ahead log is checkpointed and truncated when the
+        outermost write block ends (see :meth:`_scrub_wal`)."""
         with self.atomic() as conn:
             row = conn.execute(
                 "SELECT pk, scope_pk, version FROM memories WHERE id = ? AND org_id = ?",
@@ -337,6 +340,7 @@ class SQLiteStore(
             if row is None:
                 return False
             pk, scope_pk, version = row
+            self._erased()
             self._graph_forget(conn, pk, content_only=False)
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (pk,))
             conn.execute("DELETE FROM vectors WHERE pk = ?", (pk,))

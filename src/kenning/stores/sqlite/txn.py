@@ -7,6 +7,13 @@ other threads take a snapshot from the read pool (WAL). The in-process mirrors
 follow committed state; a read inside a write block shows them the block's own
 rows and holds them until the block ends (:mod:`.follow`), and a rollback puts
 them, and the term and scope caches, back.
+
+Every connection deletes securely (``PRAGMA secure_delete=ON``: freed cells and
+pages are overwritten with zeros). A write block that erased content (a
+``delete``) ends with a ``TRUNCATE`` checkpoint, so the write-ahead log no longer
+holds the erased rows' old page images; when readers still hold a snapshot the
+checkpoint cannot finish, and it is tried again at the end of each later write
+block and when the store closes (see "Erasure" in ``docs/operations.md``).
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ from .terms import TermStats
 __all__ = ["SQLiteTransactions", "Transaction", "BUSY_WAIT_S"]
 
 BUSY_WAIT_S = 60.0
+#: How long the checkpoint after an erasure waits for readers to leave their
+#: snapshots (later retries do not wait).
+SCRUB_WAIT_S = 0.25
 #: A scratch FTS5 table with the index's tokenizer: inserting the query's words
 #: and reading its vocabulary back gives their Porter stems.
 _TEMP_STEMMER = """
@@ -47,6 +57,7 @@ class Transaction:
     held: ExitStack = field(default_factory=ExitStack)
     mirrors: builtins.list[HistoryMirror] = field(default_factory=list)
     at_end: builtins.list[Callable[[], None]] = field(default_factory=list)
+    erased: bool = False  # the block deleted content (see SQLiteTransactions._erased)
 
 
 class SQLiteTransactions:
@@ -61,6 +72,8 @@ class SQLiteTransactions:
     _readers: ReadPool | None
     _terms: TermStats
     _scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]]
+    #: Content was erased and the write-ahead log may still hold it (see :meth:`_scrub_wal`).
+    _scrub_pending: bool = False
 
     @staticmethod
     def _connect(path: str) -> sqlite3.Connection:
@@ -75,6 +88,7 @@ class SQLiteTransactions:
             "journal_mode=WAL",
             "synchronous=NORMAL",
             "foreign_keys=ON",
+            "secure_delete=ON",
             f"busy_timeout={int(BUSY_WAIT_S * 1000)}",
             "temp_store=MEMORY",
             "cache_size=-65536",
@@ -154,6 +168,8 @@ class SQLiteTransactions:
                     self._conn.execute("COMMIT")
             for step in txn.at_end:
                 step()
+        if self._scrub_pending:
+            self._scrub_wal(wait=txn.erased)
 
     def _forget_uncommitted(self, conn: sqlite3.Connection, txn: Transaction | None = None) -> None:
         """A block (or a savepoint in it) rolled back: drop what its reads cached."""
@@ -162,6 +178,36 @@ class SQLiteTransactions:
         self._terms.forget()
         for mirror in txn.mirrors if txn else ():
             mirror.undo(conn)
+
+    def _erased(self) -> None:
+        """The current write block deletes content: when it ends, checkpoint the
+        write-ahead log and truncate it (:meth:`_scrub_wal`)."""
+        self._scrub_pending = True
+        if self._txn is not None:
+            self._txn.erased = True
+
+    def _scrub_wal(self, *, wait: bool) -> bool:
+        """Copy the write-ahead log into the database and truncate it to zero bytes,
+        so no page image of erased content stays in it; outside a transaction.
+
+        Readers (here or in another process) that hold a snapshot stop the
+        checkpoint; it then stays pending and is tried again at the end of the
+        next write block and at :meth:`close`. ``wait`` gives readers
+        :data:`SCRUB_WAIT_S` to finish first. Returns whether the log is empty.
+        """
+        if self.path == ":memory:":
+            self._scrub_pending = False
+            return True
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout={int(SCRUB_WAIT_S * 1000) if wait else 0}")
+        try:
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.OperationalError:
+            busy = 1
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(BUSY_WAIT_S * 1000)}")
+        self._scrub_pending = bool(busy)
+        return not busy
 
     def _follow(self, conn: sqlite3.Connection, mirror: HistoryMirror) -> None:
         """Bring ``mirror`` up to what ``conn`` sees: the committed state, or, on the
