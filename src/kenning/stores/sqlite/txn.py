@@ -202,7 +202,7 @@ class SQLiteTransactions:
         conn.execute(f"PRAGMA busy_timeout={int(SCRUB_WAIT_S * 1000) if wait else 0}")
         try:
             busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        except sqlite3.OperationalError:
+        except sqlite3.Error:  # the deletion is committed: a failed checkpoint stays pending
             busy = 1
         finally:
             conn.execute(f"PRAGMA busy_timeout={int(BUSY_WAIT_S * 1000)}")
