@@ -110,6 +110,7 @@ class PostingsIndex(HistoryMirror):
         self._length = np.zeros(0, dtype=np.float64)  # tokens per row, by pk
         self._present = np.zeros(0, dtype=bool)  # the row is in the index
         self._stale = np.zeros(0, dtype=bool)  # base postings of this pk are outdated
+        self._has_stale = False
         self._delta: dict[str, dict[int, int]] = {}  # term -> pk -> tf, rows changed since
         self._delta_terms: dict[int, list[str]] = {}  # pk -> its terms in ``_delta``
         self._delta_rows = 0
@@ -172,6 +173,7 @@ class PostingsIndex(HistoryMirror):
         self._present = np.zeros(len(self._length), dtype=bool)
         self._present[present_pks] = True  # (a row without tokens counts, as in FTS5)
         self._stale = np.zeros(len(self._length), dtype=bool)
+        self._has_stale = False
         self._scope = np.zeros(len(self._length), dtype=np.int64)
         self._is_active = np.zeros(len(self._length), dtype=bool)
         self._set_rows([(r[1], r[2], r[3]) for r in found])
@@ -220,6 +222,7 @@ class PostingsIndex(HistoryMirror):
             self._present[pk] = False
         if pk < len(self._stale):
             self._stale[pk] = True
+            self._has_stale = True
             self._scope[pk] = 0
             self._is_active[pk] = False
         for term in self._delta_terms.pop(pk, ()):
@@ -253,6 +256,7 @@ class PostingsIndex(HistoryMirror):
             self._length[doc] += 1.0
         for r in rows:
             self._stale[r[0]] = True  # the base's postings of this row are outdated
+            self._has_stale = True
             self._present[r[0]] = True
             self._rows += 1
             self._tokens += float(self._length[r[0]])
@@ -301,19 +305,28 @@ class PostingsIndex(HistoryMirror):
 
     # -- searching ------------------------------------------------------------
 
-    def doc_freqs(
+    def frequent(
         self,
         conn: sqlite3.Connection,
         phrases: Sequence[Phrase],
         scope_pks: Sequence[int],
-        *,
-        active: bool = False,
-    ) -> list[int]:
-        """Per phrase: the reader's rows holding it (``active``: active ones only)."""
+        ratio: float,
+        min_docs: int,
+    ) -> list[bool]:
+        """Per phrase: is it in more than ``ratio`` of the reader's active rows? All
+        False when the reader has fewer than ``min_docs`` active rows."""
         with self._lock.read():
             view = self._reader(scope_pks)
-            mask = view.active if active else view.mask
-            return [int(mask[self._postings_of(conn, p)[0]].sum()) for p in phrases]
+            if view.active_rows < min_docs:
+                return [False] * len(phrases)
+            cap = int(ratio * view.active_rows) + 1
+            out = []
+            for phrase in phrases:
+                docs = self._postings_of(conn, phrase)[0] if phrase else _EMPTY_I
+                # every row holding it, whoever may read them, bounds the reader's
+                # count from above: a rarer phrase needs no count (same answer)
+                out.append(len(docs) >= cap and int(view.active[docs].sum()) >= cap)
+            return out
 
     def scores(
         self,
@@ -334,11 +347,14 @@ class PostingsIndex(HistoryMirror):
             view = self._reader(scope_pks)
             if view.rows <= 0 or not phrases:
                 return _EMPTY_I, _EMPTY_F
+            everything = view.rows == self._rows  # the reader may read every row
             found = []
             for phrase in phrases:
                 docs, freqs = self._postings_of(conn, phrase)
-                keep = view.mask[docs]
-                found.append((docs[keep], freqs[keep]))
+                if not everything:
+                    keep = view.mask[docs]
+                    docs, freqs = docs[keep], freqs[keep]
+                found.append((docs, freqs))
             cap = max(max_ratio * view.rows, min_cap)
             kept = [f for f in found if len(f[0]) <= cap]
             if not kept:
@@ -370,7 +386,7 @@ class PostingsIndex(HistoryMirror):
 
     def _postings(self, stem: str) -> tuple[np.ndarray, np.ndarray]:
         docs, freqs = self._base.postings(stem)
-        if len(docs) and self._stale[docs].any():
+        if self._has_stale and len(docs) and self._stale[docs].any():
             keep = ~self._stale[docs]
             docs, freqs = docs[keep], freqs[keep]
         extra = self._delta.get(stem)

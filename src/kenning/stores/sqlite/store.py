@@ -547,13 +547,9 @@ class SQLiteStore(
             if not scope_pks:
                 return set()
             self._follow(conn, self.postings)
-            visible = self.postings.reader(scope_pks).active_rows
-            if visible < min_docs:
-                return set()
             phrases = self._terms.phrases(conn, terms)
-            df = self.postings.doc_freqs(conn, phrases, scope_pks, active=True)
-        cap = int(ratio * visible) + 1
-        return {t for t, p, n in zip(terms, phrases, df, strict=True) if p and n >= cap}
+            common = self.postings.frequent(conn, phrases, scope_pks, ratio, min_docs)
+        return {t for t, yes in zip(terms, common, strict=True) if yes}
 
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
