@@ -154,6 +154,8 @@ def test_a_backup_mid_stream_restores_every_acknowledged_write_on_postgresql(
         with pytest.raises(ConfigError, match="superuser or a BYPASSRLS role"):
             backup(url, tmp_path / "refused.dump")  # kenning's role sees no tenant's rows
         assert not (tmp_path / "refused.dump").exists()
+        with pytest.raises(InvalidInput, match="is not the database of"):
+            backup(url, tmp_path / "other.dump", dump_url=_superuser(pg.url(target)))
         with Writers(url, embedder) as writers:
             before = writers.wait_for(BEFORE)
             report = backup(url, tmp_path / "snap.dump", dump_url=_superuser(url))

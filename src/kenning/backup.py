@@ -133,7 +133,7 @@ def backup(
     if url.startswith("sqlite:"):
         report = _sqlite_backup(url, target)
     elif url.startswith("postgresql:"):
-        report = _pg_backup(database_url(dump_url, field="dump_url") if dump_url else url, target)
+        report = _pg_backup(_same_database(url, dump_url) if dump_url else url, target)
     else:
         raise InvalidInput(f"source: no backup method for {display_url(url)}", field="source")
     return _timed(report, started)
@@ -193,6 +193,17 @@ def _new_file(dest: str | Path, force: bool, name: str) -> Path:
     if not path.parent.is_dir():
         raise InvalidInput(f"{name}: no directory {path.parent}", field=name)
     return path
+
+
+def _same_database(url: str, dump_url: str) -> str:
+    """``dump_url``, checked to reach the database ``url`` does (as another role)."""
+    other = database_url(dump_url, field="dump_url")
+    if inspect_database(other, field="dump_url").identity != inspect_database(url).identity:
+        raise InvalidInput(
+            f"dump_url: {display_url(other)} is not the database of {display_url(url)}",
+            field="dump_url",
+        )
+    return other
 
 
 def _known_migrations() -> list[str]:
