@@ -19,6 +19,7 @@ from conftest import T0
 
 from kenning import FixedClock, Memory, Settings
 from kenning.directory import keys
+from kenning.directory.model import AuditEntry
 from kenning.embeddings import Embedder
 from kenning.stores.postgres import directory as pg_directory
 from kenning.stores.postgres import schema as pg_schema
@@ -256,3 +257,21 @@ def test_an_older_database_gains_the_wall_and_keeps_its_rows(
         assert [e.actor for e in mem.store.audit("globex")] == ["boss"]
     finally:
         mem.close()
+
+
+def test_an_organization_recorded_in_a_rolled_back_block_is_recorded_again(
+    two_orgs: tuple[Memory, dict[str, str]],
+) -> None:
+    """The store skips re-recording an organization it committed; a block that rolls
+    back committed nothing, so the next write records it after all."""
+    mem, _ = two_orgs
+    store = mem.store
+    line = mem.store.audit("acme", limit=1)[0]
+    initech = AuditEntry("initech", line.at, "eve", "auth.denied", None, "denied", {}, None)
+    with pytest.raises(RuntimeError), store.atomic():
+        store.append_audit([initech])
+        raise RuntimeError("roll the block back")
+    assert store.directory_orgs() == ["acme", "globex"]
+    store.append_audit([initech])
+    assert store.directory_orgs() == ["acme", "globex", "initech"]
+    assert [e.actor for e in store.audit("initech")] == ["eve"]
