@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from kenning.config import Server
 from kenning.embeddings import Embedder
 from kenning.server import create_app
 from kenning.server.ratelimit import RateLimiter
+from kenning.stores.sqlite.driver import sqlite3
 
 ACME = "acme"
 #: Facts no reconciler takes for one another (each write adds a memory).
@@ -338,3 +340,31 @@ def test_the_cli_says_why_a_write_is_refused(
         "error: organization 'default' may hold at most 1 memories: it holds 1, and this "
         "write would add 1; nothing was written\n"
     )
+
+
+@pytest.mark.stores("sqlite")
+def test_sqlite_keeps_each_orgs_count_and_rebuilds_it(
+    make_memory: Callable[..., Memory], store_kind: str, tmp_path: Path
+) -> None:
+    mem = make_memory("counted")
+    made = mem.remember_many([{"content": fact} for fact in FACTS[:3]])
+    mem.remember(FACTS[3], principal=admin_of("globex"))
+    mem.forget(made[0].id)
+
+    def kept(db: Path) -> dict[str, int]:
+        with closing(sqlite3.connect(db)) as conn:
+            return dict(conn.execute("SELECT org_id, n FROM org_memory_counts").fetchall())
+
+    db = tmp_path / "counted" / "kenning.db"
+    assert kept(db) == {"default": 2, "globex": 1}
+    assert mem.store.count_memories("default", 1) == 2  # exact, whatever the cap
+    mem.close()
+    with closing(sqlite3.connect(db)) as conn:  # a database from before the counts
+        conn.execute("DROP TRIGGER org_memory_counts_insert")
+        conn.execute("DROP TRIGGER org_memory_counts_delete")
+        conn.execute("DROP TABLE org_memory_counts")
+        conn.execute("DELETE FROM memories WHERE id = ?", (made[1].id,))
+        conn.commit()
+    again = make_memory("counted")
+    assert kept(db) == {"default": 1, "globex": 1}
+    assert again.store.count_memories("globex", 10) == 1

@@ -8,12 +8,14 @@ so every door (SDK, CLI, REST, MCP, the client) enforces it alike.
 What counts is every memory the organization holds, of any status: archived
 and superseded memories take room as active ones do; deleting one frees it.
 
-Counting stays cheap and correct under concurrency: the store counts the
-organization's rows on an index, stopping one past the limit (never a count
-of the whole table), and while holding the organization's write lock for the
-rest of the transaction (SQLite: the database write lock that ``BEGIN
-IMMEDIATE`` takes; PostgreSQL: a transaction-level advisory lock per
-organization), so two writers never both take the last room.
+Counting is cheap and correct under concurrency. SQLite keeps each
+organization's count in a table that triggers on ``memories`` maintain in the
+writing transaction (:mod:`kenning.stores.sqlite.orgcounts`): the check is one
+primary-key read, under the database write lock that ``BEGIN IMMEDIATE`` takes.
+PostgreSQL counts the organization's rows on an index, stopping one past the
+limit, after taking a transaction-level advisory lock per organization. Either
+way the lock is held until the write commits, so two writers (threads,
+workers, processes) never both take the last room.
 """
 
 from __future__ import annotations

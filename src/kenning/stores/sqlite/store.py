@@ -32,6 +32,7 @@ from ...models import (
 from ...retrieval.text import query_terms
 from ..base import Footprint, Replacement
 from ..rows import AGE_BUCKETS, CONFIDENCE_LEVEL_SQL, layer_stats
+from . import orgcounts
 from .directory import SQLiteDirectory
 from .driver import flush_fts, sqlite3
 from .footprint import footprint
@@ -98,6 +99,7 @@ class SQLiteStore(
         self._conn = self._connect(self.path)
         with self._lock:
             self._retry_busy(lambda: apply_migrations(self._conn))
+            self._retry_busy(lambda: orgcounts.ensure(self._conn))
             self._check_model(model_id, dim)
         # A file database also gets read connections (WAL: reads run beside
         # each other and beside a write); ":memory:" is private to one connection.
@@ -137,18 +139,15 @@ class SQLiteStore(
             return footprint(conn, org_id)
 
     def count_memories(self, org_id: str, cap: int) -> int:
-        """How many memories (any status) ``org_id`` holds, counted up to ``cap``.
+        """How many memories (any status) ``org_id`` holds (exact: ``cap`` only bounds
+        the scan of a database without kept counts, see :mod:`.orgcounts`).
 
         Read on the write connection: inside :meth:`atomic` the count includes
         the block's own writes and, the database's write lock being held since
         ``BEGIN IMMEDIATE``, stays true until the block commits.
         """
         with self.atomic() as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memories WHERE org_id = ? LIMIT ?)",
-                (org_id, max(0, cap)),
-            ).fetchone()
-        return int(row[0])
+            return orgcounts.count(conn, org_id, cap)
 
     def close(self) -> None:
         """Close the connections."""
