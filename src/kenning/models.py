@@ -20,7 +20,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -413,34 +413,41 @@ class MemoryRecord:
         form :meth:`to_dict` and :meth:`changes_to` write)."""
         if plain is None:
             return None
-        if name == "scope":
-            return Scope.parse(plain)
-        if name == "memory_type":
-            return MemoryType(plain)
-        if name == "status":
-            return Status(plain)
-        if name == "tags":
-            return tuple(plain)
-        if name in _RECORD_TIMES:
-            return as_utc(datetime.fromisoformat(plain))
-        if name == "metadata":
-            return dict(plain)
-        return plain
+        convert = _RECORD_CONVERTERS.get(name)
+        return plain if convert is None else convert(plain)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryRecord:
         """Inverse of :meth:`to_dict` (lossless for everything ``to_dict`` writes)."""
-        values = {
-            name: cls.field_value(name, data[name])
-            for name in cls.__dataclass_fields__
-            if name in data
-        }
+        fields = cls.__dataclass_fields__
+        converters = _RECORD_CONVERTERS
+        values = {}
+        for name, plain in data.items():
+            if name in fields:
+                convert = converters.get(name)
+                values[name] = plain if plain is None or convert is None else convert(plain)
         return cls(**values)
 
 
 _RECORD_TIMES = frozenset(
     {"created_at", "updated_at", "event_at", "valid_from", "valid_to", "last_accessed"}
 )
+
+
+def _utc_time(plain: str) -> datetime:
+    return as_utc(datetime.fromisoformat(plain))
+
+
+#: How :meth:`MemoryRecord.from_dict` turns a JSON-ready field back into its type
+#: (fields not named here are kept as they are).
+_RECORD_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "scope": Scope.parse,
+    "memory_type": MemoryType,
+    "status": Status,
+    "tags": tuple,
+    "metadata": dict,
+    **dict.fromkeys(_RECORD_TIMES, _utc_time),
+}
 
 
 def _plain(value: Any) -> Any:

@@ -37,7 +37,8 @@ from ..models import (
 from ..validation import UNBOUNDED, Limits
 from . import _calls as calls
 from ._calls import Call, ScopesArg, checked, no_principal
-from ._config import NO_DELAY, ClientConfig
+from ._config import ClientConfig
+from ._transport import StdlibTransport
 
 __all__ = ["Client", "ClientGraph"]
 
@@ -52,7 +53,7 @@ class _Sender:
         self.http = httpx.Client(
             headers=config.headers(),
             timeout=config.timeout_s,
-            transport=transport or httpx.HTTPTransport(socket_options=NO_DELAY),
+            transport=transport or StdlibTransport(),
         )
         #: The server's size limits, once read (see :func:`~kenning.client._calls.checked`).
         self.limits: Limits | None = None
@@ -158,9 +159,11 @@ class Client:
     (read here, when the client is built). ``persona`` is the persona every call acts
     as unless a call names its own (``persona=``). ``timeout`` is in seconds; idempotent
     calls are retried ``retries`` times on connection errors and HTTP 503, waiting
-    ``min(backoff * 2**n, max_backoff)`` seconds. ``transport`` replaces httpx's
-    network transport. Methods take ``principal=`` only to refuse it (the key says
-    who calls): see :func:`kenning.client._calls.no_principal`.
+    ``min(backoff * 2**n, max_backoff)`` seconds. ``transport`` replaces the network
+    transport (default: keep-alive connections over the standard library's
+    ``http.client``, see :mod:`kenning.client._transport`). Methods take
+    ``principal=`` only to refuse it (the key says who calls): see
+    :func:`kenning.client._calls.no_principal`.
     """
 
     def __init__(
