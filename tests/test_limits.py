@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doorkit import DoorServer
 from serverkit import Api, admin_of, bootstrap_org
 from typer.testing import CliRunner
 
-from kenning import Memory, PermissionDenied, QuotaExceeded, RateLimited, Settings
+from kenning import Client, Memory, PermissionDenied, QuotaExceeded, RateLimited, Settings
 from kenning import core as kenning_core
 from kenning.cli.app import app as cli_app
 from kenning.config import Server
@@ -368,3 +369,19 @@ def test_sqlite_keeps_each_orgs_count_and_rebuilds_it(
     again = make_memory("counted")
     assert kept(db) == {"default": 1, "globex": 1}
     assert again.store.count_memories("globex", 10) == 1
+
+
+def test_the_client_raises_rate_limited_with_the_wait(
+    env: dict[str, Any], door_server: DoorServer
+) -> None:
+    url = door_server.mount(env["mem"])
+    try:
+        app = door_server.mux.apps[url.rsplit("/", 1)[-1]]
+        app.state.rate_limiter = RateLimiter(0.25, 1, clock=FakeClock())
+        with Client(url, env["keys"]["bob"]) as client:
+            client.stats()
+            with pytest.raises(RateLimited, match="retry in 4 s") as info:
+                client.stats()
+        assert info.value.retry_after_s == 4  # from the Retry-After header
+    finally:
+        door_server.unmount(url)
