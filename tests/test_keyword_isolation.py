@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import _superuser_conn
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kenning import Memory, MemoryFilter, Principal, Role, Scope, TeamRole
-from kenning.config import GraphRead, Lifecycle, Retrieval, Settings
+from kenning.config import GraphRead, Lifecycle, Retrieval, Settings, StoreOptions
 
 VOCAB = (
     "harbour lantern quartz meadow budget violin river garden pottery festival "
@@ -214,3 +215,37 @@ def test_the_reported_measurement_no_longer_moves(
     # the writer's own view does see the word: the counts are per reader, not frozen
     theirs = mem.store.keyword_search("quartz", mem.policy.readable(who), MemoryFilter(), 50)
     assert len(theirs) == 21 and mine[0].id not in {i for i, _ in theirs}
+
+
+@pytest.mark.stores("postgresql")
+def test_a_large_reader_on_postgresql_is_counted_in_full_not_by_the_tables_estimate(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """Past ``pg_count_cap`` a reader's memories are counted in full: the table's
+    row estimate (every organization's rows, refreshed by ANALYZE) must not stand
+    in for the reader's N. A second engine on the same database (no cached counts)
+    sees the reader's keyword score unchanged after another organization wrote."""
+    settings = SETTINGS.model_copy(update={"store": StoreOptions(pg_count_cap=2)})
+    mem = make_memory(settings=settings)
+    mine = mem.remember_many(
+        [{"content": "The quartz lamp sits in the hall", "scope": "team:t1"}]
+        + [{"content": f"Weekly note number {i} about the garden"} for i in range(6)],
+        principal=READER,
+    )
+    score = _keyword_score(mem, "quartz", mine[0].id)
+    assert score is not None and score > 0
+    mem.remember_many(
+        [{"content": f"Shelf inventory line {i}", "scope": "org:o2"} for i in range(40)],
+        principal=STRANGER,
+    )
+    with _superuser_conn(mem) as conn:
+        conn.execute("ANALYZE memories")
+        (estimate,) = conn.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass"
+        ).fetchone()
+    assert estimate >= 47  # the table's estimate now counts the other organization
+    fresh = Memory(settings=mem.settings, embedder=mem.embedder)
+    try:
+        assert _keyword_score(fresh, "quartz", mine[0].id) == score
+    finally:
+        fresh.close()

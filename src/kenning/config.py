@@ -424,8 +424,9 @@ class StoreOptions(BaseSettings):
     keyword_postings_budget: int = Field(
         2000, gt=0, validation_alias=_env("keyword_postings_budget")
     )
-    #: Visible memories are counted up to this many for BM25 statistics and
-    #: plan choices; past it the table's row estimate stands in.
+    #: Visible memories (BM25 statistics, plan choices) are counted in one pass
+    #: up to this many; a reader who sees more is counted in full. Counts are the
+    #: reader's own and cached for a minute.
     pg_count_cap: int = Field(50_000, gt=0, validation_alias=_env("pg_count_cap"))
 
 

@@ -434,8 +434,10 @@ class PostgresStore(
     def _visible(self, conn: psycopg.Connection, scopes: ScopeFilter) -> tuple[int, float]:
         """(active memories visible, their average length), cached for a minute.
 
-        Counted up to ``count_cap``; past it the table's row estimate stands in
-        (only ranking statistics and plan choices use this number).
+        Counted up to ``count_cap`` first (one cheap pass for most readers); a reader
+        who sees more is counted in full. Both numbers are the reader's own, never
+        the table's: another organization's rows must not move this reader's BM25
+        statistics or plan choices.
         """
         key = ("n", scopes)
         hit = self._counts.get(key)
@@ -449,10 +451,12 @@ class PostgresStore(
         ).fetchone() or (0, 1.0)
         n = int(n)
         if n >= self.count_cap:
-            (estimate,) = conn.execute(
-                "SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass"
-            ).fetchone() or (0,)
-            n = max(n, int(estimate))
+            n, avg = conn.execute(
+                "SELECT count(*), COALESCE(avg(m.doc_len), 1) FROM memories m "
+                f"WHERE {swhere} AND m.status = 'active'",
+                sparams,
+            ).fetchone() or (n, avg)
+            n = int(n)
         value = (n, max(float(avg), 1.0))
         self._counts.put(key, value)
         return value
