@@ -253,7 +253,6 @@ class VectorIndex(HistoryMirror):
         self._pk_part = np.full(0, -1, dtype=np.int32)
         self._pk_pos = np.full(0, -1, dtype=np.int32)
         self._version = 0  # moves on every change of the mirror
-        self._shares: dict[tuple[str, tuple[int, ...], tuple[str, ...]], tuple[int, float]] = {}
         self._masks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}
         super().__init__()
         self._ann_lock = threading.Lock()
@@ -421,26 +420,6 @@ class VectorIndex(HistoryMirror):
         lut[np.asarray(list(scope_pks), dtype=np.int64)] = True
         mask: np.ndarray = status_lut[part.status[pos]] & lut[scopes]
         return mask
-
-    def share(self, org_id: str, scope_pks: Sequence[int], statuses: Iterable[str]) -> float:
-        """Fraction of the mirrored rows (all organizations) in these scopes and
-        statuses; cached until the mirror changes."""
-        wanted = tuple(sorted(statuses))
-        key = (org_id, tuple(scope_pks), wanted)
-        with self._lock.read():
-            hit = self._shares.get(key)
-            if hit is not None and hit[0] == self._version:
-                return hit[1]
-            part = self._parts.get(org_id)
-            total = sum(p.live for p in self._parts.values())
-            if part is None or total == 0:
-                return 0.0
-            mask = self._mask(part, scope_pks, wanted, None)
-            value = float(mask.sum()) / total
-            if len(self._shares) > 1000:
-                self._shares.clear()
-            self._shares[key] = (self._version, value)
-            return value
 
     # -- searching ------------------------------------------------------------
 
