@@ -12,7 +12,7 @@ import pytest
 from doorkit import DoorServer
 from serverkit import Api, admin_of, bootstrap_org
 
-from kenning import Client, InvalidInput, Memory
+from kenning import Client, InvalidInput, Memory, PermissionDenied
 from kenning.lifecycle.hint import neutralise
 
 ACME = "acme"
@@ -70,6 +70,22 @@ def test_the_directory_applies_the_rule_for_every_door(env: dict[str, Any]) -> N
         with pytest.raises(InvalidInput, match=f"active persona '{persona}' is not one"):
             d.authenticate(env["keys"]["root"], persona)
     assert d.principal(ACME, "root", "helper").active_persona == "helper"
+
+
+def test_the_hint_as_a_persona_follows_the_same_rule(env: dict[str, Any]) -> None:
+    """``build_hint(persona=...)`` (REST body ``persona``): an admin acts as any persona
+    of their organization and no other id; the refusal is the same for an id of another
+    organization and one of none."""
+    mem, root = env["mem"], admin_of(ACME, "root")
+    mem.build_hint(persona="helper", principal=root)  # a persona of acme: no refusal
+    for persona in ("ghost", "nowhere"):
+        with pytest.raises(PermissionDenied, match=f"'root' may not use persona '{persona}'"):
+            mem.build_hint(persona=persona, principal=root)
+        answer = env["api"].call(
+            "POST", "/v1/hint", key=env["keys"]["root"], json={"persona": persona}
+        )
+        assert answer.status_code == 403
+        assert answer.json()["error"]["message"] == f"'root' may not use persona '{persona}'"
 
 
 def test_mcp_over_http_refuses_a_foreign_persona(env: dict[str, Any]) -> None:

@@ -116,6 +116,10 @@ class Directory:
         embedded install or a :class:`~kenning.Memory` used from code."""
         return self._org_shape(org_id)[0]
 
+    def has_persona(self, org_id: str, persona_id: str) -> bool:
+        """Whether the organization's directory lists persona ``persona_id``."""
+        return self.store.get_entry(org_id, "persona", persona_id) is not None
+
     def open_teams(self, org_id: str) -> tuple[str, ...]:
         """The teams an *ungoverned* organization records (created by use); empty for a
         governed one, whose memberships the directory's users carry."""
@@ -193,7 +197,7 @@ class Directory:
                 raise PermissionDenied(f"memory is switched off for persona {persona!r}")
             teams = {t: r for t, r in teams.items() if t not in off_teams}
             personas, leads = personas - off, leads - off
-        elif persona is not None and self.store.get_entry(org_id, "persona", persona) is None:
+        elif persona is not None and not self.has_persona(org_id, persona):
             # an admin may act as any persona of the organization, not as an id it
             # lacks; the refusal reads as a member's does (nothing said of other orgs)
             raise InvalidInput(

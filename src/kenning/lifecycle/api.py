@@ -182,7 +182,7 @@ class LifecycleMethods(Facade):
         who = self.core.who(principal)
         if persona is not None:
             persona = clean_text(persona, "persona", 128)
-            if persona not in who.personas and not who.is_admin:  # as Principal allows
+            if persona not in who.personas and not self._admin_may_use(who, persona):
                 raise PermissionDenied(f"{who.user_id!r} may not use persona {persona!r}")
             who = replace(who, active_persona=persona)
         max_chars = clean_count(max_chars, "max_chars", minimum=200)
@@ -210,6 +210,15 @@ class LifecycleMethods(Facade):
                 item = replace(item, content=f"{speaker} said: {item.content}")
             items.append(item)
         return format_hint(items, max_chars=max_chars)
+
+    def _admin_may_use(self, who: Principal, persona: str) -> bool:
+        """An admin may act as any persona of their organization: in an organization
+        the directory governs, one it lists (an unknown id is refused as a member's
+        persona is, saying nothing of other organizations)."""
+        if not who.is_admin:
+            return False
+        directory = self.core.directory
+        return not directory.governed(who.org_id) or directory.has_persona(who.org_id, persona)
 
     def _top_by_priority(self, who: Principal, limit: int) -> builtins.list[MemoryRecord]:
         """Seed 001's empty-query recall: the newest active memories of the default view,
