@@ -1,11 +1,12 @@
 """Recall latency of two versions of kenning on one database, side by side.
 
     python bench/ab_recall.py --db /tmp/kb/ab100k.db --a /path/to/old/src --b src \\
-        --queries 400 --block 10 [--form question]
+        --queries 400 --block 10 [--form question] [--db-b COPY]
 
 Two worker processes, one per source tree (``PYTHONPATH``), open the same
 database (a ``kenning bench scale --db`` database: organization ``bench``) with
-the real model and reinforcement off, so neither writes. The driver sends them
+the real model and reinforcement off, so neither writes (``--db-b``: B opens its
+own copy, for a B that migrates the database on open). The driver sends them
 the same query blocks in turn (A then B, then B then A, ...), so drift of the
 machine's speed falls on both alike. Each recall is timed inside its worker.
 Prints JSON: p50/p95/mean per side for the worst-case reader (an admin over
@@ -89,6 +90,11 @@ def main() -> None:
     parser.add_argument("--db", required=True, help="a `kenning bench scale --db` database")
     parser.add_argument("--a", required=True, help="source tree A (its src/ folder)")
     parser.add_argument("--b", required=True, help="source tree B (its src/ folder)")
+    parser.add_argument(
+        "--db-b",
+        help="a copy of --db for B, when B's code migrates the database on open "
+        "(A's code may refuse a newer schema)",
+    )
     parser.add_argument("--queries", type=int, default=400, help="queries per reader")
     parser.add_argument("--block", type=int, default=10, help="queries per block")
     parser.add_argument(
@@ -106,7 +112,7 @@ def main() -> None:
     texts = [synthetic_text(rng, 8) for _ in range(2 * args.queries)]
     if args.form == "question":
         texts = [f"What is my {t} now?" for t in texts]
-    a, b = _start(args.a, args.db), _start(args.b, args.db)
+    a, b = _start(args.a, args.db), _start(args.b, args.db_b or args.db)
     times: dict[str, dict[str, list[float]]] = {
         side: {"worst": [], "typical": []} for side in ("a", "b")
     }
