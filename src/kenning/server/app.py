@@ -22,6 +22,7 @@ from ..engine import Memory
 from ..models import Principal
 from . import errors
 from .auth import KeyCache, principal_from_headers, rate_limited
+from .inflight import InFlight
 from .metrics import Metrics
 from .middleware import RequestMiddleware
 from .ratelimit import RateLimiter
@@ -74,6 +75,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
     )
     app.state.metrics = Metrics()
     app.state.key_cache = KeyCache()
+    app.state.inflight = InFlight()
     cfg = (memory.settings if memory is not None else settings or Settings()).server
     app.state.rate_limiter = (
         RateLimiter(cfg.rate_limit_per_s, cfg.rate_limit_burst)
@@ -91,6 +93,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         RequestMiddleware,
         max_body=cfg.max_body_bytes,
         observe=app.state.metrics.observe_request,
+        inflight=app.state.inflight,
     )
     return app
 

@@ -1,5 +1,6 @@
 """One ASGI middleware around every request: a request id, the body-size limit,
-a strict check of JSON request bodies, metrics and a structured access-log line.
+a strict check of JSON request bodies, metrics, a structured access-log line and
+the count of requests in flight (:mod:`kenning.server.inflight`).
 
 A JSON body (``Content-Type: application/json``, ``…+json`` or none) of a REST
 request is read whole and checked before any route sees it: invalid UTF-8,
@@ -27,6 +28,7 @@ from typing import Any
 from ..audit import door
 from ..models import Principal
 from .errors import error_response
+from .inflight import InFlight
 
 __all__ = ["RequestMiddleware", "json_problem"]
 
@@ -53,15 +55,24 @@ class RequestMiddleware:
         *,
         max_body: int,
         observe: Callable[[str, str, int, float], None],
+        inflight: InFlight | None = None,
     ) -> None:
         self.app = app
         self.max_body = max_body
         self.observe = observe
+        self.inflight = inflight or InFlight()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.inflight.count += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.inflight.count -= 1
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {
             k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())
         }

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
+from ..inflight import run_engine
 from ..schemas import ConsolidateIn, HintIn, HintOut, IngestIn, LinkIn, Loose, MemoryOut
 from ._common import bounded
 
@@ -55,11 +56,17 @@ def consolidate(body: ConsolidateIn, caller: CallerDep, mem: MemoryDep) -> Any:
 
 
 @router.post("/hint", response_model=HintOut, name="memory.hint")
-def hint(body: HintIn, caller: CallerDep, mem: MemoryDep) -> Any:
+async def hint(body: HintIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """A memory block for a system prompt, fenced as data (the model is told not to
     follow instructions inside it)."""
-    text = mem.build_hint(
-        persona=body.persona, query=body.query, max_chars=body.max_chars, principal=caller.principal
+    text = await run_engine(
+        request,
+        lambda: mem.build_hint(
+            persona=body.persona,
+            query=body.query,
+            max_chars=body.max_chars,
+            principal=caller.principal,
+        ),
     )
     return {"hint": text}
 

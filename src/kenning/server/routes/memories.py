@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
+from ..inflight import run_engine
 from ..schemas import (
     BatchIn,
     FeedbackIn,
@@ -61,25 +62,28 @@ def upsert(body: UpsertIn, caller: CallerDep, mem: MemoryDep, request: Request) 
 
 
 @router.post("/recall", response_model=RecallOut, name="memory.recall")
-def recall(body: RecallIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
+async def recall(body: RecallIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """The ``k`` memories that best answer ``query``, ranked by priority."""
-    result = mem.recall(
-        body.query,
-        bounded(mem, body.k),
-        scopes=body.scopes,
-        layers=body.layers,
-        filters=body.filters,
-        min_confidence=body.min_confidence,
-        explain=body.explain,
-        sector=body.sector,
-        principal=caller.principal,
-        min_score=body.min_score,
-    )
-    request.app.state.metrics.observe_recall(result.timings_ms)
-    # validated and encoded here, in the worker thread: returned as data, FastAPI
-    # would validate it in another one (a thread hop per recall)
-    out = RecallOut.model_validate(result.to_dict())
-    return Response(out.model_dump_json(), media_type="application/json")
+
+    def answer() -> Response:
+        result = mem.recall(
+            body.query,
+            bounded(mem, body.k),
+            scopes=body.scopes,
+            layers=body.layers,
+            filters=body.filters,
+            min_confidence=body.min_confidence,
+            explain=body.explain,
+            sector=body.sector,
+            principal=caller.principal,
+            min_score=body.min_score,
+        )
+        request.app.state.metrics.observe_recall(result.timings_ms)
+        # validated and encoded with the recall (in its thread, when it has one)
+        out = RecallOut.model_validate(result.to_dict())
+        return Response(out.model_dump_json(), media_type="application/json")
+
+    return await run_engine(request, answer)
 
 
 @router.get("/memories", response_model=PageOut, name="memory.list")
