@@ -393,7 +393,9 @@ class MemoryRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (ISO times, scope as its string form)."""
-        out = {name: _plain(getattr(self, name)) for name in self.__dataclass_fields__}
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        for name in _RECORD_CONVERTERS:  # the fields whose type JSON lacks
+            out[name] = _plain(out[name])
         out["layer"] = self.layer.value
         return out
 
@@ -420,12 +422,11 @@ class MemoryRecord:
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryRecord:
         """Inverse of :meth:`to_dict` (lossless for everything ``to_dict`` writes)."""
         fields = cls.__dataclass_fields__
-        converters = _RECORD_CONVERTERS
-        values = {}
-        for name, plain in data.items():
-            if name in fields:
-                convert = converters.get(name)
-                values[name] = plain if plain is None or convert is None else convert(plain)
+        values = {name: plain for name, plain in data.items() if name in fields}
+        for name, convert in _RECORD_CONVERTERS.items():
+            plain = values.get(name)
+            if plain is not None:
+                values[name] = convert(plain)
         return cls(**values)
 
 
@@ -438,8 +439,8 @@ def _utc_time(plain: str) -> datetime:
     return as_utc(datetime.fromisoformat(plain))
 
 
-#: How :meth:`MemoryRecord.from_dict` turns a JSON-ready field back into its type
-#: (fields not named here are kept as they are).
+#: The fields whose type JSON lacks, and how :meth:`MemoryRecord.from_dict` turns
+#: their JSON-ready form back into it (every other field is the same in both forms).
 _RECORD_CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "scope": Scope.parse,
     "memory_type": MemoryType,

@@ -188,8 +188,9 @@ def _error_for(status: int, body: object, text: str) -> KenningError:
 
 
 def record(data: Mapping[str, Any]) -> MemoryRecord:
-    """A memory (``MemoryOut``)."""
-    return MemoryRecord.from_dict({k: v for k, v in data.items() if k != "layer"})
+    """A memory (``MemoryOut``; its ``layer`` follows from the scope, and
+    :meth:`~kenning.MemoryRecord.from_dict` reads only the record's fields)."""
+    return MemoryRecord.from_dict(data)
 
 
 def write_result(data: Mapping[str, Any]) -> WriteResult:
