@@ -62,6 +62,10 @@ class AsyncDirectory:
     async def governed(self, org_id: str) -> bool:
         return await asyncio.to_thread(self.sync.governed, org_id)
 
+    @mirrors(Directory.has_persona)
+    async def has_persona(self, org_id: str, persona_id: str) -> bool:
+        return await asyncio.to_thread(self.sync.has_persona, org_id, persona_id)
+
     @mirrors(Directory.open_teams)
     async def open_teams(self, org_id: str) -> tuple[str, ...]:
         return await asyncio.to_thread(self.sync.open_teams, org_id)
