@@ -53,8 +53,11 @@ class StdlibTransport(httpx.BaseTransport):
             pool = self._local.pool = {}
         return pool
 
-    def _connection(self, url: httpx.URL, timeouts: dict[str, Any]) -> http.client.HTTPConnection:
-        """This thread's live connection to ``url``'s server, opened if needed."""
+    def _connection(
+        self, url: httpx.URL, timeouts: dict[str, Any]
+    ) -> tuple[_Key, http.client.HTTPConnection]:
+        """This thread's live connection to ``url``'s server (opened if needed), and
+        its key in the thread's pool."""
         scheme = url.scheme
         port = url.port or (443 if scheme == "https" else 80)
         key = (scheme, url.host, port)
@@ -62,13 +65,13 @@ class StdlibTransport(httpx.BaseTransport):
         conn = pool.get(key)
         if conn is not None:
             if conn.sock is not None and not _closed_by_peer(conn.sock):
-                return conn
+                return key, conn
             self._drop(pool, key, conn)
         conn = self._open_connection(scheme, url.host, port, timeouts.get("connect"))
         pool[key] = conn
         with self._lock:
             self._open.add(conn)
-        return conn
+        return key, conn
 
     def _open_connection(
         self, scheme: str, host: str, port: int, timeout: float | None
@@ -108,8 +111,8 @@ class StdlibTransport(httpx.BaseTransport):
         url = request.url
         timeouts: dict[str, Any] = request.extensions.get("timeout") or {}
         body = request.read()
-        conn = self._connection(url, timeouts)
-        key = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
+        key, conn = self._connection(url, timeouts)
+        pool = self._pool()
         assert conn.sock is not None
         try:
             conn.sock.settimeout(timeouts.get("write"))
@@ -126,16 +129,16 @@ class StdlibTransport(httpx.BaseTransport):
             answer = conn.getresponse()
             content = answer.read()
         except TimeoutError as exc:
-            self._drop(self._pool(), key, conn)
+            self._drop(pool, key, conn)
             raise httpx.ReadTimeout(f"no answer from {url.host}: {exc}") from exc
         except (http.client.HTTPException, ConnectionError) as exc:
-            self._drop(self._pool(), key, conn)
+            self._drop(pool, key, conn)
             raise httpx.RemoteProtocolError(f"the server closed the connection: {exc!r}") from exc
         except OSError as exc:
-            self._drop(self._pool(), key, conn)
+            self._drop(pool, key, conn)
             raise httpx.ReadError(f"talking to {url.host}: {exc}") from exc
         if answer.will_close:
-            self._drop(self._pool(), key, conn)
+            self._drop(pool, key, conn)
         return httpx.Response(
             answer.status,
             headers=answer.getheaders(),
