@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .graph.model import RELATION_PRIORS
 from .lifecycle.knobs import ReconcileKnobs
@@ -428,6 +428,11 @@ class StoreOptions(BaseSettings):
     #: up to this many; a reader who sees more is counted in full. Counts are the
     #: reader's own and cached for a minute.
     pg_count_cap: int = Field(50_000, gt=0, validation_alias=_env("pg_count_cap"))
+    #: A read replica further behind the primary than this (seconds) leaves the
+    #: rotation until it catches up; its reads go to the primary meanwhile.
+    replica_max_lag_s: float = Field(5.0, gt=0)
+    #: How often replicas' health and lag are checked (seconds, in the background).
+    replica_check_s: float = Field(1.0, gt=0)
 
 
 class Server(BaseSettings):
@@ -475,12 +480,24 @@ class Settings(BaseSettings):
     #: ``sqlite:///PATH`` (the default: ``HOME/kenning.db``), ``postgresql://…`` or
     #: the URL of a store a plugin registers (:mod:`kenning.stores.registry`).
     database_url: str | None = None
+    #: Read replicas of a PostgreSQL ``database_url`` (``KENNING_DATABASE_READ_URLS``:
+    #: comma-separated ``postgresql://`` URLs of hot standbys streaming from it);
+    #: recall, list, get, history, stats and graph reads go to them, writes to the
+    #: primary (see "Read replicas" in ``docs/operations.md``).
+    database_read_urls: Annotated[tuple[str, ...], NoDecode] = ()
     #: The stores' knobs (``KENNING_STORE_*``; see :class:`StoreOptions`).
     store: StoreOptions = Field(default_factory=StoreOptions)
 
     embedder: str = "minilm"
     embedder_options: dict[str, str] = Field(default_factory=dict)
     embed_threads: int | None = None
+    #: Embedding calls that wait at the same moment (concurrent recalls and
+    #: writes) share one model run (:mod:`kenning.embeddings.batching`).
+    embed_batching: bool = True
+    #: The most texts one shared run takes.
+    embed_batch_max: int = Field(64, ge=1, le=4096)
+    #: Under load, how long a run waits for more calls to join it (0: never).
+    embed_batch_wait_ms: float = Field(0.0, ge=0, le=1000)
 
     # optional LLM (an OpenAI-compatible chat endpoint); None = no LLM anywhere
     llm: str | None = None
@@ -583,6 +600,25 @@ class Settings(BaseSettings):
             )
         return self
 
+    @field_validator("database_read_urls", mode="before")
+    @classmethod
+    def _split_read_urls(cls, value: Any) -> Any:
+        """``"postgresql://a/db, postgresql://b/db"`` -> a tuple; each must be PostgreSQL."""
+        return read_urls(value)
+
+    @model_validator(mode="after")
+    def _check_read_urls(self) -> Settings:
+        primary = self.database_url or "sqlite:///"
+        if self.database_read_urls and not primary.startswith(("postgresql://", "postgres://")):
+            from .errors import ConfigError
+
+            raise ConfigError(
+                "database_read_urls (KENNING_DATABASE_READ_URLS) needs a PostgreSQL primary: "
+                "read replicas stream from a PostgreSQL database_url, and this database_url "
+                f"is {primary.partition('://')[0]}://…"
+            )
+        return self
+
     def resolved_home(self) -> Path:
         """The data directory (not created here)."""
         return self.home.expanduser() if self.home else default_home()
@@ -592,6 +628,27 @@ class Settings(BaseSettings):
         if self.database_url and self.database_url.startswith("sqlite:///"):
             return Path(self.database_url.removeprefix("sqlite:///")).expanduser()
         return self.resolved_home() / "kenning.db"
+
+
+def read_urls(value: Any) -> Any:
+    """The read replica URLs as a tuple (from a comma-separated string or a sequence);
+    :class:`~kenning.errors.ConfigError` for one that is not a ``postgresql://`` URL."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        return value  # pydantic names the wrong type
+    urls = tuple(str(u).strip() for u in items if str(u).strip())
+    for n, url in enumerate(urls, 1):
+        if not url.startswith(("postgresql://", "postgres://")):
+            from .errors import ConfigError
+
+            shown = url if "@" not in url else "…@" + url.rpartition("@")[2]
+            raise ConfigError(
+                f"database_read_urls (KENNING_DATABASE_READ_URLS) entry {n} must be a "
+                f"PostgreSQL URL (postgresql://USER@HOST/DB); got {shown!r}"
+            )
+    return urls
 
 
 def _legacy_env(given: set[str], data: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,13 @@ from .audit import Auditor
 from .clock import Clock, SystemClock
 from .config import Settings
 from .directory import Directory
-from .embeddings import CachedEmbedder, Embedder, MemoryCacheBackend, create_embedder
+from .embeddings import (
+    BatchingEmbedder,
+    CachedEmbedder,
+    Embedder,
+    MemoryCacheBackend,
+    create_embedder,
+)
 from .errors import ConfigError, NotFound
 from .graph.project import Extractor, Projector
 from .lifecycle.sectors import SectorInfo, descendants
@@ -86,6 +92,12 @@ class Core:
             settings = settings.model_copy(update={"database_url": url})
         inner = embedder or create_embedder(settings.embedder, **_embed_options(settings))
         store = store or open_store(settings, inner.model_id, inner.dim)
+        if settings.embed_batching:
+            inner = BatchingEmbedder(
+                inner,
+                max_batch=settings.embed_batch_max,
+                max_wait_ms=settings.embed_batch_wait_ms,
+            )
         clock = clock or SystemClock()
         lc = settings.lifecycle
         directory = Directory(store, clock)

@@ -3,6 +3,7 @@
 * :class:`MiniLMEmbedder` — local all-MiniLM-L6-v2 (int8 ONNX, 384-d), the default;
 * :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint;
 * :class:`CachedEmbedder` — wraps either so the same text is embedded only once;
+* :class:`BatchingEmbedder` — wraps either so concurrent calls share one model run;
 * :func:`create_embedder` — build one by name, including third-party plugins.
 
 Importing this package loads no model and touches no files.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .base import Embedder, WrappingEmbedder
+from .batching import BatchingEmbedder
 from .cache import CachedEmbedder, EmbeddingCacheBackend, MemoryCacheBackend, content_hash
 from .onnx_minilm import MiniLMEmbedder
 from .registry import available_embedders, create_embedder, register_embedder
@@ -36,6 +38,7 @@ __all__ = [
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "CachedEmbedder",
+    "BatchingEmbedder",
     "MemoryCacheBackend",
     "EmbeddingCacheBackend",
     "content_hash",
