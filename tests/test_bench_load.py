@@ -47,9 +47,37 @@ def test_load_bench_on_sqlite() -> None:
         assert set(op) >= {"count", "p50_ms", "p95_ms", "p99_ms"}
 
 
-def test_load_bench_refuses_workers_on_sqlite() -> None:
-    with pytest.raises(ConfigError):
-        run_load(workers=2, requests=1, seed_memories=0)
+def test_load_bench_with_two_workers_on_one_sqlite_file() -> None:
+    """Two server processes on one SQLite file: both serve, writes from both land
+    (every acknowledged remember is found afterwards), nothing fails."""
+    result = run_load(workers=2, clients=4, requests=60, seed_memories=50, users=2, warmup=1.0)
+    assert result["store"] == "sqlite" and result["workers"] == 2
+    assert result["errors"] == 0, result["error_samples"]
+    assert result["lost_writes"] == 0
+    assert result["acknowledged_writes"] > 0
+    assert result["server_stopped_gracefully"], result["server_log_tail"]
+    assert result["server_lifespans_closed"] == 2
+
+
+def test_load_bench_refuses_workers_on_a_store_of_one_process() -> None:
+    from kenning.stores import registry
+
+    class OneProcess(registry.StoreBackend):
+        schemes = ("oneproc",)
+        example = "oneproc://NAME"
+
+        def open(self, url, settings, model_id, dim):  # type: ignore[no-untyped-def]
+            raise AssertionError("never opened")
+
+        def inspect(self, url, field):  # type: ignore[no-untyped-def]
+            raise AssertionError("never inspected")
+
+    registry.register_store(OneProcess)
+    try:
+        with pytest.raises(ConfigError, match="several workers need a store"):
+            run_load(store="oneproc://x", workers=2, requests=1, seed_memories=0)
+    finally:
+        registry.unregister_store("oneproc")
 
 
 def test_load_texts_are_unique() -> None:

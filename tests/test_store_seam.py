@@ -147,10 +147,11 @@ def test_a_store_takes_its_knobs_from_the_options(tmp_path: Path, embedder: Embe
         store.close()
 
 
-def test_several_workers_need_a_store_processes_share(tmp_path: Path) -> None:
+def test_several_workers_need_a_store_processes_share(memtest: None) -> None:
     from kenning.server.run import serve
 
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'w.db'}")
+    # an in-memory store lives in one process: a second worker would see another store
+    settings = Settings(database_url="memtest://scratch")
     settings.server.workers = 2
     with pytest.raises(ConfigError, match="several workers need a store that processes share"):
         serve(settings)

@@ -164,7 +164,9 @@ def reconcile(
 @bench_app.command("load")
 def load(
     store: StoreOpt = None,
-    workers: Annotated[int, typer.Option(help="Server worker processes (>1: PostgreSQL).")] = 1,
+    workers: Annotated[
+        int, typer.Option(help="Server worker processes (they share the store).")
+    ] = 1,
     clients: Annotated[int, typer.Option(help="Concurrent clients.")] = 16,
     duration: Annotated[float, typer.Option(help="Seconds of load.")] = 20.0,
     requests: Annotated[

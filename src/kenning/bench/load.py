@@ -192,7 +192,7 @@ def run_load(
 
     ``requests`` (a total over all clients), when given, replaces ``duration``.
     ``store`` is an empty ``postgresql://…`` (or ``sqlite:///…``) database;
-    default: a temporary SQLite file. Several workers need PostgreSQL.
+    default: a temporary SQLite file. Several workers need a store processes share.
     """
     from ..stores.postgres.throwaway import free_port
 
@@ -202,8 +202,10 @@ def run_load(
     if not 0.0 <= write_ratio <= 1.0:
         raise ConfigError("write_ratio must be between 0 and 1")
     given = database_url(store, field="store") if store else None
-    if workers > 1 and not (given and backend_for(given, "store").serves_processes):
-        raise ConfigError("several workers need PostgreSQL (--store postgresql://…)")
+    if workers > 1 and given and not backend_for(given, "store").serves_processes:
+        raise ConfigError(
+            "several workers need a store that processes share (SQLite or PostgreSQL)"
+        )
     with tempfile.TemporaryDirectory(prefix="kenning-load-") as tmp_name:
         tmp = Path(tmp_name)
         url = given or database_url(str(tmp / "load.db"), field="store")

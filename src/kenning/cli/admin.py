@@ -49,7 +49,7 @@ def serve_command(
     ctx: typer.Context,
     host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8765).")] = None,
-    workers: Annotated[int | None, typer.Option(help="Worker processes (PostgreSQL).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default 1).")] = None,
     new_key: Annotated[
         bool, typer.Option("--new-key", help="Mint a fresh admin API key for --user and print it.")
     ] = False,

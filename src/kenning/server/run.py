@@ -13,20 +13,21 @@ from ..errors import ConfigError
 from ..stores import display_url, store_url
 from ..stores.registry import backend_for
 
-__all__ = ["JsonFormatter", "configure_logging", "bootstrap", "serve"]
+__all__ = ["JsonFormatter", "configure_logging", "bootstrap", "serve", "worker_threads"]
 
 #: The name of the key ``kenning serve --new-key`` mints (and rotates).
 LOCAL_KEY = "kenning serve"
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per log line (time, level, logger, message, exception)."""
+    """One JSON object per log line (time, level, logger, process id, message, exception)."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
             "level": record.levelname,
             "logger": record.name,
+            "pid": record.process,  # which worker, when several serve
         }
         message = record.getMessage()
         try:
@@ -70,8 +71,17 @@ def bootstrap(mem: Memory, org_id: str, user_id: str) -> str:
     return secret
 
 
+def worker_threads(workers: int, cores: int | None = None) -> int:
+    """The model threads of each of ``workers`` processes: its share of the cores."""
+    return max(1, (cores or os.cpu_count() or 1) // workers)
+
+
 def serve(settings: Settings) -> None:
-    """Run uvicorn: one worker in-process, several as a factory import (PostgreSQL)."""
+    """Run uvicorn: one worker in-process, several as a factory import (each opens the
+    store from the environment; a store several processes can share: SQLite or
+    PostgreSQL). With several workers, each one's model runs on its share of the
+    cores unless ``embed_threads`` says otherwise: workers that each spread one
+    run over every core would only take the cores from each other."""
     import uvicorn
 
     cfg = settings.server
@@ -79,10 +89,12 @@ def serve(settings: Settings) -> None:
         url = store_url(settings)
         if not backend_for(url, field="database_url").serves_processes:
             raise ConfigError(
-                f"several workers need a store that processes share (PostgreSQL); "
-                f"{display_url(url)} serves one"
+                f"several workers need a store that processes share (SQLite or "
+                f"PostgreSQL); {display_url(url)} serves one process"
             )
         os.environ["KENNING_DATABASE_URL"] = url
+        if settings.embed_threads is None:
+            os.environ["KENNING_EMBED_THREADS"] = str(worker_threads(cfg.workers))
         uvicorn.run(
             "kenning.server.app:create_app",
             factory=True,

@@ -26,6 +26,10 @@ class SQLiteBackend(StoreBackend):
 
     schemes = ("sqlite",)
     example = "sqlite:///PATH"
+    #: Server workers share the file: WAL readers run in parallel, writes take the
+    #: database's write lock in turn, and each process's in-memory mirrors follow the
+    #: ``history`` table, so a write in one worker is read by the others.
+    serves_processes = True
 
     @staticmethod
     def path(url: str) -> Path:
