@@ -42,6 +42,9 @@ def test_load_bench_on_sqlite() -> None:
     assert sum(counts.values()) == 40 + result["warmup"]["requests"]
     ops = result["ops"]
     assert ops["remember"]["count"] + ops["recall"]["count"] == 40
+    # every remember and (uncached) recall embedded a text, in runs of one or more
+    embedding = result["embedding"]
+    assert 0 < embedding["runs"] <= embedding["texts"]
     assert ops["recall"]["count"] > 0 and ops["recall"]["p50_ms"] > 0
     for op in ops.values():
         assert set(op) >= {"count", "p50_ms", "p95_ms", "p99_ms"}

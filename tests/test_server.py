@@ -562,6 +562,11 @@ def test_metrics_for_admins(env: dict[str, Any]) -> None:
     assert 'kenning_http_requests_total{method="POST",route="memory.recall",status="200"}' in text
     assert "kenning_recall_stage_seconds_bucket" in text and 'stage="total"' in text
     assert 'kenning_memories{layer="personal",status="active"}' in text
+    runs = next(line for line in text.splitlines() if line.startswith("kenning_embed_runs_total "))
+    texts = next(
+        line for line in text.splitlines() if line.startswith("kenning_embed_texts_total ")
+    )
+    assert 0 < float(runs.split()[1]) <= float(texts.split()[1])
     size = next(line for line in text.splitlines() if line.startswith("kenning_store_bytes "))
     assert float(size.split()[1]) > 0  # the file(s), or the PostgreSQL database
     assert api.call("GET", "/metrics", key=keys["alice"]).status_code == 403

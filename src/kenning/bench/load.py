@@ -288,7 +288,12 @@ def run_load(
         "seed_memories": seed_memories,
         "seed_s": round(seed_s, 1),
         "warmup": {"seconds": warmup, "requests": warm.requests, "errors": warm.errors},
-        "per_worker_requests": per_worker,
+        "per_worker_requests": [
+            {k: v for k, v in w.items() if not k.startswith("embed:")} for w in per_worker
+        ],
+        # the embedding model's runs over the server's life (warm-up included) and the
+        # texts they embedded: concurrent calls share a run (micro-batching)
+        "embedding": _embedding(per_worker),
         "server_startup_s": round(startup_s, 2),
         "server_shutdown_s": round(shutdown_s, 2),
         "server_stopped_gracefully": graceful and shutdowns >= workers,
@@ -551,6 +556,7 @@ async def _drive(
 _COUNTER = re.compile(
     r'^kenning_http_requests_total\{method="(\w+)",route="([^"]*)",status="(\d+)"\} (\S+)$'
 )
+_EMBED = re.compile(r"^kenning_embed_(runs|texts)_total (\S+)$")
 
 
 async def _per_worker(base: str, admin_key: str, workers: int) -> list[dict[str, int]]:
@@ -573,10 +579,19 @@ async def _per_worker(base: str, admin_key: str, workers: int) -> list[dict[str,
                 m = _COUNTER.match(line)
                 if m and m.group(1) == "POST":
                     counts[m.group(2)] += int(float(m.group(4)))
+                m = _EMBED.match(line)
+                if m:  # model runs and texts (not requests): told apart by the prefix
+                    counts[f"embed:{m.group(1)}"] = int(float(m.group(2)))
             seen.setdefault(frozenset(counts.items()), dict(counts))
             if len(seen) >= workers:
                 break
     return sorted(seen.values(), key=lambda c: -sum(c.values()))
+
+
+def _embedding(per_worker: list[dict[str, int]]) -> dict[str, float]:
+    runs = sum(w.get("embed:runs", 0) for w in per_worker)
+    texts = sum(w.get("embed:texts", 0) for w in per_worker)
+    return {"runs": runs, "texts": texts, "texts_per_run": round(texts / runs, 2) if runs else 0.0}
 
 
 async def _one_op(

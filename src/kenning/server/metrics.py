@@ -1,5 +1,7 @@
 """Prometheus metrics of one server process: request rates and latencies per
-route, recall latency per stage, and the store's size (read at scrape time).
+route, recall latency per stage, the embedding model's runs and the texts they
+embedded (their ratio is the mean micro-batch), and the store's size (read at
+scrape time).
 
 Each app has its own registry. With several workers each process counts its
 own requests; scrape each worker, or aggregate with prometheus_client's
@@ -8,10 +10,12 @@ multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
 
+from ..embeddings import BatchingEmbedder, Embedder, WrappingEmbedder
 from ..models import LayerStats
 
 __all__ = ["Metrics"]
@@ -56,6 +60,13 @@ class Metrics:
             registry=self.registry,
         )
 
+        self._embedder = _EmbedRuns()
+        self.registry.register(self._embedder)
+
+    def watch_embedder(self, embedder: Embedder) -> None:
+        """Report the model runs of the :class:`BatchingEmbedder` in ``embedder``'s chain."""
+        self._embedder.batcher = _batcher_of(embedder)
+
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Count one request and its latency."""
         self.requests.labels(method, route, str(status)).inc()
@@ -74,3 +85,33 @@ class Metrics:
                 self.memories.labels(st.layer, status).set(n)
         self.store_bytes.set(store_bytes)
         return generate_latest(self.registry)
+
+
+def _batcher_of(embedder: Embedder) -> BatchingEmbedder | None:
+    """The :class:`BatchingEmbedder` among ``embedder`` and what it wraps, if any."""
+    current: Embedder | None = embedder
+    while current is not None:
+        if isinstance(current, BatchingEmbedder):
+            return current
+        current = current.inner if isinstance(current, WrappingEmbedder) else None
+    return None
+
+
+class _EmbedRuns:
+    """A collector reading the batcher's counts at scrape time."""
+
+    def __init__(self) -> None:
+        self.batcher: BatchingEmbedder | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        batcher = self.batcher
+        if batcher is None:
+            return
+        yield CounterMetricFamily(
+            "kenning_embed_runs",
+            "Embedding model runs (calls that waited together shared one)",
+            value=batcher.runs,
+        )
+        yield CounterMetricFamily(
+            "kenning_embed_texts", "Texts embedded by those runs", value=batcher.texts
+        )
