@@ -194,7 +194,7 @@ def test_an_atomic_block_drops_the_key_lookup_after_the_lookup(
 ) -> None:
     """SET LOCAL survives a released savepoint: the next call's context must clear it."""
     mem, _ = two_orgs
-    store = mem.store
+    store = mem.store.home  # the home store behind the organization router
     assert isinstance(store, PostgresStore)
     globex_key = _key_id(pg_url, "globex")
     with store.atomic():

@@ -147,7 +147,7 @@ def test_a_bug_in_the_query_level_filter_still_leaks_nothing(
         "Acme's office closes at six"
     ]
     assert sum(s.total_memories for s in two_orgs.stats(principal=bob)) == 1
-    store = two_orgs.store
+    store = two_orgs.store.home  # the home store behind the organization router
     assert isinstance(store, PostgresStore)
     acme = two_orgs.list(principal=_admin("root", "acme"), scopes="all").items
     every_id = [r.id for r in acme]
@@ -210,7 +210,7 @@ def test_database_url_setting_selects_the_store(
     monkeypatch.setenv("KENNING_DATABASE_URL", pg_url)
     mem = Memory(embedder=embedder)
     try:
-        assert isinstance(mem.store, PostgresStore)
+        assert isinstance(mem.store.home, PostgresStore)  # behind the organization router
         assert mem.get(mem.remember("Stored on the server").id).content == "Stored on the server"
     finally:
         mem.close()
@@ -280,7 +280,7 @@ def test_filtered_search_on_the_hnsw_path_returns_the_true_top(
         for i in (7, 150, 333):
             items[i]["tags"] = ["rare"]
         mem.remember_many(items)
-        store = mem.store
+        store = mem.store.home  # the home store behind the organization router
         assert isinstance(store, PostgresStore)
         view = mem.policy.readable(mem.principal)
         q = embedder.embed("Who likes jazz music?")
@@ -302,7 +302,7 @@ def test_bulk_load_builds_the_search_indexes_once_at_the_end(
         settings=Settings(database_url=pg_url, store=StoreOptions(pg_exact_search_max=50)),
         embedder=embedder,
     )
-    store = mem.store
+    store = mem.store.home  # the home store behind the organization router
     assert isinstance(store, PostgresStore)
 
     def indexes() -> set[str]:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -43,9 +43,14 @@ from .config import Settings
 from .directory.model import ENTRY_KINDS, ApiKey, AuditEntry, DirectoryEntry
 from .errors import ConfigError, Conflict, InvalidInput, StoreError
 from .models import ScopeKind
-from .stores import Store, display_url, inspect_database, open_store
+from .stores import Store, database_url, display_url, inspect_database, open_store
+from .stores.registry import backend_for
+
+if TYPE_CHECKING:
+    from .stores.postgres.orgmove import MoveReport
 
 __all__ = [
+    "move_org",
     "CopyReport",
     "OrgReport",
     "VerificationError",
@@ -496,3 +501,25 @@ def open_stores(
             dest.close()
     finally:
         source.close()
+
+
+# -- one organization into another database ----------------------------------------------
+
+
+def move_org(org_id: str, to: str, home: str | None = None) -> MoveReport:
+    """Move one organization to the database ``to`` (``"home"``: back into the home
+    database) while the others keep working: copy, verify per-table counts and
+    checksums, switch its route, delete the old copy
+    (:mod:`kenning.stores.postgres.orgmove`). ``home`` is the home database
+    (default: ``KENNING_DATABASE_URL``), which keeps the routing table."""
+    url = database_url(home or _settings().database_url or "", field="from")
+    backend = backend_for(url, "from")
+    if backend.route_table(url) is None:
+        raise InvalidInput(
+            f"from: organizations can be spread only over PostgreSQL databases; "
+            f"the home database is {display_url(url)}",
+            field="from",
+        )
+    from .stores.postgres.orgmove import move_organization
+
+    return move_organization(url, org_id, to)

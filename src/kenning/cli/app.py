@@ -22,7 +22,7 @@ from ..bench.cli import bench_app
 from ..errors import (
     InvalidInput,
 )
-from ..migrate import copy_store, count_memories, open_stores
+from ..migrate import copy_store, count_memories, move_org, open_stores
 from ..models import ALL_SCOPES, DEFAULT_ORG, Role
 from ..stores import database_url, display_url, location
 from . import render
@@ -722,25 +722,37 @@ def import_(
 
 @_command("migrate")
 def migrate(
-    from_url: Annotated[
-        str,
-        typer.Option(
-            "--from",
-            metavar="URL",
-            help="The store to copy: sqlite:///PATH, postgresql://… or a file path.",
-            show_default=False,
-        ),
-    ],
     to_url: Annotated[
         str,
         typer.Option(
             "--to",
             metavar="URL",
             help="Where to copy it (created when missing; must not hold "
-            "any of the source's organizations).",
+            "any of the source's organizations). With --org: a postgresql:// URL, "
+            "or 'home' for the home database.",
             show_default=False,
         ),
     ],
+    from_url: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="URL",
+            help="The store to copy: sqlite:///PATH, postgresql://… or a file path. "
+            "With --org: the home database (default KENNING_DATABASE_URL).",
+            show_default=False,
+        ),
+    ] = None,
+    org: Annotated[
+        str | None,
+        typer.Option(
+            "--org",
+            metavar="ID",
+            help="Move only this organization to the database --to names, while "
+            "the others keep working (its writes pause during the copy).",
+            show_default=False,
+        ),
+    ] = None,
     batch_size: Annotated[
         int,
         typer.Option(
@@ -749,10 +761,22 @@ def migrate(
     ] = 500,
     as_json: JsonOpt = False,
 ) -> None:
-    """Copy a whole store (records, vectors, history) to another database and verify it.
+    """Copy a whole store (records, vectors, history) to another database and verify it,
+    or move one organization (--org) to another PostgreSQL database.
 
     No embedding model is loaded: the source records which model its vectors come from.
     """
+    if org is not None:
+        moved = move_org(org, to_url, from_url)
+        if as_json:
+            render.emit(moved.to_dict())
+            return
+        render.show_org_move(moved)
+        return
+    if from_url is None:
+        raise InvalidInput(
+            "--from is required (or --org ID to move one organization)", field="from"
+        )
     source_url = database_url(from_url, field="from")
     dest_url = database_url(to_url, field="to")
     with open_stores(source_url, dest_url) as (source, dest):

@@ -6,7 +6,7 @@ import json
 import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 from rich.console import Console
@@ -16,6 +16,9 @@ from rich.text import Text
 
 from ..migrate import CopyReport
 from ..models import HistoryEntry, Hit, LayerStats, MemoryRecord, RecallResult
+
+if TYPE_CHECKING:
+    from ..stores.postgres.orgmove import MoveReport
 
 __all__ = [
     "emit",
@@ -293,6 +296,18 @@ def show_migration(report: CopyReport) -> None:
         return
     rows = [(o.org_id, o.memories, o.history, o.checksum) for o in report.organizations]
     _table((_id_col("organization"), "memories", "history", _id_col("sha256")), rows)
+
+
+def show_org_move(report: MoveReport) -> None:
+    """One row per table moved (rows and the md5 both databases agree on), then a summary."""
+    rows = [(name, n, digest) for name, (n, digest) in report.tables.items()]
+    _table(("table", "rows", _id_col("md5")), rows)
+    moved = report.to_dict()
+    say(
+        f"moved organization {report.org_id!r} from {moved['from']} to {moved['to']}: "
+        f"verified, {report.deleted} rows removed from the old database, "
+        f"writes paused {report.paused_s:.1f} s"
+    )
 
 
 @contextmanager

@@ -34,6 +34,7 @@ from .registry import (
     register_store,
     unknown_scheme,
 )
+from .routed import RoutedStore
 
 __all__ = [
     "Store",
@@ -69,13 +70,31 @@ def store_url(settings: Settings) -> str:
 
 
 def open_store(settings: Settings, model_id: str, dim: int) -> Store:
-    """Open the store ``settings.database_url`` names (the embedded SQLite file by default)."""
+    """Open the store ``settings.database_url`` names (the embedded SQLite file by default).
+
+    On a backend that routes organizations to other databases (PostgreSQL),
+    this is a :class:`~kenning.stores.routed.RoutedStore` around that home store.
+    """
     url = store_url(settings)
     try:
         backend = backend_for(url, field="database_url")
     except InvalidInput:
         raise ConfigError(unknown_scheme(url.split("://", 1)[0])) from None
-    return backend.open(backend.normalise(url, "database_url"), settings, model_id, dim)
+    url = backend.normalise(url, "database_url")
+    home = backend.open(url, settings, model_id, dim)
+    table = backend.route_table(url)
+    if table is None:
+        return home
+
+    def open_routed(target: str) -> Store:
+        routed = backend_for(target, field="database_url")
+        return routed.open(routed.normalise(target, "database_url"), settings, model_id, dim)
+
+    try:
+        return RoutedStore(home, table, open_routed)
+    except BaseException:
+        home.close()
+        raise
 
 
 def database_url(value: str, *, field: str = "database_url") -> str:

@@ -36,6 +36,7 @@ from ..errors import ConfigError, InvalidInput
 if TYPE_CHECKING:
     from ..config import Settings
     from .base import Store
+    from .routed import RouteTable
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -119,6 +120,12 @@ class StoreBackend(ABC):
     @abstractmethod
     def inspect(self, url: str, field: str) -> DatabaseInfo:
         """Identity and recorded embedding model of the database at ``url`` (writes nothing)."""
+
+    def route_table(self, url: str) -> RouteTable | None:
+        """The routing table of organizations spread over several databases, kept
+        in the database at ``url``; None when this backend cannot route (the
+        store is then used as it is)."""
+        return None
 
     def display(self, url: str) -> str:
         """``url`` fit for messages and logs (no password)."""

@@ -12,6 +12,7 @@ from ..rows import recorded_model
 if TYPE_CHECKING:
     from ...config import Settings
     from ..base import Store
+    from ..routed import RouteTable
 
 __all__ = ["PostgresBackend"]
 
@@ -52,6 +53,12 @@ class PostgresBackend(StoreBackend):
         from .store import PostgresStore
 
         return PostgresStore(url, model_id=model_id, dim=dim, options=settings.store)
+
+    def route_table(self, url: str) -> RouteTable:
+        """The ``org_routes`` table of this (home) database."""
+        from .routes import PgRouteTable
+
+        return PgRouteTable(url)
 
     def inspect(self, url: str, field: str) -> DatabaseInfo:
         """Identity: database name, server start time and database oid."""

@@ -497,6 +497,27 @@ def m007_directory_rls(conn: psycopg.Connection, dim: int) -> None:
     )
 
 
+def m008_org_routes(conn: psycopg.Connection, dim: int) -> None:
+    """The routing table of organizations spread over several databases
+    (:mod:`kenning.stores.postgres.routes`): per organization the database that
+    holds its memories (NULL: this one) and whether it is moving; a version
+    number in ``kenning_meta`` that every change bumps. Tenant ids and URLs
+    only, no memory data, so no row-level security."""
+    conn.execute(
+        """
+        CREATE TABLE org_routes (
+            org_id text PRIMARY KEY,
+            database_url text,
+            state text NOT NULL CHECK (state IN ('active', 'moving')),
+            target_url text,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        );
+        INSERT INTO kenning_meta (key, value) VALUES ('org_routes_version', '0')
+            ON CONFLICT (key) DO NOTHING;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_core", m001_core),
     ("002_search_indexes", m002_search_indexes),
@@ -505,6 +526,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("005_lifecycle", m005_lifecycle),
     ("006_directory", m006_directory),
     ("007_directory_rls", m007_directory_rls),
+    ("008_org_routes", m008_org_routes),
 ]
 
 

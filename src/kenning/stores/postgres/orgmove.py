@@ -1,0 +1,282 @@
+"""Move one organization to another PostgreSQL database while the others keep working.
+
+:func:`move_organization` is what ``kenning migrate --org ID --to URL`` runs:
+
+1. **Check** (nothing changes yet): the home database routes organizations;
+   the organization exists; the target is a reachable PostgreSQL database
+   other than the one the organization lives in now, whose vectors (if any)
+   come from the same embedding model, and that holds no row of the
+   organization. A second move of the same organization is refused while
+   one runs (a session advisory lock in the home database).
+2. **Mark it moving** in the routing table and wait ``settle_s`` (longer than
+   the routers' refresh interval): every kenning process now refuses the
+   organization's writes with :class:`~kenning.stores.routed.OrganizationMoving`
+   (retryable) and keeps serving its reads from the old database.
+3. **Copy** its memories, history (deleted memories' trails too), sectors,
+   policies, graph and access log in one transaction of the target.
+4. **Verify**: per table, the row count and an md5 over every copied row's
+   canonical text (ids, content hashes, vectors, history...) must be equal on
+   both sides (:func:`~kenning.stores.postgres.orgcopy.table_digests`).
+5. **Switch** the route to the target (state ``active``), wait ``settle_s``
+   again (readers leave the old database), then **delete** the organization's
+   rows from the old database.
+
+A failure before the switch (target unreachable, a crash, a failed
+verification) leaves the old copy authoritative: the target's transaction is
+rolled back (or its committed rows deleted) and the route restored. A move
+whose process died leaves the route ``moving``; the next move of that
+organization (to any target, or back to where it is) cleans up first. The
+directory, API keys and audit log stay in the home database.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from ...errors import ConfigError, Conflict, InvalidInput, NotFound, StoreError
+from ...models import check_id
+from ..registry import backend_for, mask_password
+from ..routed import REFRESH_S, Route
+from ..rows import recorded_model
+from .orgcopy import copy_org, delete_org, holds_org, table_digests
+from .routes import PgRouteTable
+
+__all__ = ["HOME", "MoveReport", "move_organization"]
+
+log = logging.getLogger(__name__)
+
+#: The ``--to`` value that moves an organization back into the home database.
+HOME = "home"
+
+
+@dataclass(frozen=True, slots=True)
+class MoveReport:
+    """What a move did: from where to where, rows per table (verified equal on both
+    sides, with their md5), and how long the organization's writes were paused."""
+
+    org_id: str
+    source: str
+    target: str
+    tables: dict[str, tuple[int, str]] = field(default_factory=dict)
+    deleted: int = 0
+    paused_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (URLs without passwords)."""
+        return {
+            "org_id": self.org_id,
+            "from": mask_password(self.source),
+            "to": mask_password(self.target),
+            "tables": {t: {"rows": n, "md5": h} for t, (n, h) in self.tables.items()},
+            "deleted_from_source": self.deleted,
+            "writes_paused_s": round(self.paused_s, 3),
+            "verified": True,
+        }
+
+
+def _connect(url: str, what: str) -> psycopg.Connection[Any]:
+    try:
+        return psycopg.connect(url, connect_timeout=10, options="-c TimeZone=UTC")
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the {what} database {mask_password(url)}: {exc}") from exc
+
+
+def _identity(url: str, what: str) -> str:
+    with _connect(url, what) as conn:
+        row = conn.execute(
+            "SELECT current_database(), pg_postmaster_start_time()::text, "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())::text"
+        ).fetchone()
+    return "|".join(str(x) for x in row or ())
+
+
+def _model(url: str) -> str | None:
+    with _connect(url, "target") as conn:
+        if conn.execute("SELECT to_regclass('kenning_meta')").fetchone() == (None,):
+            return None
+        row = conn.execute("SELECT value FROM kenning_meta WHERE key = 'embedding'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def _target_url(to: str, home_url: str) -> str:
+    """The normalised target URL (``home``: the home database)."""
+    if to.strip().lower() == HOME:
+        return home_url
+    if "://" not in to:
+        raise InvalidInput(f"to: give a postgresql:// URL or {HOME!r}; got {to!r}", field="to")
+    backend = backend_for(to.strip(), "to")
+    if backend is not backend_for(home_url, "database_url"):
+        raise InvalidInput(
+            f"to: organizations move between PostgreSQL databases; got {mask_password(to)}",
+            field="to",
+        )
+    return backend.normalise(to.strip(), "to")
+
+
+@contextmanager
+def _moving(table: PgRouteTable, org_id: str) -> Iterator[Any]:
+    lock = table.lock_move(org_id)
+    if lock is None:
+        raise Conflict(f"organization {org_id!r} is already being moved by another process")
+    try:
+        yield lock
+    finally:
+        lock.close()
+
+
+def _recover(table: PgRouteTable, route: Route, home_url: str) -> Route | None:
+    """Undo a move whose process died (route left ``moving``): the old copy stays
+    authoritative, the target's rows go. Returns the restored route."""
+    current = route.database_url or home_url
+    if route.target_url and _identity(route.target_url, "target") != _identity(current, "source"):
+        with _connect(route.target_url, "target") as conn, conn.transaction():
+            deleted = delete_org(conn, route.org_id)
+        log.warning("removed %d rows of an interrupted move of %s", deleted, route.org_id)
+    restored = None if route.database_url is None else Route(route.org_id, route.database_url)
+    table.put(restored, route.org_id)
+    return restored
+
+
+def _known(home_url: str, org_id: str, current: str) -> bool:
+    """The organization has directory rows at home or rows where it lives."""
+    with _connect(home_url, "home") as conn:
+        found = conn.execute(
+            "SELECT 1 FROM directory_orgs WHERE org_id = %s "
+            "UNION ALL SELECT 1 FROM organizations WHERE org_id = %s",
+            (org_id, org_id),
+        ).fetchone()
+    if found is not None:
+        return True
+    with _connect(current, "source") as conn:
+        return bool(holds_org(conn, org_id))
+
+
+def _prepare_target(target: str, home_url: str) -> None:
+    """The target holds a kenning schema for the home's embedding model (created if new)."""
+    home_model, target_model = _model(home_url), _model(target)
+    if home_model is None:
+        raise ConfigError(f"{mask_password(home_url)} holds no kenning store")
+    if target_model is not None and target_model != home_model:
+        raise ConfigError(
+            f"the target's vectors come from {target_model}, the home database's from "
+            f"{home_model}; move organizations only between databases of one model"
+        )
+    if target_model is None:
+        from ...config import StoreOptions
+        from .store import PostgresStore
+
+        model_id, dim = recorded_model(home_model) or ("", 0)
+        PostgresStore(target, model_id=model_id, dim=dim, options=StoreOptions()).close()
+
+
+def move_organization(
+    home_url: str,
+    org_id: str,
+    to: str,
+    *,
+    settle_s: float = 1.5 * REFRESH_S,
+    on_table: Callable[[str, int], None] | None = None,
+) -> MoveReport:
+    """Move ``org_id`` from the database it lives in to ``to`` (a PostgreSQL URL, or
+    ``"home"``), verified; see the module docs. ``on_table(name, rows)`` is called
+    as each table is copied."""
+    check_id(org_id, "org")
+    home_url = backend_for(home_url, "database_url").normalise(home_url, "database_url")
+    target = _target_url(to, home_url)
+    table = PgRouteTable(home_url)
+    try:
+        with _moving(table, org_id):
+            route = table.route(org_id)
+            if route is not None and route.moving:
+                route = _recover(table, route, home_url)
+            source = (route.database_url if route is not None else None) or home_url
+            if not _known(home_url, org_id, source):
+                raise NotFound(f"no organization {org_id!r}")
+            if _identity(target, "target") == _identity(source, "source"):
+                raise InvalidInput(
+                    f"organization {org_id!r} already lives in {mask_password(target)}",
+                    field="to",
+                )
+            _prepare_target(target, home_url)
+            with _connect(target, "target") as conn:
+                held = holds_org(conn, org_id)
+            if held:
+                rows = ", ".join(f"{n} {t}" for t, n in sorted(held.items()))
+                raise Conflict(
+                    f"the target already holds rows of organization {org_id!r} ({rows}); "
+                    "it must hold none"
+                )
+            return _move(table, route, org_id, source, target, home_url, settle_s, on_table)
+    finally:
+        table.close()
+
+
+def _move(
+    table: PgRouteTable,
+    route: Route | None,
+    org_id: str,
+    source: str,
+    target: str,
+    home_url: str,
+    settle_s: float,
+    on_table: Callable[[str, int], None] | None,
+) -> MoveReport:
+    """Steps 2-5 of the module docs (the checks passed)."""
+    current = None if source == home_url else source
+    table.put(Route(org_id, current, "moving", target), org_id)
+    paused = time.monotonic()
+    committed = False
+    try:
+        time.sleep(settle_s)
+        with _connect(source, "source") as src, _connect(target, "target") as dst:
+            src.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ  # one snapshot
+            src.read_only = True
+            with src.transaction(), dst.transaction():
+                copy_org(src, dst, org_id, on_table)
+            committed = True
+            with src.transaction():  # re-read: a late write would show here
+                before = table_digests(src, org_id)
+            with dst.transaction():
+                after = table_digests(dst, org_id)
+        _verify(org_id, before, after)
+    except BaseException:
+        if committed:
+            try:
+                with _connect(target, "target") as dst, dst.transaction():
+                    delete_org(dst, org_id)
+            except Exception:  # the route still says moving: the next move cleans up
+                log.exception("could not remove the partial copy of %s", org_id)
+                raise
+        table.put(route, org_id)
+        raise
+    table.put(None if target == home_url else Route(org_id, target), org_id)
+    paused_s = time.monotonic() - paused
+    time.sleep(settle_s)
+    with _connect(source, "source") as src, src.transaction():
+        deleted = delete_org(src, org_id)
+    return MoveReport(org_id, source, target, after, deleted, paused_s)
+
+
+def _verify(
+    org_id: str, source: dict[str, tuple[int, str]], target: dict[str, tuple[int, str]]
+) -> None:
+    """Raise StoreError naming the first table whose count or checksum differs."""
+    for name, (rows, digest) in source.items():
+        got_rows, got_digest = target.get(name, (0, ""))
+        if rows != got_rows:
+            raise StoreError(
+                f"verification failed for organization {org_id!r}: {name} has {rows} rows "
+                f"in the source, {got_rows} in the target; the move was undone"
+            )
+        if digest != got_digest:
+            raise StoreError(
+                f"verification failed for organization {org_id!r}: {name} differs "
+                f"(md5 {digest} in the source, {got_digest} in the target); the move was undone"
+            )

@@ -1,0 +1,381 @@
+"""Organizations spread over two real PostgreSQL servers, and ``kenning migrate --org``.
+
+The session's server (``pg_server``) holds the home database (directory, audit
+log, routing table); a second throwaway server started here holds the other
+database. Every check of *where* a row lives reads the two servers directly,
+as the superuser, past kenning.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import T0
+from typer.testing import CliRunner
+
+from kenning import FixedClock, Memory, Principal, Settings
+from kenning.cli.app import app
+from kenning.embeddings import Embedder
+from kenning.errors import Conflict, InvalidInput, NotFound, StoreError
+from kenning.migrate import move_org
+from kenning.models import Role
+from kenning.stores.postgres.orgcopy import ORG_TABLES
+from kenning.stores.postgres.orgmove import move_organization
+from kenning.stores.postgres.routes import PgRouteTable
+from kenning.stores.postgres.store import PostgresStore
+from kenning.stores.postgres.throwaway import ThrowawayPostgres, free_port
+from kenning.stores.routed import OrganizationMoving, Route, RoutedStore
+
+pytestmark = pytest.mark.stores("postgresql")
+
+_names = itertools.count()
+#: Every table an organization's memory data lives in (postings derive from memories).
+DATA_TABLES = [t.name for t in ORG_TABLES] + ["postings"]
+
+
+@pytest.fixture(scope="module")
+def far_server() -> Iterator[ThrowawayPostgres]:
+    """A second PostgreSQL server, for the databases organizations move to."""
+    server = ThrowawayPostgres(Path(tempfile.mkdtemp(prefix="kenning-pg2-")), free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _fresh(server: ThrowawayPostgres) -> str:
+    name = f"route{next(_names)}"
+    server.psql("postgres", f"CREATE DATABASE {name} OWNER kenning")
+    return server.url(name)
+
+
+@pytest.fixture
+def home(pg_server: ThrowawayPostgres) -> str:
+    """A fresh home database on the session's server."""
+    return _fresh(pg_server)
+
+
+@pytest.fixture
+def far(far_server: ThrowawayPostgres) -> str:
+    """A fresh database on the second server."""
+    return _fresh(far_server)
+
+
+@pytest.fixture
+def open_mem(home: str, embedder: Embedder) -> Iterator[Callable[[], Memory]]:
+    made: list[Memory] = []
+
+    def make() -> Memory:
+        mem = Memory(settings=Settings(database_url=home), embedder=embedder, clock=FixedClock(T0))
+        made.append(mem)
+        return mem
+
+    yield make
+    for mem in made:
+        mem.close()
+
+
+def admin(org: str) -> Principal:
+    return Principal(org_id=org, user_id=f"root-{org}", roles=frozenset({Role.ADMIN}))
+
+
+def sql(url: str, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Run ``query`` as the superuser (no row-level security) in the database of ``url``."""
+    with psycopg.connect(url.replace("postgresql://kenning@", "postgresql://postgres@")) as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def org_rows(url: str, org: str) -> dict[str, int]:
+    """Rows of ``org`` per data table in the database of ``url``."""
+    return {
+        t: int(sql(url, f"SELECT count(*) FROM {t} WHERE org_id = %s", (org,))[0][0])
+        for t in DATA_TABLES
+    }
+
+
+def contents(mem: Memory, org: str) -> list[str]:
+    return sorted(r.content for r in mem.list(principal=admin(org), scopes="all", limit=500).items)
+
+
+def fill(mem: Memory, org: str, n: int = 6) -> list[str]:
+    """Memories with history, a deletion, graph rows, a sector, a policy and accesses."""
+    who = admin(org)
+    ids = [
+        mem.remember(f"{org} note {i}: Alice Jensen met Bob Carter in Paris", principal=who).id
+        for i in range(n)
+    ]
+    mem.update(ids[0], content=f"{org} note 0 revised: Alice Jensen flew to Oslo", principal=who)
+    mem.forget(ids[1], principal=who)
+    mem.graph.link(ids[2], ids[3], "causes", 0.5, principal=who)
+    mem.create_sector(f"{org} travel", scope=f"org:{org}", topics=["travel"], principal=who)
+    mem.set_policy("*", retention_days=400.0, principal=who)
+    mem.graph.alias("Alice Jensen", "AJ", principal=who)
+    mem.reinforce(ids[4], principal=who)
+    mem.recall("Alice Jensen", principal=who)
+    mem.flush()
+    return ids
+
+
+def route_of(home: str, org: str) -> list[tuple[Any, ...]]:
+    return sql(home, "SELECT database_url, state FROM org_routes WHERE org_id = %s", (org,))
+
+
+def routes_version(home: str) -> int:
+    return int(sql(home, "SELECT value FROM kenning_meta WHERE key = 'org_routes_version'")[0][0])
+
+
+# ---------------------------------------------------------------------------- routing
+
+
+def test_each_organization_lives_in_its_own_database(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    assert isinstance(mem.store, RoutedStore)
+    PgRouteTable(home).put(Route("globex", far), "globex")
+    mem.store.refresh(force=True)
+    acme_ids = fill(mem, "acme")
+    globex_ids = fill(mem, "globex")
+
+    at_home, far_rows = org_rows(home, "globex"), org_rows(far, "globex")
+    assert set(at_home.values()) == {0}, at_home
+    assert far_rows["memories"] == 5 and far_rows["history"] >= 7
+    assert min(far_rows[t] for t in ("mentions", "entities", "links", "access_log")) > 0
+    assert far_rows["entity_aliases"] == 1
+    assert far_rows["sectors"] == 1 and far_rows["policies"] == 1
+    assert org_rows(far, "acme")["memories"] == 0
+    assert org_rows(home, "acme")["memories"] == 5
+    # the directory and the audit log stay home, for every organization
+    assert sql(far, "SELECT count(*) FROM audit_log") == [(0,)]
+    assert sql(home, "SELECT count(*) FROM audit_log WHERE org_id = 'globex'")[0][0] > 0
+
+    # isolation: no read of one organization returns the other's rows
+    assert all(c.startswith("acme") for c in contents(mem, "acme"))
+    assert all(c.startswith("globex") for c in contents(mem, "globex"))
+    hits = mem.recall("globex note Alice Jensen", k=20, principal=admin("acme")).hits
+    assert hits and all(h.memory.org_id == "acme" for h in hits)
+    with pytest.raises(NotFound):
+        mem.get(globex_ids[0], principal=admin("acme"))
+    acme_links = mem.graph.neighbours(acme_ids[2], relations=["causes"], principal=admin("acme"))
+    assert [n.memory.id for n in acme_links] == [acme_ids[3]]
+    by_entity = mem.graph.neighbours(entity="Alice Jensen", principal=admin("acme"))
+    assert by_entity and all(n.memory.org_id == "acme" for n in by_entity)
+    with pytest.raises(NotFound):
+        mem.graph.neighbours(globex_ids[2], principal=admin("acme"))
+    assert mem.store.organizations() == ["acme", "globex"]
+    total = mem.store.footprint()
+    assert total.memories == 10
+    assert total == mem.store.footprint("acme") + mem.store.footprint("globex")
+
+
+def test_one_atomic_block_writes_one_database(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    PgRouteTable(home).put(Route("globex", far), "globex")
+    mem.store.refresh(force=True)
+    acme = mem.remember("acme first", principal=admin("acme"))
+    globex = mem.remember("globex first", principal=admin("globex"))
+    store = mem.store
+    with pytest.raises(InvalidInput, match="one atomic block writes one database"):
+        with store.atomic():
+            store.set_author("acme", [acme.id], "someone")
+            store.set_author("globex", [globex.id], "someone")
+    assert mem.get(acme.id, principal=admin("acme")).created_by == "root-acme"  # rolled back
+    with store.atomic():  # directory calls join a home transaction of their own
+        store.set_author("globex", [globex.id], "someone")
+        assert store.get_entry("globex", "org", "globex") is None
+    assert mem.get(globex.id, principal=admin("globex")).created_by == "someone"
+
+
+# ---------------------------------------------------------------------------- moving
+
+
+def test_moving_an_organization_while_another_keeps_writing(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    fill(mem, "acme")
+    fill(mem, "globex")
+    before = org_rows(home, "globex")
+    assert min(before.values()) > 0, before
+    version = routes_version(home)
+
+    stop, written, errors = threading.Event(), [], []
+
+    def acme_writer() -> None:
+        i = 0
+        while not stop.is_set():
+            try:
+                written.append(mem.remember(f"acme live {i}", principal=admin("acme")).id)
+            except Exception as exc:  # collected: the test asserts there are none
+                errors.append(exc)
+            i += 1
+
+    seen: dict[str, Any] = {}
+
+    def during(table: str, rows: int) -> None:
+        if table == "memories":  # mid-copy: globex reads work, its writes are refused
+            seen["read"] = contents(mem, "globex")
+            with pytest.raises(OrganizationMoving, match="retry"):
+                mem.remember("globex during the move", principal=admin("globex"))
+            seen["route"] = route_of(home, "globex")
+
+    thread = threading.Thread(target=acme_writer)
+    thread.start()
+    try:
+        report = move_organization(home, "globex", far, on_table=during)
+    finally:
+        stop.set()
+        thread.join()
+
+    assert errors == [] and len(written) > 0
+    assert seen["route"] == [(None, "moving")]
+    assert len(seen["read"]) == 5
+    after = org_rows(far, "globex")
+    assert after == before
+    assert set(org_rows(home, "globex").values()) == {0}  # the old copy is gone
+    assert {t: n for t, (n, _) in report.tables.items()} == before
+    assert report.deleted == sum(before.values())
+    assert route_of(home, "globex") == [(far, "active")]
+    assert routes_version(home) == version + 2
+    # acme: every write of the thread is there, in the home database
+    stored = {r[0] for r in sql(home, "SELECT id FROM memories WHERE org_id = 'acme'")}
+    assert set(written) <= stored
+    # globex keeps working from its new database (this process has seen the switch)
+    assert contents(mem, "globex") == seen["read"]
+    new = mem.remember("globex after the move", principal=admin("globex"))
+    assert sql(far, "SELECT org_id FROM memories WHERE id = %s", (new.id,)) == [("globex",)]
+    assert sql(home, "SELECT count(*) FROM memories WHERE id = %s", (new.id,)) == [(0,)]
+
+    # and back home through the CLI
+    result = CliRunner().invoke(
+        app, ["migrate", "--org", "globex", "--to", "home", "--from", home, "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    back = json.loads(result.stdout)
+    assert back["verified"] is True and back["tables"]["memories"]["rows"] == 6
+    assert route_of(home, "globex") == []
+    assert org_rows(home, "globex")["memories"] == 6
+    assert set(org_rows(far, "globex").values()) == {0}
+    mem.store.refresh(force=True)
+    assert len(contents(mem, "globex")) == 6
+
+
+def test_a_failed_move_leaves_the_organization_where_it_was(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    fill(mem, "globex")
+    before = org_rows(home, "globex")
+
+    def crash(table: str, rows: int) -> None:
+        if table == "links":
+            raise RuntimeError("killed mid-copy")
+
+    with pytest.raises(RuntimeError, match="killed mid-copy"):
+        move_organization(home, "globex", far, on_table=crash)
+    assert route_of(home, "globex") == []
+    assert org_rows(home, "globex") == before
+    assert set(org_rows(far, "globex").values()) == {0}
+    mem.store.refresh(force=True)
+    new = mem.remember("globex after the failed move", principal=admin("globex"))
+    assert sql(home, "SELECT count(*) FROM memories WHERE id = %s", (new.id,)) == [(1,)]
+
+
+def test_a_move_whose_process_died_is_cleaned_up_by_the_next(
+    home: str, far: str, far_server: ThrowawayPostgres, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    fill(mem, "globex")
+    before = org_rows(home, "globex")
+    # a move that died after committing part of its copy: the route says moving
+    PostgresStore(far, model_id=mem.embedder.model_id, dim=mem.embedder.dim).close()
+    PgRouteTable(home).put(Route("globex", None, "moving", far), "globex")
+    far_server.psql(far.rsplit("/", 1)[1], "INSERT INTO organizations VALUES ('globex')")
+    mem.store.refresh(force=True)
+    with pytest.raises(OrganizationMoving):
+        mem.remember("refused while moving", principal=admin("globex"))
+    assert len(contents(mem, "globex")) == 5  # reads still work
+
+    report = move_org("globex", far, home)
+    assert report.tables["memories"][0] == before["memories"]
+    assert org_rows(far, "globex") == before
+    assert route_of(home, "globex") == [(far, "active")]
+
+
+def test_a_move_to_an_unreachable_database_changes_nothing(
+    home: str, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    fill(mem, "globex")
+    version = routes_version(home)
+    nowhere = f"postgresql://kenning@127.0.0.1:{free_port()}/nowhere"
+    with pytest.raises(StoreError, match="cannot reach the target database"):
+        move_org("globex", nowhere, home)
+    assert route_of(home, "globex") == [] and routes_version(home) == version
+    assert len(contents(mem, "globex")) == 5
+
+
+@pytest.mark.parametrize(
+    ("org", "to", "error", "message"),
+    [
+        ("nobody", "FAR", NotFound, "no organization 'nobody'"),
+        ("globex", "mysql://x@h/db", InvalidInput, "no store for 'mysql' URLs"),
+        ("globex", "sqlite:///tmp/x.db", InvalidInput, "between PostgreSQL databases"),
+        ("globex", "just-a-name", InvalidInput, "give a postgresql:// URL or 'home'"),
+        ("globex", "postgresql://k@h:port/db", InvalidInput, "not a valid PostgreSQL URL"),
+        ("globex", "home", InvalidInput, "already lives in"),
+        ("globex", "HOMEURL", InvalidInput, "already lives in"),
+        ("bad org!", "FAR", InvalidInput, "org must be"),
+    ],
+)
+def test_bad_moves_are_refused_precisely_and_change_nothing(
+    home: str,
+    far: str,
+    open_mem: Callable[[], Memory],
+    org: str,
+    to: str,
+    error: type[Exception],
+    message: str,
+) -> None:
+    mem = open_mem()
+    fill(mem, "globex")
+    before, version = org_rows(home, "globex"), routes_version(home)
+    target = {"FAR": far, "HOMEURL": home}.get(to, to)
+    with pytest.raises(error, match=message):
+        move_org(org, target, home)
+    assert org_rows(home, "globex") == before and routes_version(home) == version
+    assert sql(home, "SELECT count(*) FROM org_routes") == [(0,)]
+
+
+def test_a_target_that_already_holds_the_organization_is_refused(
+    home: str, far: str, far_server: ThrowawayPostgres, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    fill(mem, "globex")
+    move_org("globex", far, home)
+    move_org("globex", "home", home)
+    far_server.psql(far.rsplit("/", 1)[1], "INSERT INTO organizations VALUES ('globex')")
+    with pytest.raises(Conflict, match="already holds rows of organization 'globex'"):
+        move_org("globex", far, home)
+    assert route_of(home, "globex") == []
+
+
+def test_the_cli_reports_a_bad_move_with_its_exit_code(
+    home: str, open_mem: Callable[[], Memory]
+) -> None:
+    open_mem()  # the home database holds a kenning store
+    result = CliRunner().invoke(app, ["migrate", "--org", "nobody", "--to", "home", "--from", home])
+    assert result.exit_code == 4 and "no organization 'nobody'" in result.output
+    missing = CliRunner().invoke(app, ["migrate", "--to", "x.db"])
+    assert missing.exit_code == 2 and "--from is required" in missing.output
