@@ -95,6 +95,14 @@ def server(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iter
     )
     # the premise: requests on fresh connections reached both workers
     assert len(served) == WORKERS, served
+    # and so did the keep-alive connections opened together (one worker per connection)
+    kept = {
+        line["pid"]
+        for line in map(json.loads, filter(lambda x: x.startswith("{"), text.splitlines()))
+        if line.get("logger") == "kenning.access"
+        and str(line.get("request_id", "")).startswith("keepalive-")
+    }
+    assert len(kept) == WORKERS, kept
 
 
 def _recall_ids(server: Server, query: str) -> list[str]:
@@ -163,6 +171,29 @@ def test_concurrent_writes_through_both_workers_all_land(server: Server) -> None
     assert len(set(ids)) == 24
     for mid in ids:
         assert server.call("GET", f"/v1/memories/{mid}").status_code == 200
+
+
+def test_keep_alive_clients_connecting_together_spread_over_the_workers(server: Server) -> None:
+    """A burst of persistent connections is not swallowed by one worker (the pids that
+    served them are checked when the server stops)."""
+    clients = [
+        httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {server.key}"})
+        for _ in range(16)
+    ]
+    try:
+
+        def ask(i: int) -> int:
+            codes = 0
+            for j in range(3):
+                r = clients[i].get("/v1/me", headers={"X-Request-Id": f"keepalive-{i}-{j}"})
+                codes += r.status_code == 200
+            return codes
+
+        with ThreadPoolExecutor(16) as pool:
+            assert sum(pool.map(ask, range(16))) == 48
+    finally:
+        for c in clients:
+            c.close()
 
 
 def test_a_key_revoked_elsewhere_stops_working_on_every_worker(

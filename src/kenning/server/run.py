@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.config
 import os
 from typing import Any
 
@@ -12,6 +13,7 @@ from ..engine import Memory
 from ..errors import ConfigError
 from ..stores import display_url, store_url
 from ..stores.registry import backend_for
+from .workers import balanced_workers_supported, run_workers
 
 __all__ = ["JsonFormatter", "configure_logging", "bootstrap", "serve", "worker_threads"]
 
@@ -77,11 +79,12 @@ def worker_threads(workers: int, cores: int | None = None) -> int:
 
 
 def serve(settings: Settings) -> None:
-    """Run uvicorn: one worker in-process, several as a factory import (each opens the
-    store from the environment; a store several processes can share: SQLite or
-    PostgreSQL). With several workers, each one's model runs on its share of the
-    cores unless ``embed_threads`` says otherwise: workers that each spread one
-    run over every core would only take the cores from each other."""
+    """Run uvicorn: one worker in-process, or several processes, each opening the store
+    from the environment (a store processes share: SQLite or PostgreSQL). On Linux
+    each worker listens on its own socket (:mod:`kenning.server.workers`), elsewhere
+    uvicorn's workers share one. Each worker's model runs on its share of the cores
+    unless ``embed_threads`` says otherwise: workers that each spread one run over
+    every core would only take the cores from each other."""
     import uvicorn
 
     cfg = settings.server
@@ -95,6 +98,12 @@ def serve(settings: Settings) -> None:
         os.environ["KENNING_DATABASE_URL"] = url
         if settings.embed_threads is None:
             os.environ["KENNING_EMBED_THREADS"] = str(worker_threads(cfg.workers))
+        if balanced_workers_supported():
+            logging.config.dictConfig(configure_logging())
+            status = run_workers(cfg.host, cfg.port, cfg.workers, cfg.graceful_timeout_s)
+            if status:
+                raise SystemExit(status)
+            return
         uvicorn.run(
             "kenning.server.app:create_app",
             factory=True,
