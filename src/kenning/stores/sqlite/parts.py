@@ -16,8 +16,9 @@ __all__ = ["StoreParts"]
 class StoreParts:
     """The store's own helpers, as its mixins call them (implemented by the store)."""
 
-    def atomic(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One write transaction (nested calls become savepoints)."""
+    def atomic(self, *, savepoint: bool = True) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction (nested calls become savepoints unless ``savepoint``
+        is False)."""
         raise NotImplementedError
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...access import ScopeFilter
 from ...config import StoreOptions
-from ...errors import ConfigError, Conflict, NotFound
+from ...errors import ConfigError, Conflict, NotFound, StoreError
 from ...graph.model import Projection
 from ...models import (
     HistoryEntry,
@@ -28,6 +28,7 @@ from ...models import (
     MemoryFilter,
     MemoryRecord,
     Scope,
+    Status,
 )
 from ...retrieval.text import query_terms
 from ..base import Footprint, Replacement
@@ -232,35 +233,127 @@ class SQLiteStore(
         graph: Projection | None = None,
     ) -> None:
         """Store new records, vectors, keyword rows, graph rows and history in one
-        transaction (``atomic()`` joins it with what else a write changes)."""
+        transaction (``atomic()`` joins it with what else a write changes).
+
+        A batch whose id or key is taken fails with :class:`Conflict` before it
+        writes anything, so inside an enclosing block it fails alone. The rows
+        are written a table at a time without a savepoint (SQLite walks a
+        savepoint's page images at the end of every statement inside it, so a
+        large batch in one slows down as the database grows); should a write
+        fail part-way for another reason (a full disk), the enclosing
+        transaction rolls back whole."""
+        if not items:
+            return
         cols = ", ".join(MEMORY_COLUMNS)
         marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
-        scope_pks: dict[tuple[str, Scope], int] = {}
-        with self.atomic() as conn:
-            for record, vector in items:
-                where = (record.org_id, record.scope)
-                scope_pk = scope_pks.get(where)
-                if scope_pk is None:
-                    scope_pk = scope_pks[where] = self._scope_pk(conn, *where)
-                try:
-                    cur = conn.execute(
-                        f"INSERT INTO memories ({cols}, scope_pk) VALUES ({marks})",
-                        [*record_params(record), scope_pk],
+        with self.atomic(savepoint=False) as conn:
+            self._check_new(conn, [r for r, _ in items])
+            scope_pks = self._scope_pk_map(conn, {(r.org_id, r.scope) for r, _ in items})
+            rows = [[*record_params(r), scope_pks[r.org_id, r.scope]] for r, _ in items]
+            (before,) = conn.execute(
+                "SELECT MAX(COALESCE((SELECT MAX(pk) FROM memories), 0), COALESCE((SELECT seq "
+                "FROM sqlite_sequence WHERE name = 'memories'), 0))"
+            ).fetchone()
+            try:
+                conn.executemany(f"INSERT INTO memories ({cols}, scope_pk) VALUES ({marks})", rows)
+            except sqlite3.IntegrityError as exc:  # pragma: no cover - _check_new saw to it
+                raise Conflict(f"a memory of the batch already exists: {exc}") from exc
+            # AUTOINCREMENT under the write lock: the batch took the next pks, in order
+            pks = [int(before) + 1 + n for n in range(len(items))]
+            (top,) = conn.execute("SELECT MAX(pk) FROM memories").fetchone()
+            if top != pks[-1]:  # pragma: no cover - a pk gap would break the invariant
+                raise StoreError(f"memories pks {before}+{len(items)} ended at {top}")
+            model_id = self.model_id
+            conn.executemany(
+                "INSERT INTO vectors (pk, model_id, vector) VALUES (?, ?, ?)",
+                [
+                    (pk, model_id, np.asarray(v, dtype=np.float32).tobytes())
+                    for pk, (_, v) in zip(pks, items, strict=True)
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO memories_fts (rowid, content, key, tags) VALUES (?, ?, ?, ?)",
+                [
+                    (pk, r.content, r.key or "", " ".join(r.tags))
+                    for pk, (r, _) in zip(pks, items, strict=True)
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, "
+                "content, changes) VALUES (?, ?, ?, 'create', ?, ?, ?, ?, '{}')",
+                [
+                    (
+                        r.id,
+                        r.org_id,
+                        scope_pks[r.org_id, r.scope],
+                        actor,
+                        ts(r.updated_at),
+                        r.version,
+                        r.content,
                     )
-                except sqlite3.IntegrityError as exc:
-                    raise Conflict(
-                        f"memory {record.id!r} or key {record.key!r} already exists in "
-                        f"scope {record.scope.key!r}; use upsert to change a keyed memory"
-                    ) from exc
-                pk = int(cur.lastrowid or 0)
-                conn.execute(
-                    "INSERT INTO vectors (pk, model_id, vector) VALUES (?, ?, ?)",
-                    (pk, self.model_id, np.asarray(vector, dtype=np.float32).tobytes()),
-                )
-                self._fts_write(conn, pk, record)
-                self._history(conn, record, scope_pk, "create", actor, {}, record.content)
-            if graph is not None and items:
+                    for r, _ in items
+                ],
+            )
+            if graph is not None:
                 self._graph_write(conn, graph, items[0][0].created_at.timestamp())
+
+    @staticmethod
+    def _check_new(conn: sqlite3.Connection, records: Sequence[MemoryRecord]) -> None:
+        """Raise :class:`Conflict` for the first record whose id, or (scope, key) while
+        not superseded, is taken: by a stored memory or an earlier one of the batch."""
+        ids: dict[str, MemoryRecord] = {}
+        keys: dict[tuple[str, str, str], MemoryRecord] = {}
+        clash: MemoryRecord | None = None
+        for r in records:
+            if r.id in ids:
+                clash = clash or r
+            ids[r.id] = r
+            if r.key is not None and r.status is not Status.SUPERSEDED:
+                where = (r.org_id, r.scope.key, r.key)
+                if where in keys:
+                    clash = clash or r
+                keys[where] = r
+        if clash is None:
+            row = conn.execute(
+                "SELECT m.id FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value "
+                "ORDER BY j.key LIMIT 1",
+                (json.dumps(list(ids)),),
+            ).fetchone()
+            clash = None if row is None else ids[row[0]]
+        if clash is None and keys:
+            row = conn.execute(
+                "SELECT j.key FROM json_each(?) j CROSS JOIN scopes s "
+                "ON s.org_id = j.value ->> 0 AND s.key = j.value ->> 1 "
+                "CROSS JOIN memories m ON m.scope_pk = s.pk AND m.key = j.value ->> 2 "
+                "WHERE m.key IS NOT NULL AND m.status != 'superseded' ORDER BY j.key LIMIT 1",
+                (json.dumps(list(keys)),),
+            ).fetchone()
+            clash = None if row is None else list(keys.values())[row[0]]
+        if clash is not None:
+            raise Conflict(
+                f"memory {clash.id!r} or key {clash.key!r} already exists in "
+                f"scope {clash.scope.key!r}; use upsert to change a keyed memory"
+            )
+
+    def _scope_pk_map(
+        self, conn: sqlite3.Connection, wanted: set[tuple[str, Scope]]
+    ) -> dict[tuple[str, Scope], int]:
+        """The pk of each (organization, scope), creating the scopes not stored yet."""
+        out: dict[tuple[str, Scope], int] = {}
+        by_org: dict[str, dict[str, Scope]] = {}
+        for org_id, scope in wanted:
+            by_org.setdefault(org_id, {})[scope.key] = scope
+        for org_id, scopes in by_org.items():
+            found = conn.execute(
+                "SELECT key, pk FROM scopes WHERE org_id = ? "
+                "AND key IN (SELECT value FROM json_each(?))",
+                (org_id, json.dumps(sorted(scopes))),
+            ).fetchall()
+            for key, pk in found:
+                out[org_id, scopes.pop(key)] = int(pk)
+            for scope in scopes.values():
+                out[org_id, scope] = self._scope_pk(conn, org_id, scope)
+        return out
 
     def replace_many(
         self, replacements: Sequence[Replacement], actor: str | None

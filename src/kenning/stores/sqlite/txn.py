@@ -58,6 +58,8 @@ class Transaction:
     mirrors: builtins.list[HistoryMirror] = field(default_factory=list)
     at_end: builtins.list[Callable[[], None]] = field(default_factory=list)
     erased: bool = False  # the block deleted content (see SQLiteTransactions._erased)
+    #: A block without a savepoint failed part-way: the transaction can only roll back.
+    spoilt: bool = False
 
 
 class SQLiteTransactions:
@@ -112,19 +114,30 @@ class SQLiteTransactions:
                 delay = min(delay * 2, 0.2)
 
     @contextmanager
-    def atomic(self) -> Iterator[sqlite3.Connection]:
+    def atomic(self, *, savepoint: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction; nested calls become savepoints (see :class:`Store`).
 
         The block holds the store's lock (the one write connection) and the
         database's write lock (``BEGIN IMMEDIATE``) until it exits; a mirror it
         reads stays with it until then and is put back if the block rolls back.
+
+        ``savepoint=False`` joins an enclosing block without a savepoint (for a
+        large batch: SQLite keeps a savepoint's page images in memory and walks
+        them at the end of every statement inside it, so a batch of thousands of
+        rows in a savepoint slows down as the database grows). Such a block
+        cannot be undone on its own: if it fails after it changed a row, the
+        whole transaction rolls back at its end, even when a caller caught the
+        error (:class:`StoreError` then says so); one that fails before changing
+        anything fails alone. Outermost, the flag changes nothing.
         """
         with self._lock:
+            joined = self._depth > 0 and not savepoint
+            changes = self._conn.total_changes
             if self._depth == 0:
                 self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
                 self._writer = threading.get_ident()
                 self._txn = Transaction()
-            else:
+            elif not joined:
                 self._conn.execute(f"SAVEPOINT sp{self._depth}")
             self._depth += 1
             try:
@@ -134,15 +147,28 @@ class SQLiteTransactions:
                 if self._depth == 0:
                     self._conn.execute("ROLLBACK")
                     self._end_write(committed=False)
+                elif joined:
+                    assert self._txn is not None
+                    if self._conn.total_changes != changes:
+                        self._txn.spoilt = True
                 else:
                     self._conn.execute(f"ROLLBACK TO sp{self._depth}")
                     self._conn.execute(f"RELEASE sp{self._depth}")
                     self._forget_uncommitted(self._conn)
                 raise
             self._depth -= 1
+            if joined:
+                return
             if self._depth > 0:
                 self._conn.execute(f"RELEASE sp{self._depth}")
                 return
+            if self._txn is not None and self._txn.spoilt:
+                self._conn.execute("ROLLBACK")
+                self._end_write(committed=False)
+                raise StoreError(
+                    "a batch in this transaction failed part-way (its error was caught); "
+                    "the transaction was rolled back"
+                )
             try:
                 self._retry_busy(lambda: self._conn.execute("COMMIT"))
             except BaseException:
