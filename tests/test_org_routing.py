@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import T0
+from serverkit import Api, bootstrap_org
 from typer.testing import CliRunner
 
 from kenning import FixedClock, Memory, Principal, Settings
@@ -197,6 +198,48 @@ def test_one_atomic_block_writes_one_database(
     assert mem.get(globex.id, principal=admin("globex")).created_by == "someone"
 
 
+def test_rest_requests_land_in_their_organizations_database(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    keys = {org: bootstrap_org(mem, org)["root"] for org in ("acme", "globex")}
+    table = PgRouteTable(home)
+    table.put(Route("globex", far), "globex")
+    mem.store.refresh(force=True)
+    api = Api(mem)
+    try:
+        made = {}
+        for org in ("acme", "globex"):
+            body = {"content": f"{org} ships on Fridays", "scope": f"org:{org}"}
+            reply = api.call("POST", "/v1/memories", key=keys[org], json=body)
+            assert reply.status_code == 201, reply.text
+            made[org] = reply.json()["memory"]["id"]
+        where = {
+            org: [db for db in (home, far) if sql(db, "SELECT 1 FROM memories WHERE id = %s", (i,))]
+            for org, i in made.items()
+        }
+        assert where == {"acme": [home], "globex": [far]}
+        listed = api.call("GET", "/v1/memories", key=keys["acme"], params={"scope": "all"})
+        assert [m["id"] for m in listed.json()["items"]] == [made["acme"]]
+        other = api.call("GET", f"/v1/memories/{made['globex']}", key=keys["acme"])
+        assert other.status_code == 404
+
+        table.put(Route("globex", far, "moving", home), "globex")  # as a move does
+        mem.store.refresh(force=True)
+        refused = api.call(
+            "POST", "/v1/memories", key=keys["globex"], json={"content": "during the move"}
+        )
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "store_unavailable"
+        assert "moving to another database" in refused.json()["error"]["message"]
+        read = api.call("GET", f"/v1/memories/{made['globex']}", key=keys["globex"])
+        assert read.status_code == 200 and read.json()["content"] == "globex ships on Fridays"
+        wrote = api.call("POST", "/v1/memories", key=keys["acme"], json={"content": "acme on"})
+        assert wrote.status_code == 201
+    finally:
+        api.close()
+
+
 # ---------------------------------------------------------------------------- moving
 
 
@@ -313,49 +356,41 @@ def test_a_move_whose_process_died_is_cleaned_up_by_the_next(
     assert route_of(home, "globex") == [(far, "active")]
 
 
-def test_a_move_to_an_unreachable_database_changes_nothing(
-    home: str, open_mem: Callable[[], Memory]
-) -> None:
-    mem = open_mem()
-    fill(mem, "globex")
-    version = routes_version(home)
-    nowhere = f"postgresql://kenning@127.0.0.1:{free_port()}/nowhere"
-    with pytest.raises(StoreError, match="cannot reach the target database"):
-        move_org("globex", nowhere, home)
-    assert route_of(home, "globex") == [] and routes_version(home) == version
-    assert len(contents(mem, "globex")) == 5
+#: (org, --to, home database, error, message); FAR / HOME / SQLITE stand for URLs.
+BAD_MOVES = [
+    ("nobody", "FAR", "HOME", NotFound, "no organization 'nobody'"),
+    ("globex", "mysql://x@h/db", "HOME", InvalidInput, "no store for 'mysql' URLs"),
+    ("globex", "sqlite:///tmp/x.db", "HOME", InvalidInput, "between PostgreSQL databases"),
+    ("globex", "just-a-name", "HOME", InvalidInput, "give a postgresql:// URL or 'home'"),
+    ("globex", "postgresql://k@h:port/db", "HOME", InvalidInput, "not a valid PostgreSQL URL"),
+    ("globex", "home", "HOME", InvalidInput, "already lives in"),
+    ("globex", "HOME", "HOME", InvalidInput, "already lives in"),
+    ("bad org!", "FAR", "HOME", InvalidInput, "org must be"),
+    ("globex", "FAR", "SQLITE", InvalidInput, "only over PostgreSQL databases"),
+    ("globex", "UNREACHABLE", "HOME", StoreError, "cannot reach the target database"),
+]
 
 
-@pytest.mark.parametrize(
-    ("org", "to", "error", "message"),
-    [
-        ("nobody", "FAR", NotFound, "no organization 'nobody'"),
-        ("globex", "mysql://x@h/db", InvalidInput, "no store for 'mysql' URLs"),
-        ("globex", "sqlite:///tmp/x.db", InvalidInput, "between PostgreSQL databases"),
-        ("globex", "just-a-name", InvalidInput, "give a postgresql:// URL or 'home'"),
-        ("globex", "postgresql://k@h:port/db", InvalidInput, "not a valid PostgreSQL URL"),
-        ("globex", "home", InvalidInput, "already lives in"),
-        ("globex", "HOMEURL", InvalidInput, "already lives in"),
-        ("bad org!", "FAR", InvalidInput, "org must be"),
-    ],
-)
 def test_bad_moves_are_refused_precisely_and_change_nothing(
-    home: str,
-    far: str,
-    open_mem: Callable[[], Memory],
-    org: str,
-    to: str,
-    error: type[Exception],
-    message: str,
+    home: str, far: str, open_mem: Callable[[], Memory], tmp_path: Path
 ) -> None:
     mem = open_mem()
     fill(mem, "globex")
     before, version = org_rows(home, "globex"), routes_version(home)
-    target = {"FAR": far, "HOMEURL": home}.get(to, to)
-    with pytest.raises(error, match=message):
-        move_org(org, target, home)
-    assert org_rows(home, "globex") == before and routes_version(home) == version
-    assert sql(home, "SELECT count(*) FROM org_routes") == [(0,)]
+    urls = {
+        "FAR": far,
+        "HOME": home,
+        "SQLITE": f"sqlite:///{tmp_path / 'k.db'}",
+        "UNREACHABLE": f"postgresql://kenning@127.0.0.1:{free_port()}/nowhere",
+    }
+    for org, to, where, error, message in BAD_MOVES:
+        with pytest.raises(error, match=message):
+            move_org(org, urls.get(to, to), urls[where])
+        assert org_rows(home, "globex") == before, to
+        assert routes_version(home) == version, to
+        assert sql(home, "SELECT count(*) FROM org_routes") == [(0,)]
+    assert len(contents(mem, "globex")) == 5
+    assert sql(far, "SELECT to_regclass('memories')") == [(None,)]  # the target untouched
 
 
 def test_a_target_that_already_holds_the_organization_is_refused(

@@ -9,8 +9,9 @@ from the copied memories. Reads and writes run under the organization's own
 row-level-security context, as the store's do.
 
 :func:`table_digests` gives, per table, the row count and an md5 over the
-rows' canonical text (without the renumbered columns, in a deterministic
-order), so two databases holding the same organization agree on it.
+md5 of each row's canonical text (without the renumbered columns, in a
+deterministic order), so two databases holding the same organization agree
+on it.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ ORG_TABLES = (
     OrgTable("access_log", "seq", ("seq",)),
 )
 
-#: Memories per copied chunk (one INSERT each).
+#: Rows per copied chunk (one INSERT each).
 CHUNK = 500
 
 #: The keyword postings of an organization's memories, derived from their tsvector.
@@ -94,26 +95,21 @@ def copy_org(
     copied: dict[str, int] = {}
     for table in ORG_TABLES:
         cols = ", ".join(_columns(source, table))
-        n, offset = 0, 0
-        while True:
-            chunk = source.execute(
-                f"SELECT json_agg(row_to_json(x))::text, count(*) FROM (SELECT {cols} "
-                f"FROM {table.name} WHERE org_id = %s ORDER BY {table.order} "
-                "LIMIT %s OFFSET %s) x",
-                (org_id, CHUNK, offset),
-            ).fetchone()
-            assert chunk is not None
-            if not chunk[1]:
-                break
-            dest.execute(
-                f"INSERT INTO {table.name} ({cols}) SELECT {cols} "
-                f"FROM json_populate_recordset(NULL::{table.name}, %s::json)",
-                (chunk[0],),
+        n = 0
+        with source.cursor(name=f"kenning_copy_{table.name}") as rows:
+            rows.itersize = CHUNK
+            rows.execute(
+                f"SELECT row_to_json(x)::text FROM (SELECT {cols} FROM {table.name} "
+                f"WHERE org_id = %s ORDER BY {table.order}) x",
+                (org_id,),
             )
-            n += int(chunk[1])
-            offset += CHUNK
-            if chunk[1] < CHUNK:
-                break
+            while chunk := rows.fetchmany(CHUNK):
+                dest.execute(
+                    f"INSERT INTO {table.name} ({cols}) SELECT {cols} "
+                    f"FROM json_populate_recordset(NULL::{table.name}, %s::json)",
+                    ("[" + ",".join(r[0] for r in chunk) + "]",),
+                )
+                n += len(chunk)
         copied[table.name] = n
         if table.name == "memories":
             cur = dest.execute(_POSTINGS, (org_id,))
@@ -130,17 +126,17 @@ def table_digests(conn: psycopg.Connection[Any], org_id: str) -> dict[str, tuple
     for table in ORG_TABLES:
         cols = ", ".join(_columns(conn, table))
         row = conn.execute(
-            f"SELECT count(*), coalesce(md5(string_agg(t, E'\\n' ORDER BY n)), '') FROM "
+            f"SELECT count(*), coalesce(md5(string_agg(t, '' ORDER BY n)), '') FROM "
             f"(SELECT row_number() OVER (ORDER BY {table.order}) AS n, "
-            f"row({cols})::text AS t FROM {table.name} WHERE org_id = %s) x",
+            f"md5(row({cols})::text) AS t FROM {table.name} WHERE org_id = %s) x",
             (org_id,),
         ).fetchone()
         assert row is not None
         out[table.name] = (int(row[0]), str(row[1]))
     row = conn.execute(
-        "SELECT count(*), coalesce(md5(string_agg(t, E'\\n' ORDER BY t)), '') FROM "
-        "(SELECT row(m.id, p.lexeme, p.scope_kind, p.scope_key, p.status, p.tf, "
-        "p.doc_len)::text AS t FROM postings p JOIN memories m ON m.pk = p.pk "
+        "SELECT count(*), coalesce(md5(string_agg(t, '' ORDER BY t)), '') FROM "
+        "(SELECT md5(row(m.id, p.lexeme, p.scope_kind, p.scope_key, p.status, p.tf, "
+        "p.doc_len)::text) AS t FROM postings p JOIN memories m ON m.pk = p.pk "
         "WHERE p.org_id = %s) x",
         (org_id,),
     ).fetchone()
