@@ -52,7 +52,13 @@ class PostgresBackend(StoreBackend):
         _require()
         from .store import PostgresStore
 
-        return PostgresStore(url, model_id=model_id, dim=dim, options=settings.store)
+        # the read replicas stream from the configured database_url, not another one
+        primary = settings.database_url and self.normalise(settings.database_url, "database_url")
+        reads = settings.database_read_urls if primary == url else ()
+        read_urls = [self.normalise(u, "database_read_urls") for u in reads]
+        return PostgresStore(
+            url, model_id=model_id, dim=dim, options=settings.store, read_urls=read_urls
+        )
 
     def route_table(self, url: str) -> RouteTable:
         """The ``org_routes`` table of this (home) database."""

@@ -60,7 +60,8 @@ class PostgresDirectory(StoreParts):
         skipped once this store has committed it (outside an ``atomic()`` block, whose
         end could still roll the row back): one statement less on every audit line."""
         known: set[str] = self.__dict__.setdefault("_recorded_orgs", set())
-        with self._org_write(org_id) as conn:
+        # directory rows are read on the primary only: no read-your-writes pin (.replicas)
+        with self._org_write(org_id, track=False) as conn:
             if org_id not in known:
                 conn.execute(_NOTE_ORG, (org_id,))
             yield conn
@@ -81,7 +82,7 @@ class PostgresDirectory(StoreParts):
 
     def get_entry(self, org_id: str, kind: str, entry_id: str) -> DirectoryEntry | None:
         """One directory row, or None."""
-        with self._org_write(org_id) as conn:
+        with self._org_write(org_id, track=False) as conn:
             row = conn.execute(
                 "SELECT org_id, kind, id, doc, updated_at FROM directory "
                 "WHERE org_id = %s AND kind = %s AND id = %s",
@@ -91,7 +92,7 @@ class PostgresDirectory(StoreParts):
 
     def entries(self, org_id: str, kind: str) -> builtins.list[DirectoryEntry]:
         """Every row of one kind in an organization, by id."""
-        with self._org_write(org_id) as conn:
+        with self._org_write(org_id, track=False) as conn:
             rows = conn.execute(
                 "SELECT org_id, kind, id, doc, updated_at FROM directory "
                 'WHERE org_id = %s AND kind = %s ORDER BY id COLLATE "C"',
@@ -101,7 +102,7 @@ class PostgresDirectory(StoreParts):
 
     def delete_entry(self, org_id: str, kind: str, entry_id: str) -> bool:
         """Remove one directory row; False when there was none."""
-        with self._org_write(org_id) as conn:
+        with self._org_write(org_id, track=False) as conn:
             cur = conn.execute(
                 "DELETE FROM directory WHERE org_id = %s AND kind = %s AND id = %s",
                 (org_id, kind, entry_id),
@@ -160,7 +161,7 @@ class PostgresDirectory(StoreParts):
         """The keys of an organization (of one user when given), oldest first."""
         user_clause = "" if user_id is None else " AND user_id = %s"
         params = [org_id] if user_id is None else [org_id, user_id]
-        with self._org_write(org_id) as conn:
+        with self._org_write(org_id, track=False) as conn:
             rows = conn.execute(
                 f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE org_id = %s{user_clause} "
                 'ORDER BY created_at, id COLLATE "C"',
@@ -211,7 +212,7 @@ class PostgresDirectory(StoreParts):
     ) -> builtins.list[AuditEntry]:
         """An organization's audit lines, newest first; ``action`` matches a prefix."""
         where, params = audit_where("%s", org_id, actor, action, since, before_seq)
-        with self._org_write(org_id) as conn:
+        with self._org_write(org_id, track=False) as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {where} ORDER BY seq DESC LIMIT %s",
                 [*params, max(limit, 0)],

@@ -32,6 +32,7 @@ from ...graph.model import (
 from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope
 from .parts import StoreParts
+from .replicas import replica_read
 from .sql import scope_clause
 
 __all__ = ["PostgresGraph"]
@@ -225,6 +226,7 @@ class PostgresGraph(StoreParts):
 
     # -- reads -----------------------------------------------------------------------
 
+    @replica_read
     def graph_edges(
         self,
         ids: Sequence[str],
@@ -266,6 +268,7 @@ class PostgresGraph(StoreParts):
             rows = rows[:limit]
         return [GraphEdge(r[0], r[1], r[2], float(r[3])) for r in rows]
 
+    @replica_read
     def graph_mentions(
         self, ids: Sequence[str], scopes: ScopeFilter
     ) -> dict[str, builtins.list[str]]:
@@ -283,6 +286,7 @@ class PostgresGraph(StoreParts):
                 out.setdefault(mid, []).append(eid)
         return out
 
+    @replica_read
     def entity_memories(
         self, entity_ids: Sequence[str], scopes: ScopeFilter, limit_per_entity: int
     ) -> dict[str, builtins.list[str]]:
@@ -322,6 +326,7 @@ class PostgresGraph(StoreParts):
         ).fetchall()
         return [Entity(r[0], r[1], r[2], NodeKind(r[3]), r[4], int(r[5])) for r in rows]
 
+    @replica_read
     def find_entities(
         self, org_id: str, names: Sequence[str], scopes: ScopeFilter
     ) -> builtins.list[Entity]:
@@ -336,6 +341,7 @@ class PostgresGraph(StoreParts):
         with self._read(scopes) as conn:
             return self._entities(conn, where, [org_id, norms, org_id, norms], scopes)
 
+    @replica_read
     def entities_of(
         self, memory_ids: Sequence[str], scopes: ScopeFilter
     ) -> dict[str, builtins.list[Entity]]:
@@ -349,6 +355,7 @@ class PostgresGraph(StoreParts):
         known = {e.id: e for e in found}
         return {m: [known[e] for e in es if e in known] for m, es in mentioned.items()}
 
+    @replica_read
     def graph_counts(self, scopes: ScopeFilter) -> tuple[int, int]:
         """(entities with a visible active mention, links between visible active memories)."""
         if scopes.is_empty:
@@ -427,6 +434,7 @@ class PostgresGraph(StoreParts):
                     out[n] = self.vector_search(items[n][1], view, MemoryFilter(), limit)
         return out
 
+    @replica_read
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """The stored vectors of the visible memories among ``ids``."""
         if not ids or scopes.is_empty:

@@ -31,7 +31,8 @@ class PostgresLifecycle(StoreParts):
         """Update strength state and append to the access log (one transaction)."""
         if not accesses:
             return
-        with self._org_write(org_id) as conn, conn.cursor() as cur:
+        # not pinned for read-your-writes: bookkeeping, not something the caller wrote
+        with self._org_write(org_id, track=False) as conn, conn.cursor() as cur:
             cur.executemany(
                 "UPDATE memories SET strength = %s, last_accessed = %s, "
                 "access_count = access_count + 1, "

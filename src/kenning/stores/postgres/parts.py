@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 from ...access import ScopeFilter
+from .replicas import ReplicaSet
 
 __all__ = ["StoreParts"]
 
@@ -16,11 +17,15 @@ __all__ = ["StoreParts"]
 class StoreParts:
     """The store's own helpers, as its mixins call them (implemented by the store)."""
 
-    def _tx(self, context: tuple[str, str, str]) -> AbstractContextManager[psycopg.Connection]:
+    _replicas: ReplicaSet | None
+
+    def _tx(
+        self, context: tuple[str, str, str], *, track: bool = True
+    ) -> AbstractContextManager[psycopg.Connection]:
         raise NotImplementedError
 
     def _read(self, scopes: ScopeFilter) -> Any:
         raise NotImplementedError
 
-    def _org_write(self, org_id: str) -> Any:
+    def _org_write(self, org_id: str, *, track: bool = True) -> Any:
         raise NotImplementedError

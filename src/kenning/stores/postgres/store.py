@@ -36,6 +36,7 @@ from .bm25 import K1, B, TTLCache, idf
 from .directory import PostgresDirectory
 from .graph import PostgresGraph
 from .lifecycle import PostgresLifecycle
+from .replicas import ReplicaSet, replica_read
 from .schema import apply_migrations, ensure_extension
 from .sql import (
     MEMORY_COLUMNS,
@@ -110,11 +111,14 @@ class PostgresStore(
         model_id: str,
         dim: int,
         options: StoreOptions | None = None,
+        read_urls: Sequence[str] = (),
     ) -> None:
         """Connect (migrating the schema); ``options`` default to
-        :class:`~kenning.config.StoreOptions` (``KENNING_STORE_*``)."""
+        :class:`~kenning.config.StoreOptions` (``KENNING_STORE_*``); ``read_urls``:
+        hot standbys of this database for reads (:mod:`.replicas`)."""
         opts = options if options is not None else StoreOptions()
         self.url = url
+        self._replicas: ReplicaSet | None = None
         self.model_id = model_id
         self.dim = dim
         self.exact_search_max = opts.pg_exact_search_max
@@ -140,6 +144,19 @@ class PostgresStore(
             self._pool.open(wait=True, timeout=30)
         except Exception as exc:  # psycopg_pool.PoolTimeout and friends
             raise StoreError(f"cannot open a connection pool to {self._safe_url}: {exc}") from exc
+        if read_urls:
+            self._replicas = ReplicaSet(
+                read_urls,
+                url,
+                max_lag_s=opts.replica_max_lag_s,
+                check_s=opts.replica_check_s,
+                pool_size=max(opts.pg_pool_size, 2),
+            )
+
+    @property
+    def replicas(self) -> ReplicaSet | None:
+        """The read replicas (None without ``KENNING_DATABASE_READ_URLS``)."""
+        return self._replicas
 
     @property
     def _safe_url(self) -> str:
@@ -212,7 +229,9 @@ class PostgresStore(
         return int(row[0]) if row else 0
 
     def close(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection (the replicas' too)."""
+        if self._replicas is not None:
+            self._replicas.close()
         self._pool.close()
 
     # -- writes -------------------------------------------------------------------
@@ -356,6 +375,7 @@ class PostgresStore(
 
     # -- reads --------------------------------------------------------------------
 
+    @replica_read
     def get(self, ids: Sequence[str], scopes: ScopeFilter) -> list[MemoryRecord]:
         """Visible records among ``ids``, in the order given."""
         if not ids or scopes.is_empty:
@@ -381,6 +401,7 @@ class PostgresStore(
             ).fetchone()
         return None if row is None else record_from_row(row)
 
+    @replica_read
     def list(
         self,
         scopes: ScopeFilter,
@@ -507,6 +528,7 @@ class PostgresStore(
             total += df[lexeme]
         return kept
 
+    @replica_read
     def keyword_search(
         self, query: str, scopes: ScopeFilter, filters: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
@@ -568,6 +590,7 @@ class PostgresStore(
             ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
+    @replica_read
     def common_terms(
         self,
         terms: Sequence[str],
@@ -593,6 +616,7 @@ class PostgresStore(
             df = self._doc_freqs(conn, set(lexemes.values()), scopes, cap)
         return {t for t, lx in lexemes.items() if df[lx] >= cap}
 
+    @replica_read
     def vector_search(
         self, vector: np.ndarray, scopes: ScopeFilter, filters: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
@@ -638,6 +662,7 @@ class PostgresStore(
             self.last_plan = VectorPlan("exact", visible, visible > self.exact_search_max)
         return [(r[0], 1.0 - float(r[1])) for r in rows]
 
+    @replica_read
     def vector_scores(
         self, vector: np.ndarray, ids: Sequence[str], scopes: ScopeFilter
     ) -> dict[str, float]:
@@ -653,6 +678,7 @@ class PostgresStore(
             ).fetchall()
         return {r[0]: float(r[1]) for r in rows}
 
+    @replica_read
     def history(self, memory_id: str, scopes: ScopeFilter) -> builtins.list[HistoryEntry]:
         """The trail of one memory when its scope is visible."""
         if scopes.is_empty:
@@ -666,6 +692,7 @@ class PostgresStore(
             ).fetchall()
         return [HistoryEntry(r[0], r[1], r[2], r[3], r[4], r[5], r[6], dict(r[7])) for r in rows]
 
+    @replica_read
     def stats(self, scopes: ScopeFilter, now: datetime) -> builtins.list[LayerStats]:
         """Per-layer counts, confidence and age distributions (aggregated in SQL)."""
         if scopes.is_empty:
@@ -717,7 +744,7 @@ class PostgresStore(
         self, org_id: str, model_id: str, limit: int
     ) -> builtins.list[tuple[str, str]]:
         """(memory id, content) of memories of ``org_id`` with another model's vector."""
-        with self._org_write(org_id) as conn:
+        with self._org_write(org_id, track=False) as conn:
             rows = conn.execute(
                 "SELECT id, content FROM memories WHERE org_id = %s AND model_id <> %s "
                 "ORDER BY pk LIMIT %s",

@@ -5,6 +5,7 @@ row-level security context set first, or savepoints of the calling thread's
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +21,9 @@ from ...models import ScopeKind
 from ..base import Footprint
 from .bm25 import TTLCache
 from .footprint import footprint
+from .replicas import ReplicaSet
 from .schema import BULK_INDEXES
-from .sql import context_values
+from .sql import LIST_SEP, PAIR_SEP, context_values
 
 __all__ = ["PostgresTransactions", "org_context", "set_context"]
 
@@ -59,12 +61,22 @@ def org_context(org_id: str) -> tuple[str, str, str]:
     return (org_id, _ALL_KINDS, "")
 
 
+def context_orgs(context: tuple[str, str, str]) -> frozenset[str]:
+    """The organizations a context lets a transaction touch (its org, or the orgs of
+    a write context's ``org|scope`` pairs)."""
+    if context[0]:
+        return frozenset({context[0]})
+    pairs = context[2].split(LIST_SEP) if context[2] else []
+    return frozenset(p.split(PAIR_SEP, 1)[0] for p in pairs if PAIR_SEP in p)
+
+
 class PostgresTransactions:
     """Transactions, savepoints and bulk loads of the PostgreSQL store."""
 
     _pool: ConnectionPool
     _block: threading.local
     _counts: TTLCache
+    _replicas: ReplicaSet | None
 
     def organizations(self) -> list[str]:
         """(the store's)"""
@@ -86,42 +98,61 @@ class PostgresTransactions:
                 yield conn
             return
         try:
-            with _translated(), self._pool.connection() as conn, conn.transaction():
-                self._block.conn = conn
-                try:
-                    yield conn
-                finally:
-                    self._block.conn = None
+            with _translated(), self._pool.connection() as conn:
+                with conn.transaction():
+                    self._block.conn, self._block.orgs = conn, set()
+                    try:
+                        yield conn
+                    finally:
+                        self._block.conn = None
+                if self._replicas is not None:  # read-your-writes (see .replicas)
+                    self._replicas.wrote(self._block.orgs, conn)
         finally:
             self._counts.clear()  # counts read inside the block may have rolled back
 
     @contextmanager
-    def _tx(self, context: tuple[str, str, str]) -> Iterator[psycopg.Connection]:
+    def _tx(
+        self, context: tuple[str, str, str], *, track: bool = True
+    ) -> Iterator[psycopg.Connection]:
         """One transaction with the row-level-security context set (``SET LOCAL``);
-        a savepoint of the thread's :meth:`atomic` block when one is open."""
+        a savepoint of the thread's :meth:`atomic` block when one is open. With read
+        replicas, a ``track``-ed transaction pins its organization once committed
+        (read-your-writes, see :mod:`.replicas`); reads pass ``track=False``."""
         block: psycopg.Connection | None = getattr(self._block, "conn", None)
+        orgs = context_orgs(context) if track and self._replicas is not None else ()
         with _translated():
             if block is not None:
+                self._block.orgs.update(orgs)
                 with block.transaction():
                     yield set_context(block, context)
                 return
-            with self._pool.connection() as conn, conn.transaction():
-                yield set_context(conn, context)
+            with self._pool.connection() as conn:
+                with conn.transaction():
+                    yield set_context(conn, context)
+                if orgs and self._replicas is not None:
+                    self._replicas.wrote(orgs, conn)
 
     def footprint(self, org_id: str | None = None) -> Footprint:
         """Rows per kind (see :class:`~kenning.stores.base.Footprint`), counted inside
         each organization's own context (summed over all of them for ``None``)."""
         if org_id is None:
             return sum((self.footprint(org) for org in self.organizations()), Footprint())
-        with self._org_write(org_id) as conn:
+        with self._org_write(org_id, track=False) as conn:
             return footprint(conn, org_id)
 
     def _read(self, scopes: ScopeFilter) -> Any:
-        return self._tx(context_values(scopes))
+        """A read transaction: on a replica inside a :func:`~.replicas.replica_read`
+        method (outside ``atomic()``), else on the primary."""
+        context = context_values(scopes)
+        replicas = self._replicas
+        if replicas is not None and replicas.mode and getattr(self._block, "conn", None) is None:
+            return replicas.read(context, scopes.org_id, functools.partial(self._tx, track=False))
+        return self._tx(context, track=False)
 
-    def _org_write(self, org_id: str) -> Any:
-        """Writes by id: the engine has checked the right; the wall keeps them in the org."""
-        return self._tx(org_context(org_id))
+    def _org_write(self, org_id: str, *, track: bool = True) -> Any:
+        """Writes by id: the engine has checked the right; the wall keeps them in the org
+        (``track=False``: not a write the caller must read back, see :meth:`_tx`)."""
+        return self._tx(org_context(org_id), track=track)
 
     @contextmanager
     def bulk_load(self, build_memory: str = "4GB") -> Iterator[None]:
