@@ -126,11 +126,23 @@ class ThrowawayPostgres:
             "UTF8",
             "--locale=C",
         )
+        self.launch()
+        self.psql(
+            "postgres",
+            f"CREATE ROLE {APP_ROLE} LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS;",
+        )
+        self.psql("template1", "CREATE EXTENSION IF NOT EXISTS vector;")
+        self.psql("postgres", f"CREATE DATABASE kenning OWNER {APP_ROLE};")
+        return self
+
+    def launch(self) -> None:
+        """Start the server on its existing data directory (after ``stop(remove=False)``)."""
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k /tmp -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
             "-c shared_buffers=256MB -c maintenance_work_mem=1GB"
         )
+        pgdata = str(self.data_dir)
         self._run(
             str(self._bin / "pg_ctl"),
             "-D",
@@ -144,13 +156,33 @@ class ThrowawayPostgres:
             options,
             "start",
         )
-        self.psql(
+
+    def start_standby(self, data_dir: Path, port: int) -> ThrowawayPostgres:
+        """A hot standby streaming from this (running) server: ``pg_basebackup -R``
+        (initdb's ``pg_hba.conf`` lets local replication connections in, and
+        ``wal_level`` is ``replica`` by default), started on ``port``. Read-only;
+        ``stop()`` it like any throwaway server."""
+        standby = ThrowawayPostgres(Path(data_dir), port, self.bin_dir)
+        if _as_root():
+            standby._prepare_root()
+        standby._run(
+            str(standby._bin / "pg_basebackup"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
             "postgres",
-            f"CREATE ROLE {APP_ROLE} LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS;",
+            "-D",
+            str(standby.data_dir),
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast",
         )
-        self.psql("template1", "CREATE EXTENSION IF NOT EXISTS vector;")
-        self.psql("postgres", f"CREATE DATABASE kenning OWNER {APP_ROLE};")
-        return self
+        standby.launch()
+        return standby
 
     def psql(self, database: str, sql: str) -> str:
         """Run ``sql`` as the superuser in ``database``; returns psql's unaligned output."""
