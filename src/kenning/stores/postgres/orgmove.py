@@ -158,22 +158,33 @@ def _known(home_url: str, org_id: str, current: str) -> bool:
         return bool(holds_org(conn, org_id))
 
 
-def _prepare_target(target: str, home_url: str) -> None:
-    """The target holds a kenning schema for the home's embedding model (created if new)."""
-    home_model, target_model = _model(home_url), _model(target)
-    if home_model is None:
+def _migrated(url: str, model: str) -> None:
+    """Bring the kenning schema at ``url`` up to date (creating it when new)."""
+    from ...config import StoreOptions
+    from .store import PostgresStore
+
+    model_id, dim = recorded_model(model) or ("", 0)
+    PostgresStore(url, model_id=model_id, dim=dim, options=StoreOptions()).close()
+
+
+def _home_model(home_url: str) -> str:
+    """The home database's recorded embedding model; its schema brought up to date."""
+    model = _model(home_url)
+    if model is None:
         raise ConfigError(f"{mask_password(home_url)} holds no kenning store")
+    _migrated(home_url, model)
+    return model
+
+
+def _prepare_target(target: str, home_model: str) -> None:
+    """The target holds an up-to-date kenning schema for the home's embedding model."""
+    target_model = _model(target)
     if target_model is not None and target_model != home_model:
         raise ConfigError(
             f"the target's vectors come from {target_model}, the home database's from "
             f"{home_model}; move organizations only between databases of one model"
         )
-    if target_model is None:
-        from ...config import StoreOptions
-        from .store import PostgresStore
-
-        model_id, dim = recorded_model(home_model) or ("", 0)
-        PostgresStore(target, model_id=model_id, dim=dim, options=StoreOptions()).close()
+    _migrated(target, home_model)
 
 
 def move_organization(
@@ -190,6 +201,7 @@ def move_organization(
     check_id(org_id, "org")
     home_url = backend_for(home_url, "database_url").normalise(home_url, "database_url")
     target = _target_url(to, home_url)
+    home_model = _home_model(home_url)
     table = PgRouteTable(home_url)
     try:
         with _moving(table, org_id):
@@ -204,7 +216,7 @@ def move_organization(
                     f"organization {org_id!r} already lives in {mask_password(target)}",
                     field="to",
                 )
-            _prepare_target(target, home_url)
+            _prepare_target(target, home_model)
             with _connect(target, "target") as conn:
                 held = holds_org(conn, org_id)
             if held:
