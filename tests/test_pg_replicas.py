@@ -156,6 +156,18 @@ def test_read_urls_need_postgresql_urls_and_a_postgresql_primary() -> None:
     assert given.database_read_urls == ("postgresql://k@r1/db", "postgres://k@r2/db")
 
 
+def test_read_urls_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KENNING_DATABASE_URL", "postgresql://k@h/db")
+    monkeypatch.setenv("KENNING_DATABASE_READ_URLS", "postgresql://k@r1/db,postgresql://k@r2/db")
+    monkeypatch.setenv("KENNING_STORE_REPLICA_MAX_LAG_S", "2.5")
+    settings = Settings()
+    assert settings.database_read_urls == ("postgresql://k@r1/db", "postgresql://k@r2/db")
+    assert settings.store.replica_max_lag_s == 2.5
+    monkeypatch.setenv("KENNING_DATABASE_URL", "sqlite:///tmp/x.db")
+    with pytest.raises(ConfigError, match="needs a PostgreSQL primary"):
+        Settings()
+
+
 def test_a_malformed_replica_url_is_refused_at_open(embedder: Embedder, pair: Pair) -> None:
     settings = Settings(
         database_url=pair.primary.url(),
