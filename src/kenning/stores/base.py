@@ -159,7 +159,12 @@ class MemoryStore(Protocol):
         graph: Projection | None = None,
     ) -> None:
         """Store new records with their vectors (and ``graph``, their projection) in one
-        transaction (history: ``create``); inside ``atomic()`` it joins that one."""
+        transaction (history: ``create``); inside ``atomic()`` it joins that one.
+
+        A taken id or key raises :class:`~kenning.errors.Conflict` before anything
+        is written, so inside a block it fails alone. A store may write the batch
+        without a savepoint (SQLite does, for speed): any other failure part-way
+        then rolls the whole enclosing transaction back."""
 
     def replace(
         self,
