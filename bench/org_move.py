@@ -116,15 +116,25 @@ def main() -> None:
         writer = threading.Thread(target=small_writer)
         writer.start()
         t = time.perf_counter()
+        marks: list[tuple[str, float]] = []
         try:
-            report = move_organization(home, "big", far)
+            report = move_organization(
+                home, "big", far, on_table=lambda name, _: marks.append((name, time.perf_counter()))
+            )
         finally:
             stop.set()
             writer.join()
         result["move"] = {
             "wall_s": round(time.perf_counter() - t, 2),
             "big_writes_paused_s": round(report.paused_s, 2),
+            "copy_s": round(report.copy_s, 2),
+            "verify_s": round(report.verify_s, 2),
             "rows": {name: n for name, (n, _) in report.tables.items()},
+            "copy_table_s": {
+                name: round(at - (marks[i - 1][1] if i else marks[0][1]), 2)
+                for i, (name, at) in enumerate(marks)
+                if i
+            },
             "small_writes_during_move": done[0],
             "small_write_errors": errors[0],
         }

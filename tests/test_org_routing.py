@@ -240,6 +240,40 @@ def test_rest_requests_land_in_their_organizations_database(
         api.close()
 
 
+def test_erasing_a_user_of_a_routed_organization(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    """The directory (home) and the memories (elsewhere) of one erasure."""
+    mem = open_mem()
+    bootstrap_org(mem, "globex")
+    PgRouteTable(home).put(Route("globex", far), "globex")
+    mem.store.refresh(force=True)
+    alice = Principal(org_id="globex", user_id="alice")
+    mine = [
+        mem.remember(f"alice private {i}", scope="user:alice", principal=alice) for i in range(3)
+    ]
+    shared = mem.remember("alice shared plan", scope="org:globex", principal=alice)
+    assert sql(far, "SELECT count(*) FROM memories WHERE created_by = 'alice'") == [(4,)]
+
+    done = mem.directory.erase_user(admin("globex"), "alice")
+
+    assert (done.memories, done.shared_detached) == (3, 1)
+    assert sql(far, "SELECT count(*) FROM memories WHERE created_by = 'alice'") == [(0,)]
+    gone = [m.id for m in mine]
+    assert sql(
+        far,
+        "SELECT count(*) FROM history WHERE memory_id = ANY(%s) AND content IS NOT NULL "
+        "AND op <> 'delete'",
+        (gone,),
+    ) == [(0,)]
+    assert sql(far, "SELECT id FROM memories WHERE org_id = 'globex'") == [(shared.id,)]
+    user = (
+        "SELECT count(*) FROM directory WHERE org_id = 'globex' AND kind = 'user' AND id = 'alice'"
+    )
+    assert sql(home, user) == [(0,)]
+    assert sql(home, "SELECT count(*) FROM api_keys WHERE user_id = 'alice'") == [(0,)]
+
+
 # ---------------------------------------------------------------------------- moving
 
 

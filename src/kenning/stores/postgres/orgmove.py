@@ -67,6 +67,8 @@ class MoveReport:
     tables: dict[str, tuple[int, str]] = field(default_factory=dict)
     deleted: int = 0
     paused_s: float = 0.0
+    copy_s: float = 0.0
+    verify_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (URLs without passwords)."""
@@ -77,6 +79,8 @@ class MoveReport:
             "tables": {t: {"rows": n, "md5": h} for t, (n, h) in self.tables.items()},
             "deleted_from_source": self.deleted,
             "writes_paused_s": round(self.paused_s, 3),
+            "copy_s": round(self.copy_s, 3),
+            "verify_s": round(self.verify_s, 3),
             "verified": True,
         }
 
@@ -250,14 +254,17 @@ def _move(
         with _connect(source, "source") as src, _connect(target, "target") as dst:
             src.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ  # one snapshot
             src.read_only = True
+            started = time.monotonic()
             with src.transaction(), dst.transaction():
                 copy_org(src, dst, org_id, on_table)
             committed = True
+            copied = time.monotonic()
             with src.transaction():  # re-read: a late write would show here
                 before = table_digests(src, org_id)
             with dst.transaction():
                 after = table_digests(dst, org_id)
         _verify(org_id, before, after)
+        copy_s, verify_s = copied - started, time.monotonic() - copied
     except BaseException:
         if committed:
             try:
@@ -273,7 +280,7 @@ def _move(
     time.sleep(settle_s)
     with _connect(source, "source") as src, src.transaction():
         deleted = delete_org(src, org_id)
-    return MoveReport(org_id, source, target, after, deleted, paused_s)
+    return MoveReport(org_id, source, target, after, deleted, paused_s, copy_s, verify_s)
 
 
 def _verify(
