@@ -102,10 +102,13 @@ class SQLiteTransfer(StoreParts):
     def import_rows(
         self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
     ) -> int:
-        """Insert exported rows verbatim in one transaction; returns how many."""
+        """Insert exported rows verbatim in one transaction; returns how many.
+
+        Inside an enclosing block the rows join it without a savepoint (see
+        ``insert``): a failure part-way rolls the whole transaction back."""
         cols = ", ".join(MEMORY_COLUMNS)
         marks = ", ".join("?" * (len(MEMORY_COLUMNS) + 1))
-        with self.atomic() as conn:
+        with self.atomic(savepoint=False) as conn:
             for row in rows:
                 rec = MemoryRecord.from_dict(row["record"])
                 scope_pk = self._scope_pk(conn, rec.org_id, rec.scope)
