@@ -56,6 +56,16 @@ ZIPF_S = 1.0
 PG_BYTES_PER_MEMORY = 5_330.0  # the whole database: heaps, B-trees, postings, HNSW
 PG_HNSW_BYTES_PER_MEMORY = 1_950.0  # the HNSW index alone (1.95 GB at 1M, benchmarks-history)
 
+# --- How PostgreSQL's vector search chooses (kenning and pgvector defaults) -----------
+# A reader who sees at most KENNING_STORE_PG_EXACT_SEARCH_MAX rows is scanned exactly;
+# above that the shared HNSW index is walked with the reader's filter, and pgvector's
+# iterative scan gives up after hnsw.max_scan_tuples index tuples (20,000, checked
+# with SHOW here); with fewer than the dense candidates (KENNING_RETRIEVAL_CANDIDATES_DENSE,
+# 40) found, kenning falls back to the exact scan of every row the reader sees.
+PG_EXACT_SEARCH_MAX = 2_000
+HNSW_MAX_SCAN_TUPLES = 20_000
+DENSE_CANDIDATES = 40
+
 # --- A database node's budget (stated, not measured) ---------------------------------
 DB_RAM_GB = 256.0
 HNSW_RAM_SHARE = 0.5  # of RAM kept for the HNSW index (shared_buffers + page cache)
@@ -179,6 +189,10 @@ def placement_report(sizes: np.ndarray, capacity: float) -> dict[str, Any]:
     if placed is None:
         return {**out, "databases": None}
     db = int(placed.where[int(np.argmax(sizes))])
+    # organizations whose admin sees too small a share of their database for the
+    # filtered HNSW walk to find its candidates: the walk, then an exact scan
+    share = sizes / placed.fills[placed.where]
+    band = (sizes > PG_EXACT_SEARCH_MAX) & (share * HNSW_MAX_SCAN_TUPLES < DENSE_CANDIDATES)
     return {
         **out,
         "databases": len(placed.fills),
@@ -186,6 +200,9 @@ def placement_report(sizes: np.ndarray, capacity: float) -> dict[str, Any]:
         "mean_fill": round(float(placed.fills.mean()) / capacity, 4),
         "largest_org_share_of_its_db": round(largest / float(placed.fills[db]), 4),
         "largest_org_share_of_capacity": round(largest / capacity, 4),
+        "orgs_walk_then_exact": int(band.sum()),
+        "memories_share_walk_then_exact": round(float(sizes[band].sum() / sizes.sum()), 4),
+        "largest_exact_fallback_rows": int(sizes[band].max()) if band.any() else 0,
     }
 
 

@@ -74,6 +74,16 @@ def test_an_org_larger_than_a_database_is_reported_not_split(cap: ModuleType) ->
     assert fits["largest_org_share_of_its_db"] == 1.0
 
 
+def test_the_walk_then_exact_band_is_the_orgs_between_the_two_cut_offs(cap: ModuleType) -> None:
+    # one database of 10,002,000: exact up to 2,000 rows, the walk finds its 40
+    # candidates from 0.2% of the database (20,004 rows) up
+    sizes = np.array([9_000_000, 900_000, 50_000, 19_000, 2_500, 1_500, 29_000], dtype=np.int64)
+    report = cap.placement_report(sizes, 10_100_000.0)
+    assert report["databases"] == 1
+    assert report["orgs_walk_then_exact"] == 2  # 19,000 and 2,500
+    assert report["largest_exact_fallback_rows"] == 19_000
+
+
 def test_database_capacity_is_the_tighter_bound(cap: ModuleType) -> None:
     c = cap.database_capacity(
         ram_gb=10,
