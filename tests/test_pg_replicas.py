@@ -21,12 +21,13 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg_pool import PoolTimeout
 
 from kenning import Memory, Principal, Role
 from kenning.config import Lifecycle, Settings, StoreOptions
 from kenning.embeddings.base import Embedder
 from kenning.errors import ConfigError, InvalidInput, NotFound
-from kenning.stores.postgres.replicas import ReplicaSet
+from kenning.stores.postgres.replicas import ReplicaFailed, ReplicaSet, _drops, replica_read
 from kenning.stores.postgres.store import PostgresStore
 from kenning.stores.postgres.throwaway import ThrowawayPostgres, free_port
 from kenning.stores.postgres.txn import org_context
@@ -362,3 +363,57 @@ def test_a_stopped_replica_costs_no_error(
     assert replicas.status()[0].healthy
     assert mem.get(rec.id, principal=A).content == rec.content
     assert _reads(mem) == 2
+
+
+def test_a_replica_that_is_not_a_standby_stays_out(
+    pair: Pair, open_pair: Callable[..., tuple[Memory, Memory, str]], embedder: Embedder
+) -> None:
+    _, other, name = open_pair()
+    rec = other.remember("The meeting moved to Thursday", principal=A)
+    settings = Settings(
+        database_url=pair.primary.url(name),
+        database_read_urls=(pair.primary.url(name),),  # the primary itself: not a standby
+        store=StoreOptions(replica_check_s=3600.0),
+    )
+    with Memory(settings=settings, embedder=embedder, principal=A) as mem:
+        (state,) = _replicas(mem).status()
+        assert not state.healthy and "not a standby" in state.reason
+        assert mem.get(rec.id, principal=A).content == rec.content
+        assert _reads(mem) == 0
+
+
+def test_a_read_failing_mid_way_reruns_whole_on_the_primary(pair: Pair) -> None:
+    replicas = ReplicaSet([], pair.primary.url(), max_lag_s=5.0, check_s=3600.0, pool_size=2)
+
+    class Reader:
+        def __init__(self) -> None:
+            self._replicas: ReplicaSet | None = replicas
+            self.calls: list[bool | None] = []
+
+        @replica_read
+        def outer(self) -> str:
+            self.calls.append(replicas.mode)
+            return self.inner()
+
+        @replica_read
+        def inner(self) -> str:
+            if replicas.mode:
+                raise ReplicaFailed("the replica went away mid-read")
+            return "primary"
+
+    try:
+        reader = Reader()
+        assert reader.outer() == "primary"
+        assert reader.calls == [True, False]  # the outer call reran, on the primary
+        assert replicas.mode is None
+    finally:
+        replicas.close()
+
+
+def test_which_failures_drop_a_replica() -> None:
+    assert _drops(psycopg.OperationalError("server closed the connection unexpectedly"))
+    assert not _drops(PoolTimeout("all connections busy"))
+    conflict = psycopg.errors.SerializationFailure("canceling statement due to conflict")
+    assert not _drops(conflict)  # a recovery conflict: this query only
+    assert not _drops(psycopg.errors.QueryCanceled("canceling statement"))
+    assert not _drops(psycopg.errors.UndefinedTable("relation does not exist"))
