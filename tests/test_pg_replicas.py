@@ -365,7 +365,7 @@ def test_a_stopped_replica_costs_no_error(
     assert _reads(mem) == 2
 
 
-def test_a_replica_that_is_not_a_standby_stays_out(
+def test_a_replica_that_is_not_a_standby_of_this_database_stays_out(
     pair: Pair, open_pair: Callable[..., tuple[Memory, Memory, str]], embedder: Embedder
 ) -> None:
     _, other, name = open_pair()
@@ -380,6 +380,13 @@ def test_a_replica_that_is_not_a_standby_stays_out(
         assert not state.healthy and "not a standby" in state.reason
         assert mem.get(rec.id, principal=A).content == rec.content
         assert _reads(mem) == 0
+    settings = settings.model_copy(  # a standby of this primary, another database
+        update={"database_read_urls": (pair.standby.url("kenning"),)}
+    )
+    with Memory(settings=settings, embedder=embedder, principal=A) as mem:
+        (state,) = _replicas(mem).status()
+        assert not state.healthy and "database 'kenning'" in state.reason
+        assert mem.get(rec.id, principal=A).content == rec.content
 
 
 def test_a_read_failing_mid_way_reruns_whole_on_the_primary(pair: Pair) -> None:

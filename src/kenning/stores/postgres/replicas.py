@@ -53,6 +53,8 @@ _ENTER_SQL = (
     "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true), "
     "set_config('kenning.key_id', '', true), pg_last_wal_replay_lsn() - '0/0'::pg_lsn"
 )
+#: Which cluster (``pg_basebackup`` keeps the system identifier) and database.
+_ORIGIN_SQL = "(SELECT system_identifier FROM pg_control_system()), current_database()"
 #: Seconds a read waits for a free replica connection before it reads the primary.
 _POOL_WAIT_S = 2.0
 #: Seconds a health check waits for a connection.
@@ -151,6 +153,7 @@ class ReplicaSet:
         self._turn = itertools.count()
         self._stop = threading.Event()
         self._wal = (8192, 16 << 20)  # WAL block and segment size, read at the first check
+        self._origin: tuple[Any, str] | None = None  # the primary's (system id, database)
         self.check()
         self._thread = threading.Thread(target=self._watch, name="kenning-replicas", daemon=True)
         self._thread.start()
@@ -266,10 +269,12 @@ class ReplicaSet:
                 )
                 sizes = self._primary.execute(
                     "SELECT current_setting('wal_block_size')::int, "
-                    "(SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size')"
+                    "(SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size'), "
+                    f"{_ORIGIN_SQL}"
                 ).fetchone()
                 if sizes is not None:
                     self._wal = (int(sizes[0]), int(sizes[1]))
+                    self._origin = (sizes[2], str(sizes[3]))
             row = self._primary.execute(
                 "SELECT pg_current_wal_flush_lsn() - '0/0'::pg_lsn, "
                 "pg_current_wal_insert_lsn() - '0/0'::pg_lsn"
@@ -295,7 +300,8 @@ class ReplicaSet:
                     replica.url, autocommit=True, connect_timeout=_CONNECT_S
                 )
             row = replica.monitor.execute(
-                "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn() - '0/0'::pg_lsn"
+                "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn() - '0/0'::pg_lsn, "
+                f"{_ORIGIN_SQL}"
             ).fetchone()
         except psycopg.Error as exc:
             if replica.monitor is not None:
@@ -305,6 +311,14 @@ class ReplicaSet:
             return
         if row is None or not row[0]:
             self._drop(replica, "not a standby (pg_is_in_recovery() is false)")
+            return
+        if self._origin is not None and (row[2], str(row[3])) != self._origin:
+            self._drop(
+                replica,
+                "not this database on a standby of this primary (system identifier "
+                f"{row[2]} database {row[3]!r}, the primary's {self._origin[0]} "
+                f"{self._origin[1]!r})",
+            )
             return
         replica.replay = _lsn(row[1])
         replica.lag_s = self._lag(replica.replay, at)
