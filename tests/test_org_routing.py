@@ -348,25 +348,63 @@ def test_moving_an_organization_while_another_keeps_writing(
     assert len(contents(mem, "globex")) == 6
 
 
-def test_a_failed_move_leaves_the_organization_where_it_was(
-    home: str, far: str, open_mem: Callable[[], Memory]
-) -> None:
-    mem = open_mem()
-    fill(mem, "globex")
-    before = org_rows(home, "globex")
-
-    def crash(table: str, rows: int) -> None:
-        if table == "links":
-            raise RuntimeError("killed mid-copy")
-
-    with pytest.raises(RuntimeError, match="killed mid-copy"):
-        move_organization(home, "globex", far, on_table=crash)
+def still_at_home(mem: Memory, home: str, far: str, before: dict[str, int]) -> None:
+    """The organization works from the home database, untouched; the target holds none of it."""
     assert route_of(home, "globex") == []
     assert org_rows(home, "globex") == before
     assert set(org_rows(far, "globex").values()) == {0}
     mem.store.refresh(force=True)
     new = mem.remember("globex after the failed move", principal=admin("globex"))
     assert sql(home, "SELECT count(*) FROM memories WHERE id = %s", (new.id,)) == [(1,)]
+
+
+def test_a_target_killed_mid_copy_leaves_the_organization_where_it_was(
+    home: str, open_mem: Callable[[], Memory]
+) -> None:
+    mem = open_mem()
+    fill(mem, "globex")
+    before = org_rows(home, "globex")
+    doomed = ThrowawayPostgres(Path(tempfile.mkdtemp(prefix="kenning-pg3-")), free_port())
+    doomed.start()
+    try:
+        target = _fresh(doomed)
+
+        def kill(table: str, rows: int) -> None:
+            if table == "history":
+                doomed.stop(remove=False)  # immediate shutdown, mid-transaction
+
+        with pytest.raises(StoreError, match="the move was undone"):
+            move_organization(home, "globex", target, on_table=kill)
+    finally:
+        doomed.stop()
+    assert not doomed.data_dir.exists()
+    assert route_of(home, "globex") == [] and org_rows(home, "globex") == before
+    mem.store.refresh(force=True)
+    new = mem.remember("globex after the failed move", principal=admin("globex"))
+    assert sql(home, "SELECT count(*) FROM memories WHERE id = %s", (new.id,)) == [(1,)]
+
+
+def test_a_write_that_slips_into_the_copy_fails_the_verification(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    """A late write to the old copy (one that began before the move): the committed
+    target copy is deleted and the old copy stays authoritative."""
+    mem = open_mem()
+    fill(mem, "globex")
+
+    def late_write(table: str, rows: int) -> None:
+        if table == "access_log":  # after the snapshot was read: a write from elsewhere
+            superuser = home.replace("postgresql://kenning@", "postgresql://postgres@")
+            with psycopg.connect(superuser) as conn:
+                conn.execute(
+                    "UPDATE memories SET access_count = access_count + 100 WHERE id = "
+                    "(SELECT min(id) FROM memories WHERE org_id = 'globex')"
+                )
+
+    with pytest.raises(StoreError, match="verification failed .* memories differs"):
+        move_organization(home, "globex", far, on_table=late_write)
+    still_at_home(mem, home, far, org_rows(home, "globex"))
+    assert sql(home, "SELECT count(*) FROM memories WHERE access_count >= 100") == [(1,)]
 
 
 def test_a_move_whose_process_died_is_cleaned_up_by_the_next(

@@ -371,6 +371,7 @@ class RoutedStore:
     def organizations(self) -> builtins.list[str]:
         """Every organization that holds memories, in whichever database."""
         found: set[str] = set()
+        self.refresh()
         routed = {o for o, r in self._routes.items() if r.database_url is not None}
         for store, orgs in self._all():
             held = set(store.organizations())

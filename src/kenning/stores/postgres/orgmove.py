@@ -265,15 +265,14 @@ def _move(
                 after = table_digests(dst, org_id)
         _verify(org_id, before, after)
         copy_s, verify_s = copied - started, time.monotonic() - copied
+    except psycopg.Error as exc:
+        _undo(table, route, org_id, target, committed)
+        raise StoreError(
+            f"moving organization {org_id!r} failed ({exc}); it stays in "
+            f"{mask_password(source)}, the move was undone"
+        ) from exc
     except BaseException:
-        if committed:
-            try:
-                with _connect(target, "target") as dst, dst.transaction():
-                    delete_org(dst, org_id)
-            except Exception:  # the route still says moving: the next move cleans up
-                log.exception("could not remove the partial copy of %s", org_id)
-                raise
-        table.put(route, org_id)
+        _undo(table, route, org_id, target, committed)
         raise
     table.put(None if target == home_url else Route(org_id, target), org_id)
     paused_s = time.monotonic() - paused
@@ -299,3 +298,17 @@ def _verify(
                 f"verification failed for organization {org_id!r}: {name} differs "
                 f"(md5 {digest} in the source, {got_digest} in the target); the move was undone"
             )
+
+
+def _undo(
+    table: PgRouteTable, route: Route | None, org_id: str, target: str, committed: bool
+) -> None:
+    """Before the switch: drop the target's committed copy (if any), restore the route."""
+    if committed:
+        try:
+            with _connect(target, "target") as dst, dst.transaction():
+                delete_org(dst, org_id)
+        except Exception:  # the route still says moving: the next move cleans up
+            log.exception("could not remove the partial copy of %s", org_id)
+            raise
+    table.put(route, org_id)
