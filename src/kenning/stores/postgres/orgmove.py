@@ -7,7 +7,8 @@
    other than the one the organization lives in now, whose vectors (if any)
    come from the same embedding model, and that holds no row of the
    organization. A second move of the same organization is refused while
-   one runs (a session advisory lock in the home database).
+   one runs (a session advisory lock in the home database). Both schemas are
+   brought up to date (the target's created when new).
 2. **Mark it moving** in the routing table and wait ``settle_s`` (longer than
    the routers' refresh interval): every kenning process now refuses the
    organization's writes with :class:`~kenning.stores.routed.OrganizationMoving`
