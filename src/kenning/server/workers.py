@@ -63,7 +63,7 @@ def _serve_one(host: str, port: int, graceful_s: int) -> None:
     """One worker: its own socket, the app built from the environment."""
     import uvicorn
 
-    from .run import configure_logging
+    from .logs import configure_logging
 
     sock = _bind(host, port)
     config = uvicorn.Config(
