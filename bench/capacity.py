@@ -50,11 +50,13 @@ ORG_SIZE_SIGMA = 2.0
 ZIPF_S = 1.0
 
 # --- Bytes per memory on PostgreSQL, measured here -----------------------------------
-# `kenning bench scale --n 100000 --synthetic-vectors --store postgresql://…/syn100k`,
-# then pg_database_size / pg_relation_size (docs/capacity.md, "Bytes per memory");
-# 384-dimension vectors, 12-word texts (86 characters on average).
-PG_BYTES_PER_MEMORY = 5_330.0  # the whole database: heaps, B-trees, postings, HNSW
-PG_HNSW_BYTES_PER_MEMORY = 1_950.0  # the HNSW index alone (1.95 GB at 1M, benchmarks-history)
+# `python bench/footprint.py --store postgresql://postgres@…/syn30k` on a database
+# `kenning bench scale --n 30000 --synthetic-vectors --store …` built (384-dimension
+# vectors, 12-word texts of 86 characters on average, graph on):
+# bench/results/footprint_postgresql_30k.json. (At 1M the HNSW index was 1,950 bytes
+# per memory: docs/benchmarks-history.md.)
+PG_BYTES_PER_MEMORY = 9_940.0  # the whole database: heaps, B-trees, postings, caches, HNSW
+PG_HNSW_BYTES_PER_MEMORY = 2_050.0  # the HNSW index alone
 
 # --- How PostgreSQL's vector search chooses (kenning and pgvector defaults) -----------
 # A reader who sees at most KENNING_STORE_PG_EXACT_SEARCH_MAX rows is scanned exactly;
@@ -79,17 +81,22 @@ DISK_FILL = 0.6  # of disk for the database: the rest is WAL, vacuum, a move's c
 RECALL_P50_MS = 29.2
 RECALL_P95_MS = 44.0
 
-# --- CPU per recall, measured here by bench/recall_cpu.py (docs/capacity.md) ---------
-# API side: the kenning process (ranking, fetch parsing, query embedding by the real
-# model added from its own measurement); database side: the PostgreSQL backends.
-API_CPU_MS = 30.0
-DB_CPU_MS = 20.0
+# --- CPU per recall, measured here ---------------------------------------------------
+# `python bench/recall_cpu.py --store postgresql://…/syn30k --synthetic --queries 200`
+# (bench/results/recall_cpu_postgresql_30k.json, run 2 of 2), worst-case reader, on the
+# shared 2-core machine (load average 5.6): the kenning process 18.1 ms + the real
+# model's query embedding alone 17.4 ms (the synthetic embedder leaves it out); the
+# PostgreSQL server's processes 28.2 ms (searches, graph reads, the access bookkeeping
+# write). Run 1, beside an autovacuum: 21.0 + 23.9 and 45.8 ms (--api-cpu-ms 45
+# --db-cpu-ms 46).
+API_CPU_MS = 35.5
+DB_CPU_MS = 28.2
 
 TARGETS_MS = (250.0, 50.0)
 # Planning headroom (stated): no side planned above this share of busy cores, so a
 # lost node or a burst does not tip the queue over.
 MAX_UTILISATION = 0.7
-SECONDS = 30.0
+SECONDS = 60.0
 SEED = 1
 
 
@@ -268,18 +275,27 @@ def smallest_servers(
     seconds: float = SECONDS,
     seed: int = SEED,
 ) -> dict[str, Any]:
-    """The fewest servers whose simulated p99 is under the target (``servers`` None
-    when even an idle server's p99 service time is over it)."""
+    """The fewest servers whose simulated p99 is under the target on three seeds
+    (``seed`` to ``seed + 2``: next to saturation one run can pass by luck);
+    ``servers`` is None when even an idle server's p99 service time is over it."""
     own_p99 = math.exp(mu + sigma * statistics.NormalDist().inv_cdf(0.99))
     if own_p99 >= target_p99_ms:
         return {"servers": None, "service_p99": round(own_p99, 2)}
     mean = math.exp(mu + sigma * sigma / 2)
     k = max(1, math.floor(rate_per_s * mean / 1000.0) + 1)  # the least that is stable
-    while True:
+    # past a third busy there is next to no queue: a target still missed there is
+    # within the sampling noise of the service time's own p99
+    last = max(k + 10, math.ceil(3 * rate_per_s * mean / 1000.0))
+    while k <= last:
         sim = simulate_queue(rate_per_s, k, mu, sigma, seconds=seconds, seed=seed)
-        if sim["p99"] < target_p99_ms:
+        if sim["p99"] < target_p99_ms and all(
+            simulate_queue(rate_per_s, k, mu, sigma, seconds=seconds, seed=seed + i)["p99"]
+            < target_p99_ms
+            for i in (1, 2)
+        ):
             return {"servers": k, **sim}
         k += 1
+    return {"servers": None, "service_p99": round(own_p99, 2)}
 
 
 def size_side(
