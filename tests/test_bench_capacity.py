@@ -124,11 +124,21 @@ def test_smallest_servers_meets_the_target_and_one_fewer_does_not(cap: ModuleTyp
     found = cap.smallest_servers(300.0, mu, sigma, 60.0, seconds=5, seed=4)
     k = found["servers"]
     assert k is not None and found["p99"] < 60.0
-    assert cap.simulate_queue(300.0, k - 1, mu, sigma, seconds=5, seed=4)["p99"] >= 60.0
+    # one fewer misses it on at least one of the three seeds the search uses
+    fewer = [
+        cap.simulate_queue(300.0, k - 1, mu, sigma, seconds=5, seed=s)["p99"] for s in (4, 5, 6)
+    ]
+    assert max(fewer) >= 60.0
     # a fresh seed at that size meets it too
     assert cap.simulate_queue(300.0, k, mu, sigma, seconds=5, seed=99)["p99"] < 60.0
     # a target under the service time's own p99 cannot be met by any number of servers
     assert cap.smallest_servers(300.0, mu, sigma, 20.0, seconds=5)["servers"] is None
+    # and one just above it, within the noise of a short run, ends the search too
+    near = math.exp(mu + 2.326 * sigma) * 1.005
+    assert cap.smallest_servers(300.0, mu, sigma, near, seconds=1, seed=8)["servers"] in (
+        None,
+        *range(7, 19),
+    )
 
 
 def test_size_side_plans_headroom_over_the_bare_minimum(cap: ModuleType) -> None:
