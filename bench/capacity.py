@@ -210,6 +210,9 @@ def placement_report(sizes: np.ndarray, capacity: float) -> dict[str, Any]:
         "orgs_walk_then_exact": int(band.sum()),
         "memories_share_walk_then_exact": round(float(sizes[band].sum() / sizes.sum()), 4),
         "largest_exact_fallback_rows": int(sizes[band].max()) if band.any() else 0,
+        # recalls follow memories: the rows a recall scans exactly, on average over all
+        # recalls (an admin's view, the organization's every row)
+        "exact_rows_per_recall": round(float((sizes[band] ** 2).sum() / sizes.sum()), 1),
     }
 
 

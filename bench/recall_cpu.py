@@ -12,7 +12,8 @@ reader: wall time per recall (p50 / p95 / mean), CPU of this process per recall
 server runs on this machine, the CPU its processes spent per recall (read from
 ``/proc``: the postmaster's children, before and after). ``query_embedding``
 times the real model alone on one query at a time (wall and CPU): what the
-synthetic embedder leaves out of the kenning side.
+synthetic embedder leaves out of the kenning side. ``--writes N`` also times N
+single ``remember`` calls (a user's scope; they stay in the database) the same way.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from kenning import Settings
 from kenning.bench.scale import BagOfWordsEmbedder, synthetic_text
 from kenning.bench.stores import open_bench_memory
 from kenning.embeddings import Embedder, MiniLMEmbedder
-from kenning.models import ALL_SCOPES, Principal, Role, TeamRole
+from kenning.models import ALL_SCOPES, Principal, Role, Scope, TeamRole
 
 ADMIN = Principal(org_id="bench", user_id="admin", roles=frozenset({Role.ADMIN}))
 TYPICAL = Principal(
@@ -47,12 +48,12 @@ def _postmaster(url: str) -> int | None:
     """The local postmaster's pid, or None when the server is not on this machine."""
     import psycopg
 
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url) as conn:  # read while the backend is alive
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    stat = Path(f"/proc/{row[0]}/stat") if row else None
-    if stat is None or not stat.exists():
-        return None
-    return int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        stat = Path(f"/proc/{row[0]}/stat") if row else None
+        if stat is None or not stat.exists():
+            return None
+        return int(stat.read_text().rsplit(")", 1)[1].split()[1])
 
 
 def _server_cpu_ms(postmaster: int) -> float:
@@ -96,6 +97,29 @@ def _measure(mem: Any, texts: list[str], who: Principal, postmaster: int | None)
     }
 
 
+def _measure_writes(mem: Any, writes: int, postmaster: int | None) -> dict[str, Any]:
+    """``writes`` single ``remember`` calls into one user's scope, one after another."""
+    rng = random.Random(33)
+    texts = [synthetic_text(rng) for _ in range(writes)]
+    walls: list[float] = []
+    server0 = _server_cpu_ms(postmaster) if postmaster else 0.0
+    cpu0 = time.process_time()
+    for i, text in enumerate(texts):
+        t = time.perf_counter()
+        mem.remember(text, scope=Scope.user("u3"), principal=TYPICAL, session_id=f"cpu/{i // 20}")
+        walls.append((time.perf_counter() - t) * 1000)
+    cpu = (time.process_time() - cpu0) * 1000 / writes
+    server = (_server_cpu_ms(postmaster) - server0) / writes if postmaster else None
+    return {
+        "wall_ms": {
+            "p50": round(statistics.median(walls), 2),
+            "mean": round(statistics.fmean(walls), 2),
+        },
+        "kenning_cpu_ms": round(cpu, 2),
+        "server_cpu_ms": None if server is None else round(server, 2),
+    }
+
+
 def _query_embedding(queries: int) -> dict[str, float]:
     model = MiniLMEmbedder()
     rng = random.Random(9)
@@ -110,7 +134,7 @@ def _query_embedding(queries: int) -> dict[str, float]:
     }
 
 
-def run(store: str, synthetic: bool, queries: int) -> dict[str, Any]:
+def run(store: str, synthetic: bool, queries: int, writes: int = 0) -> dict[str, Any]:
     """The measurements the module docstring describes."""
     embedder: Embedder = BagOfWordsEmbedder() if synthetic else MiniLMEmbedder()
     postmaster = _postmaster(store) if store.startswith("postgresql") else None
@@ -128,6 +152,8 @@ def run(store: str, synthetic: bool, queries: int) -> dict[str, Any]:
             for name, who in (("worst", ADMIN), ("typical", TYPICAL)):
                 texts = [synthetic_text(rng, 8) for _ in range(queries)]
                 out[name] = _measure(mem, texts, who, postmaster)
+            if writes:
+                out["remember"] = _measure_writes(mem, writes, postmaster)
             out["memories"] = sum(
                 s.total_memories for s in mem.stats(scopes=ALL_SCOPES, principal=ADMIN)
             )
@@ -145,8 +171,9 @@ def main() -> None:
     parser.add_argument("--store", required=True, help="postgresql://… or sqlite:///…")
     parser.add_argument("--synthetic", action="store_true", help="built with --synthetic-vectors")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--writes", type=int, default=0, help="single remembers to time too")
     args = parser.parse_args()
-    print(json.dumps(run(args.store, args.synthetic, args.queries), indent=2))
+    print(json.dumps(run(args.store, args.synthetic, args.queries, args.writes), indent=2))
 
 
 if __name__ == "__main__":
