@@ -56,7 +56,8 @@ from .sql import (
 )
 from .terms import TermStats
 from .transfer import SQLiteTransfer
-from .txn import SQLiteTransactions, Transaction
+from .turns import WriterTurns
+from .txn import BUSY_WAIT_S, SQLiteTransactions, Transaction
 from .userdata import SQLiteUserData
 from .vectors import SaidRange, VectorIndex
 
@@ -97,6 +98,7 @@ class SQLiteStore(
         self._txn: Transaction | None = None  # what the outermost write block touched
         self._terms = TermStats()
         self._scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]] = {}
+        self._turns = WriterTurns(None if self.path == ":memory:" else self.path, BUSY_WAIT_S)
         self._conn = self._connect(self.path)
         with self._lock:
             self._retry_busy(lambda: apply_migrations(self._conn))
@@ -158,6 +160,7 @@ class SQLiteStore(
             if self._scrub_pending:  # an erasure's checkpoint that readers held up
                 self._scrub_wal(wait=True)
             self._conn.close()
+            self._turns.close()
 
     def _check_model(self, model_id: str, dim: int) -> None:
         with self.atomic() as conn:

@@ -2,7 +2,8 @@
 :class:`~kenning.stores.sqlite.store.SQLiteStore`).
 
 One write connection, serialised by the store's lock, runs every write block
-(``atomic()``: ``BEGIN IMMEDIATE``, nested blocks as savepoints); reads on
+(``atomic()``: ``BEGIN IMMEDIATE``, nested blocks as savepoints; writers in
+other processes take turns first, :mod:`.turns`); reads on
 other threads take a snapshot from the read pool (WAL). The in-process mirrors
 follow committed state; a read inside a write block shows them the block's own
 rows and holds them until the block ends (:mod:`.follow`), and a rollback puts
@@ -33,6 +34,7 @@ from .follow import HistoryMirror
 from .postings import TEMP_TOKENIZER
 from .readers import ReadPool
 from .terms import TermStats
+from .turns import WriterTurns
 
 __all__ = ["SQLiteTransactions", "Transaction", "BUSY_WAIT_S"]
 
@@ -74,6 +76,7 @@ class SQLiteTransactions:
     _readers: ReadPool | None
     _terms: TermStats
     _scope_cache: dict[ScopeFilter, tuple[int, builtins.list[int]]]
+    _turns: WriterTurns
     #: Content was erased and the write-ahead log may still hold it (see :meth:`_scrub_wal`).
     _scrub_pending: bool = False
 
@@ -134,7 +137,12 @@ class SQLiteTransactions:
             joined = self._depth > 0 and not savepoint
             changes = self._conn.total_changes
             if self._depth == 0:
-                self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+                self._turns.take()  # other processes' writers first (see .turns)
+                try:
+                    self._retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+                except BaseException:
+                    self._turns.give()
+                    raise
                 self._writer = threading.get_ident()
                 self._txn = Transaction()
             elif not joined:
@@ -183,6 +191,7 @@ class SQLiteTransactions:
         what waited for its end, let other threads read the mirrors again."""
         txn, self._txn = self._txn, None
         self._writer = None
+        self._turns.give()  # the transaction has ended: the next writer may begin
         if txn is None:
             return
         with txn.held:
