@@ -119,7 +119,9 @@ def main() -> None:
         for p in range(args.passes):
             order = ("a", "b") if p % 2 == 0 else ("b", "a")
             for side in order:  # the same batches on both sides of a pass
-                runs[side] += _side(getattr(args, side), args.db, Path(tmp), args, 100 + p)
+                rows = _side(getattr(args, side), args.db, Path(tmp), args, 100 + p)
+                print(json.dumps({"pass": p, "side": side, "batches": rows}), file=sys.stderr)
+                runs[side] += rows
     report: dict[str, Any] = {"memories_held": held, "batch": args.batch}
     for side, rows in runs.items():
         write = statistics.median(r["write_ms"] for r in rows)
