@@ -175,9 +175,10 @@ def test_the_engine_batches_by_default_and_can_be_told_not_to(
     on = Memory(tmp_path / "on.db", embedder=embedder)
     off = Memory(tmp_path / "off.db", embedder=embedder, settings=Settings(embed_batching=False))
     try:
-        assert isinstance(on.core.query_embedder.inner, BatchingEmbedder)
-        assert isinstance(on.core.embedder.inner, BatchingEmbedder)
-        assert on.core.query_embedder.inner is on.core.embedder.inner
+        assert isinstance(on.core.batcher, BatchingEmbedder)
+        assert on.core.query_embedder.inner is on.core.batcher
+        assert on.core.embedder.inner is on.core.batcher
+        assert off.core.batcher is None
         assert not isinstance(off.core.query_embedder.inner, BatchingEmbedder)
         on.remember("The deploy window is Tuesday afternoon")
         assert on.recall("when do we deploy?")[0].memory.content.startswith("The deploy")

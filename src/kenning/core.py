@@ -71,6 +71,8 @@ class Core:
     strength: StrengthModel
     access: AccessWriter
     pool: ThreadPoolExecutor
+    #: Concurrent embedding calls share model runs through it (None: switched off).
+    batcher: BatchingEmbedder | None = None
 
     @classmethod
     def open(
@@ -92,12 +94,16 @@ class Core:
             settings = settings.model_copy(update={"database_url": url})
         inner = embedder or create_embedder(settings.embedder, **_embed_options(settings))
         store = store or open_store(settings, inner.model_id, inner.dim)
-        if settings.embed_batching:
-            inner = BatchingEmbedder(
+        batcher = (
+            BatchingEmbedder(
                 inner,
                 max_batch=settings.embed_batch_max,
                 max_wait_ms=settings.embed_batch_wait_ms,
             )
+            if settings.embed_batching
+            else None
+        )
+        inner = batcher or inner
         clock = clock or SystemClock()
         lc = settings.lifecycle
         directory = Directory(store, clock)
@@ -116,6 +122,7 @@ class Core:
             strength=StrengthModel(store, lc.reinforcement),
             access=AccessWriter(store, lc.reinforcement, delay=lc.access_write_delay_ms / 1000),
             pool=ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall"),
+            batcher=batcher,
         )
 
     def close(self) -> None:

@@ -288,9 +288,7 @@ def run_load(
         "seed_memories": seed_memories,
         "seed_s": round(seed_s, 1),
         "warmup": {"seconds": warmup, "requests": warm.requests, "errors": warm.errors},
-        "per_worker_requests": [
-            {k: v for k, v in w.items() if not k.startswith("embed:")} for w in per_worker
-        ],
+        "per_worker_requests": [w.requests for w in per_worker],
         # the embedding model's runs over the server's life (warm-up included) and the
         # texts they embedded: concurrent calls share a run (micro-batching)
         "embedding": _embedding(per_worker),
@@ -485,7 +483,7 @@ async def _clients(
     requests: int | None,
     workers: int,
     say: Progress,
-) -> tuple[float, float, list[dict[str, int]]]:
+) -> tuple[float, float, list[_Worker]]:
     """Warm-up, then the measured run, on the same connections (one per client).
 
     The workers load the embedding model and the entity extractor on first use,
@@ -559,14 +557,24 @@ _COUNTER = re.compile(
 _EMBED = re.compile(r"^kenning_embed_(runs|texts)_total (\S+)$")
 
 
-async def _per_worker(base: str, admin_key: str, workers: int) -> list[dict[str, int]]:
-    """POST requests per route as each worker counted them (warm-up included).
+@dataclass(frozen=True)
+class _Worker:
+    """What one worker's ``/metrics`` said: POST requests per route, and its
+    embedding model's runs and the texts they embedded."""
+
+    requests: dict[str, int]
+    embed_runs: int = 0
+    embed_texts: int = 0
+
+
+async def _per_worker(base: str, admin_key: str, workers: int) -> list[_Worker]:
+    """Each worker's counts (warm-up included), busiest first.
 
     Every worker has its own metrics; ``/metrics`` is scraped on fresh
     connections until each worker has answered (or 10 tries per worker), and
     workers are told apart by their counts, which no longer change.
     """
-    seen: dict[frozenset[tuple[str, int]], dict[str, int]] = {}
+    seen: dict[tuple[frozenset[tuple[str, int]], int, int], _Worker] = {}
     headers = {"Authorization": f"Bearer {admin_key}", "Connection": "close"}
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30.0) as http:
         for _ in range(10 * workers):
@@ -575,22 +583,24 @@ async def _per_worker(base: str, admin_key: str, workers: int) -> list[dict[str,
             except httpx.HTTPError:
                 continue
             counts: Counter[str] = Counter()
+            embed = {"runs": 0, "texts": 0}
             for line in resp.text.splitlines():
                 m = _COUNTER.match(line)
                 if m and m.group(1) == "POST":
                     counts[m.group(2)] += int(float(m.group(4)))
                 m = _EMBED.match(line)
-                if m:  # model runs and texts (not requests): told apart by the prefix
-                    counts[f"embed:{m.group(1)}"] = int(float(m.group(2)))
-            seen.setdefault(frozenset(counts.items()), dict(counts))
+                if m:
+                    embed[m.group(1)] = int(float(m.group(2)))
+            key = (frozenset(counts.items()), embed["runs"], embed["texts"])
+            seen.setdefault(key, _Worker(dict(counts), embed["runs"], embed["texts"]))
             if len(seen) >= workers:
                 break
-    return sorted(seen.values(), key=lambda c: -sum(c.values()))
+    return sorted(seen.values(), key=lambda w: -sum(w.requests.values()))
 
 
-def _embedding(per_worker: list[dict[str, int]]) -> dict[str, float]:
-    runs = sum(w.get("embed:runs", 0) for w in per_worker)
-    texts = sum(w.get("embed:texts", 0) for w in per_worker)
+def _embedding(per_worker: list[_Worker]) -> dict[str, float]:
+    runs = sum(w.embed_runs for w in per_worker)
+    texts = sum(w.embed_texts for w in per_worker)
     return {"runs": runs, "texts": texts, "texts_per_run": round(texts / runs, 2) if runs else 0.0}
 
 

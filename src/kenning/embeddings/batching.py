@@ -15,7 +15,7 @@ queued, the next of them leads. A batch that fails is run again call by call,
 so one caller's bad text never fails another's.
 
 ``max_wait_ms`` (default 0) makes a leader wait that long for more calls before
-a run when other calls were queued behind the previous run: under load a few
+a run when other calls already wait beside its own: under load a few
 milliseconds gather a fuller batch, which pays for an endpoint with a cost per
 request; a lone request never waits.
 
@@ -76,7 +76,6 @@ class BatchingEmbedder(WrappingEmbedder):
         self._cond = threading.Condition()
         self._queue: list[_Call] = []
         self._leading = False  # a leader is running batches
-        self._busy_after = False  # calls were queued behind the last run
         self.runs = 0
         self.texts = 0
         self.largest = 0
@@ -109,14 +108,14 @@ class BatchingEmbedder(WrappingEmbedder):
         finally:
             with self._cond:
                 self._leading = False
-                self._busy_after = bool(self._queue)
                 self._cond.notify_all()
 
     def _take(self) -> list[_Call]:
         """The next batch: queued calls in order, up to ``max_batch`` texts (at least one
-        call); after a busy run, first wait up to ``max_wait_ms`` for a fuller one."""
+        call); under load (others queued beside the leader's own call), first wait up
+        to ``max_wait_ms`` for a fuller one."""
         with self._cond:
-            if self._max_wait_s > 0 and self._busy_after:
+            if self._max_wait_s > 0 and len(self._queue) > 1:
                 deadline = self._queue[0].queued_at + self._max_wait_s
                 while sum(len(c.texts) for c in self._queue) < self._max_batch:
                     left = deadline - time.monotonic()
@@ -131,7 +130,6 @@ class BatchingEmbedder(WrappingEmbedder):
                 call = self._queue.pop(0)
                 batch.append(call)
                 size += len(call.texts)
-            self._busy_after = bool(self._queue)
             return batch
 
     def _run(self, batch: list[_Call]) -> None:

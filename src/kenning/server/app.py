@@ -55,7 +55,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         # models load before the server accepts requests: the first ones do not wait
         await anyio.to_thread.run_sync(mem.warm_up)
         app.state.memory = mem
-        app.state.metrics.watch_embedder(mem.core.query_embedder)
+        app.state.metrics.watch_embedder(mem.core.batcher)
         mcp = _mcp_app(app, mem)
         holder["mcp_http"].set(mcp, mem.settings.server.host)
         try:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from ..embeddings import BatchingEmbedder, Embedder, WrappingEmbedder
+from ..embeddings import BatchingEmbedder
 from ..models import LayerStats
 
 __all__ = ["Metrics"]
@@ -63,9 +63,9 @@ class Metrics:
         self._embedder = _EmbedRuns()
         self.registry.register(self._embedder)
 
-    def watch_embedder(self, embedder: Embedder) -> None:
-        """Report the model runs of the :class:`BatchingEmbedder` in ``embedder``'s chain."""
-        self._embedder.batcher = _batcher_of(embedder)
+    def watch_embedder(self, batcher: BatchingEmbedder | None) -> None:
+        """Report the model runs of ``batcher`` (the engine's; None: not batching)."""
+        self._embedder.batcher = batcher
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Count one request and its latency."""
@@ -85,16 +85,6 @@ class Metrics:
                 self.memories.labels(st.layer, status).set(n)
         self.store_bytes.set(store_bytes)
         return generate_latest(self.registry)
-
-
-def _batcher_of(embedder: Embedder) -> BatchingEmbedder | None:
-    """The :class:`BatchingEmbedder` among ``embedder`` and what it wraps, if any."""
-    current: Embedder | None = embedder
-    while current is not None:
-        if isinstance(current, BatchingEmbedder):
-            return current
-        current = current.inner if isinstance(current, WrappingEmbedder) else None
-    return None
 
 
 class _EmbedRuns:

@@ -63,6 +63,40 @@ from .vectors import SaidRange, VectorIndex
 
 log = logging.getLogger("kenning.store")
 
+_HISTORY_SQL = (
+    "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, content, "
+    "changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_FTS_SQL = "INSERT INTO memories_fts (rowid, content, key, tags) VALUES (?, ?, ?, ?)"
+
+
+def _history_row(
+    record: MemoryRecord,
+    scope_pk: int,
+    op: str,
+    actor: str | None,
+    changes: Mapping[str, Any],
+    content: str | None,
+) -> tuple[Any, ...]:
+    """The parameters of one ``history`` row (:data:`_HISTORY_SQL`)."""
+    return (
+        record.id,
+        record.org_id,
+        scope_pk,
+        op,
+        actor,
+        ts(record.updated_at),
+        record.version,
+        content,
+        json.dumps(dict(changes), default=str, sort_keys=True),
+    )
+
+
+def _fts_row(pk: int, record: MemoryRecord) -> tuple[int, str, str, str]:
+    """The parameters of one keyword-index row (:data:`_FTS_SQL`)."""
+    return (pk, record.content, record.key or "", " ".join(record.tags))
+
+
 __all__ = ["SQLiteStore"]
 
 
@@ -204,28 +238,11 @@ class SQLiteStore(
         changes: Mapping[str, Any],
         content: str | None,
     ) -> None:
-        conn.execute(
-            "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, content, "
-            "changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.org_id,
-                scope_pk,
-                op,
-                actor,
-                ts(record.updated_at),
-                record.version,
-                content,
-                json.dumps(dict(changes), default=str, sort_keys=True),
-            ),
-        )
+        conn.execute(_HISTORY_SQL, _history_row(record, scope_pk, op, actor, changes, content))
 
     @staticmethod
     def _fts_write(conn: sqlite3.Connection, pk: int, record: MemoryRecord) -> None:
-        conn.execute(
-            "INSERT INTO memories_fts (rowid, content, key, tags) VALUES (?, ?, ?, ?)",
-            (pk, record.content, record.key or "", " ".join(record.tags)),
-        )
+        conn.execute(_FTS_SQL, _fts_row(pk, record))
 
     # -- writes -------------------------------------------------------------------
 
@@ -275,25 +292,12 @@ class SQLiteStore(
                 ],
             )
             conn.executemany(
-                "INSERT INTO memories_fts (rowid, content, key, tags) VALUES (?, ?, ?, ?)",
-                [
-                    (pk, r.content, r.key or "", " ".join(r.tags))
-                    for pk, (r, _) in zip(pks, items, strict=True)
-                ],
+                _FTS_SQL, [_fts_row(pk, r) for pk, (r, _) in zip(pks, items, strict=True)]
             )
             conn.executemany(
-                "INSERT INTO history (memory_id, org_id, scope_pk, op, actor, at, version, "
-                "content, changes) VALUES (?, ?, ?, 'create', ?, ?, ?, ?, '{}')",
+                _HISTORY_SQL,
                 [
-                    (
-                        r.id,
-                        r.org_id,
-                        scope_pks[r.org_id, r.scope],
-                        actor,
-                        ts(r.updated_at),
-                        r.version,
-                        r.content,
-                    )
+                    _history_row(r, scope_pks[r.org_id, r.scope], "create", actor, {}, r.content)
                     for r, _ in items
                 ],
             )
