@@ -47,7 +47,7 @@ from .stores import Store, database_url, display_url, inspect_database, open_sto
 from .stores.registry import backend_for
 
 if TYPE_CHECKING:
-    from .stores.postgres.orgmove import MoveReport
+    from .stores.moves import MoveReport
 
 __all__ = [
     "move_org",
@@ -509,17 +509,9 @@ def open_stores(
 def move_org(org_id: str, to: str, home: str | None = None) -> MoveReport:
     """Move one organization to the database ``to`` (``"home"``: back into the home
     database) while the others keep working: copy, verify per-table counts and
-    checksums, switch its route, delete the old copy
-    (:mod:`kenning.stores.postgres.orgmove`). ``home`` is the home database
-    (default: ``KENNING_DATABASE_URL``), which keeps the routing table."""
+    checksums, switch its route, delete the old copy (the home database's
+    backend does it: :meth:`~kenning.stores.registry.StoreBackend.move_organization`).
+    ``home`` is the home database (default: ``KENNING_DATABASE_URL``), which keeps
+    the routing table."""
     url = database_url(home or _settings().database_url or "", field="from")
-    backend = backend_for(url, "from")
-    if backend.route_table(url) is None:
-        raise InvalidInput(
-            f"from: organizations can be spread only over PostgreSQL databases; "
-            f"the home database is {display_url(url)}",
-            field="from",
-        )
-    from .stores.postgres.orgmove import move_organization
-
-    return move_organization(url, org_id, to)
+    return backend_for(url, "from").move_organization(url, org_id, to)

@@ -18,7 +18,7 @@ from ..migrate import CopyReport
 from ..models import HistoryEntry, Hit, LayerStats, MemoryRecord, RecallResult
 
 if TYPE_CHECKING:
-    from ..stores.postgres.orgmove import MoveReport
+    from ..stores.moves import MoveReport
 
 __all__ = [
     "emit",

@@ -36,6 +36,7 @@ from ..errors import ConfigError, InvalidInput
 if TYPE_CHECKING:
     from ..config import Settings
     from .base import Store
+    from .moves import MoveReport
     from .routed import RouteTable
 
 __all__ = [
@@ -126,6 +127,16 @@ class StoreBackend(ABC):
         in the database at ``url``; None when this backend cannot route (the
         store is then used as it is)."""
         return None
+
+    def move_organization(self, home_url: str, org_id: str, to: str) -> MoveReport:
+        """Move ``org_id`` to the database ``to`` (``"home"``: back into ``home_url``),
+        verified, while the others keep working. A backend without a routing
+        table cannot: :class:`InvalidInput`."""
+        raise InvalidInput(
+            f"from: organizations can be spread only over PostgreSQL databases; "
+            f"the home database is {self.display(home_url)}",
+            field="from",
+        )
 
     def display(self, url: str) -> str:
         """``url`` fit for messages and logs (no password)."""

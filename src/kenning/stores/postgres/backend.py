@@ -12,6 +12,7 @@ from ..rows import recorded_model
 if TYPE_CHECKING:
     from ...config import Settings
     from ..base import Store
+    from ..moves import MoveReport
     from ..routed import RouteTable
 
 __all__ = ["PostgresBackend"]
@@ -65,6 +66,12 @@ class PostgresBackend(StoreBackend):
         from .routes import PgRouteTable
 
         return PgRouteTable(url)
+
+    def move_organization(self, home_url: str, org_id: str, to: str) -> MoveReport:
+        """Copy, verify, switch the route, delete the old copy (:mod:`.orgmove`)."""
+        from .orgmove import move_organization
+
+        return move_organization(home_url, org_id, to)
 
     def inspect(self, url: str, field: str) -> DatabaseInfo:
         """Identity: database name, server start time and database oid."""

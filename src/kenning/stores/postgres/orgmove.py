@@ -36,54 +36,25 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 
 from ...errors import ConfigError, Conflict, InvalidInput, NotFound, StoreError
 from ...models import check_id
+from ..moves import MoveReport
 from ..registry import backend_for, mask_password
 from ..routed import REFRESH_S, Route
 from ..rows import recorded_model
 from .orgcopy import copy_org, delete_org, holds_org, table_digests
 from .routes import PgRouteTable
 
-__all__ = ["HOME", "MoveReport", "move_organization"]
+__all__ = ["HOME", "move_organization"]
 
 log = logging.getLogger(__name__)
 
 #: The ``--to`` value that moves an organization back into the home database.
 HOME = "home"
-
-
-@dataclass(frozen=True, slots=True)
-class MoveReport:
-    """What a move did: from where to where, rows per table (verified equal on both
-    sides, with their md5), and how long the organization's writes were paused."""
-
-    org_id: str
-    source: str
-    target: str
-    tables: dict[str, tuple[int, str]] = field(default_factory=dict)
-    deleted: int = 0
-    paused_s: float = 0.0
-    copy_s: float = 0.0
-    verify_s: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (URLs without passwords)."""
-        return {
-            "org_id": self.org_id,
-            "from": mask_password(self.source),
-            "to": mask_password(self.target),
-            "tables": {t: {"rows": n, "md5": h} for t, (n, h) in self.tables.items()},
-            "deleted_from_source": self.deleted,
-            "writes_paused_s": round(self.paused_s, 3),
-            "copy_s": round(self.copy_s, 3),
-            "verify_s": round(self.verify_s, 3),
-            "verified": True,
-        }
 
 
 def _connect(url: str, what: str) -> psycopg.Connection[Any]:
@@ -280,7 +251,16 @@ def _move(
     time.sleep(settle_s)
     with _connect(source, "source") as src, src.transaction():
         deleted = delete_org(src, org_id)
-    return MoveReport(org_id, source, target, after, deleted, paused_s, copy_s, verify_s)
+    return MoveReport(
+        org_id,
+        mask_password(source),
+        mask_password(target),
+        after,
+        deleted,
+        paused_s,
+        copy_s,
+        verify_s,
+    )
 
 
 def _verify(
