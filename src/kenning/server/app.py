@@ -22,11 +22,13 @@ from ..engine import Memory
 from ..models import Principal
 from . import errors
 from .auth import KeyCache, principal_from_headers, rate_limited
+from .direct import DirectRoute
 from .inflight import InFlight
 from .metrics import Metrics
 from .middleware import RequestMiddleware
 from .ratelimit import RateLimiter
 from .routes import admin, insight, lifecycle, memories, ops, review
+from .schemas import RecallIn
 
 __all__ = ["create_app"]
 
@@ -86,6 +88,9 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
     errors.install(app)
     for module in (memories, lifecycle, insight, review, admin, ops):
         app.include_router(module.router)
+    # recall, every agent's every turn, skips FastAPI's per-request work (see .direct)
+    recall = DirectRoute("/v1/recall", "memory.recall", memories.recall, RecallIn, app.router)
+    app.router.routes.insert(0, recall)
     holder["mcp_http"] = _LateMount(app)
     app.mount("/mcp", holder["mcp_http"])
     web.mount(app)

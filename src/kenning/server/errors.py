@@ -110,6 +110,10 @@ async def _kenning_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+#: The first element of a validation error's location: which part of the request.
+_LOCATIONS = frozenset({"body", "query", "path", "header", "cookie"})
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0] if exc.errors() else {}
@@ -117,7 +121,10 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         detail = (first.get("ctx") or {}).get("error", "malformed")
         message = f"the request body is not valid JSON: {detail}"
         return error_response(_rid(request), 400, "invalid_input", message, "body")
-    where = ".".join(str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path"))
+    loc = tuple(first.get("loc", ()))
+    if loc and loc[0] in _LOCATIONS:  # where in the request, not part of the field's name
+        loc = loc[1:]
+    where = ".".join(str(x) for x in loc)
     message = f"{where or 'request'}: {first.get('msg', 'invalid')}"
     return error_response(_rid(request), 422, "invalid_request", message, where or None)
 

@@ -30,7 +30,7 @@ from ..models import Principal
 from .errors import error_response
 from .inflight import InFlight
 
-__all__ = ["RequestMiddleware", "json_problem"]
+__all__ = ["RequestMiddleware", "json_problem", "read_body", "replay_body"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -113,14 +113,14 @@ class RequestMiddleware:
                 raise _TooLarge
             downstream: Receive = receive_limited
             if _json_body_expected(scope, headers):
-                body = await _read_body(receive_limited)
+                body = await read_body(receive_limited)
                 problem = json_problem(body)
                 if problem is not None:
                     response = error_response(rid, 400, "invalid_input", problem, "body")
                     await response(scope, receive, send_wrapped)
                     await self._after(scope, state, status, time.perf_counter() - started)
                     return
-                downstream = _replay(body, receive)
+                downstream = replay_body(body, receive)
             with door("rest", rid):
                 await self.app(scope, downstream, send_wrapped)
         except _TooLarge:
@@ -170,7 +170,8 @@ def _json_body_expected(scope: Scope, headers: dict[str, str]) -> bool:
     return not kind or kind == "application/json" or kind.endswith("+json")
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def read_body(receive: Receive) -> bytes:
+    """The whole body of a request, read from ``receive``."""
     parts: list[bytes] = []
     while True:
         message = await receive()
@@ -182,7 +183,7 @@ async def _read_body(receive: Receive) -> bytes:
     return b"".join(parts)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that gives ``body`` once, then waits on the real one (disconnects)."""
     sent = False
 
