@@ -1,5 +1,7 @@
 """What the HTTP door costs a recall: ``kenning.Client`` against a local uvicorn server
-versus the embedded ``Memory.recall``, on the same data.
+versus the embedded ``Memory.recall``, on the same data; and the same recall sent by
+a plain keep-alive ``http.client`` connection (the server's and the wire's share,
+without the client library's).
 
     .venv/bin/python bench/client_overhead.py [--memories 1000] [--queries 300]
         [--warmup 30] [--server thread|process]
@@ -11,12 +13,14 @@ in a thread of this process (client and server share one GIL, as in the first
 version of this bench); ``--server process`` runs it in a child process on a copy
 of the database, as a real client meets it.
 
-Prints one JSON object (milliseconds). Target: overhead p50 <= 5 ms.
+Prints one JSON object (milliseconds). Targets: overhead p50 through the client
+<= 5 ms; plain HTTP within 3 ms of the embedded recall.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import shutil
 import socket
@@ -39,6 +43,7 @@ NAMES = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "I
 TOPICS = ["jazz", "hiking", "baking", "chess", "fishing", "painting", "running", "sailing"]
 VERBS = ["likes", "studies", "teaches", "avoids", "writes about"]
 TARGET_MS = 5.0
+HTTP_TARGET_MS = 3.0
 
 
 def texts(n: int) -> list[str]:
@@ -87,6 +92,27 @@ def _socket() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     return sock
+
+
+class PlainHttp:
+    """Recalls over one keep-alive ``http.client`` connection (no client library)."""
+
+    def __init__(self, url: str, key: str) -> None:
+        host, _, port = url.removeprefix("http://").partition(":")
+        self.conn = http.client.HTTPConnection(host, int(port))
+        self.conn.connect()
+        assert self.conn.sock is not None
+        self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+    def recall(self, query: str, k: int) -> object:
+        body = json.dumps({"query": query, "k": k}).encode()
+        self.conn.request("POST", "/v1/recall", body=body, headers=self.headers)
+        answer = self.conn.getresponse()
+        data = answer.read()
+        if answer.status != 200:
+            raise RuntimeError(f"recall answered {answer.status}: {data[:200]!r}")
+        return json.loads(data)
 
 
 def _uvicorn(mem: Memory) -> uvicorn.Server:
@@ -166,16 +192,20 @@ def main() -> None:
         door = server_thread(mem)
     with door as url:
         client = Client(url, key)
+        plain = PlainHttp(url, key)
         runs: dict[str, Callable[[str], object]] = {
             "embedded": lambda q: mem.recall(q, 10, principal=admin),
             "client": lambda q: client.recall(q, 10),
+            "http": lambda q: plain.recall(q, 10),
         }
         times = paired_times(runs, queries, args.warmup)
         client.close()
+        plain.conn.close()
     mem.close()
-    embedded, over_http = times["embedded"], times["client"]
+    embedded, over_http, plain_http = times["embedded"], times["client"], times["http"]
     overhead = statistics.median(over_http) - statistics.median(embedded)
     paired = [c - e for c, e in zip(over_http, embedded, strict=True)]
+    http_overhead = statistics.median(plain_http) - statistics.median(embedded)
     print(
         json.dumps(
             {
@@ -188,6 +218,10 @@ def main() -> None:
                 "overhead_per_query_ms": _summary(paired),
                 "target_ms": TARGET_MS,
                 "meets_target": overhead <= TARGET_MS,
+                "http_recall_ms": _summary(plain_http),
+                "http_overhead_p50_ms": round(http_overhead, 3),
+                "http_target_ms": HTTP_TARGET_MS,
+                "http_meets_target": http_overhead <= HTTP_TARGET_MS,
             },
             indent=2,
         )
