@@ -22,6 +22,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg_pool import PoolTimeout
+from serverkit import Api, bootstrap_org
 
 from kenning import Memory, Principal, Role
 from kenning.config import Lifecycle, Settings, StoreOptions
@@ -333,6 +334,56 @@ def test_a_lagging_replica_leaves_the_rotation_and_comes_back(
     before = _reads(mem)
     assert mem.get(newer.id, principal=A).content == newer.content
     assert _reads(mem) == before + 1
+
+
+def test_metrics_show_each_replica_in_or_out_of_rotation(
+    pair: Pair, open_pair: Callable[..., tuple[Memory, Memory, str]]
+) -> None:
+    mem, other, _ = open_pair()
+    keys = bootstrap_org(mem, "watch")
+    api = Api(mem)
+    try:
+        rec = other.remember("The harbour light is green", principal=A)
+        pair.caught_up()
+        replicas = _replicas(mem)
+        replicas.check()
+        assert mem.get(rec.id, principal=A).content == rec.content  # read on the replica
+        (state,) = replicas.status()
+        label = f'{{replica="{state.url}"}}'
+        assert "@" in state.url and "kenning:" not in state.url  # no credentials
+
+        def scrape() -> dict[str, float]:
+            text = api.call("GET", "/metrics", key=keys["root"]).text
+            return {
+                line.split("{")[0]: float(line.rsplit(" ", 1)[1])
+                for line in text.splitlines()
+                if line.startswith("kenning_replica_") and label in line
+            }
+
+        seen = scrape()
+        assert seen["kenning_replica_up"] == 1.0
+        # (the scrape's own stats read may go to the replica too)
+        assert 1 <= state.reads <= seen["kenning_replica_reads_total"]
+        assert seen["kenning_replica_reads_total"] <= replicas.status()[0].reads
+        assert seen["kenning_replica_lag_seconds"] < 5.0
+        t0 = time.monotonic() + 1000.0  # the checks' own clock, ahead of every real check
+        replicas.check(now=t0)
+        pair.replay("SELECT pg_wal_replay_pause()")
+        try:
+            other.remember("The harbour light is red now", principal=A)
+            pair.flush_primary()
+            replicas.check(now=t0 + 1.0)
+            replicas.check(now=t0 + 7.0)  # 6 s behind: past the 5 s bound
+            lagging = scrape()
+            assert lagging["kenning_replica_up"] == 0.0
+            assert lagging["kenning_replica_lag_seconds"] >= 5.0
+        finally:
+            pair.replay("SELECT pg_wal_replay_resume()")
+        pair.caught_up()
+        replicas.check(now=t0 + 8.0)
+        assert scrape()["kenning_replica_up"] == 1.0
+    finally:
+        api.close()
 
 
 def test_a_stopped_replica_costs_no_error(

@@ -562,6 +562,7 @@ def test_metrics_for_admins(env: dict[str, Any]) -> None:
     assert 'kenning_http_requests_total{method="POST",route="memory.recall",status="200"}' in text
     assert "kenning_recall_stage_seconds_bucket" in text and 'stage="total"' in text
     assert 'kenning_memories{layer="personal",status="active"}' in text
+    assert "kenning_replica_up" not in text  # no read replicas configured
     runs = next(line for line in text.splitlines() if line.startswith("kenning_embed_runs_total "))
     texts = next(
         line for line in text.splitlines() if line.startswith("kenning_embed_texts_total ")

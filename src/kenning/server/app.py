@@ -58,6 +58,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         await anyio.to_thread.run_sync(mem.warm_up)
         app.state.memory = mem
         app.state.metrics.watch_embedder(mem.core.batcher)
+        app.state.metrics.watch_replicas(getattr(mem.store, "replicas", None))
         mcp = _mcp_app(app, mem)
         holder["mcp_http"].set(mcp, mem.settings.server.host)
         try:

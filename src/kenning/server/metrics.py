@@ -1,7 +1,7 @@
 """Prometheus metrics of one server process: request rates and latencies per
 route, recall latency per stage, the embedding model's runs and the texts they
-embedded (their ratio is the mean micro-batch), and the store's size (read at
-scrape time).
+embedded (their ratio is the mean micro-batch), the store's size and, with read
+replicas, each replica's state (read at scrape time).
 
 Each app has its own registry. With several workers each process counts its
 own requests; scrape each worker, or aggregate with prometheus_client's
@@ -10,10 +10,11 @@ multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from ..embeddings import BatchingEmbedder
 from ..models import LayerStats
@@ -62,10 +63,16 @@ class Metrics:
 
         self._embedder = _EmbedRuns()
         self.registry.register(self._embedder)
+        self._replicas = _ReplicaStates()
+        self.registry.register(self._replicas)
 
     def watch_embedder(self, batcher: BatchingEmbedder | None) -> None:
         """Report the model runs of ``batcher`` (the engine's; None: not batching)."""
         self._embedder.batcher = batcher
+
+    def watch_replicas(self, replicas: Replicas | None) -> None:
+        """Report the state of the store's read replicas (None: the store has none)."""
+        self._replicas.replicas = replicas
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Count one request and its latency."""
@@ -105,3 +112,55 @@ class _EmbedRuns:
         yield CounterMetricFamily(
             "kenning_embed_texts", "Texts embedded by those runs", value=batcher.texts
         )
+
+
+class ReplicaState(Protocol):
+    """What the metrics read of one replica (``ReplicaStatus`` of the PostgreSQL store)."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def healthy(self) -> bool: ...
+    @property
+    def lag_s(self) -> float: ...
+    @property
+    def reads(self) -> int: ...
+
+
+class Replicas(Protocol):
+    """A store's read replicas (the PostgreSQL store's ``replicas``)."""
+
+    def status(self) -> Sequence[ReplicaState]: ...
+
+
+class _ReplicaStates:
+    """A collector reading each read replica's state at scrape time: in rotation or
+    not, its replay lag at the last check, the reads it served. Labelled by the
+    replica's URL without credentials."""
+
+    def __init__(self) -> None:
+        self.replicas: Replicas | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        replicas = self.replicas
+        states = replicas.status() if replicas is not None else ()
+        if not states:
+            return
+        up = GaugeMetricFamily(
+            "kenning_replica_up",
+            "Read replica in rotation (1) or out of it (0: unreachable, lagging, failed)",
+            labels=["replica"],
+        )
+        lag = GaugeMetricFamily(
+            "kenning_replica_lag_seconds",
+            "How far the replica's replay was behind the primary at the last check",
+            labels=["replica"],
+        )
+        reads = CounterMetricFamily(
+            "kenning_replica_reads", "Reads this process sent to the replica", labels=["replica"]
+        )
+        for state in states:
+            up.add_metric([state.url], 1.0 if state.healthy else 0.0)
+            lag.add_metric([state.url], state.lag_s)
+            reads.add_metric([state.url], state.reads)
+        yield from (up, lag, reads)
