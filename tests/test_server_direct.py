@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 from serverkit import Api, bootstrap_org
 
 from kenning import Memory
@@ -145,3 +146,18 @@ def test_a_refusal_names_the_field_even_when_it_is_called_query(env: dict[str, A
     assert r.json()["error"]["message"].startswith("query: ")
     listed = api.call("GET", "/v1/memories", key=key, params={"limit": "0"})
     assert listed.status_code == 422 and listed.json()["error"]["field"] == "limit"
+
+
+def test_the_route_matches_below_a_proxy_prefix() -> None:
+    from starlette.routing import Match
+
+    async def endpoint(*_: Any) -> Any:
+        raise AssertionError("not called")
+
+    route = DirectRoute("/v1/recall", "memory.recall", endpoint, BaseModel, lambda *_: None)
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/v1/recall"}
+    assert route.matches(scope)[0] is Match.FULL
+    assert route.matches({**scope, "root_path": "/api", "path": "/api/v1/recall"})[0] is Match.FULL
+    assert route.matches({**scope, "path": "/v1/recall/x"})[0] is Match.NONE
+    assert route.matches({**scope, "method": "PUT"})[0] is Match.NONE
+    assert route.matches({**scope, "type": "websocket"})[0] is Match.NONE

@@ -64,7 +64,7 @@ class DirectRoute(BaseRoute):
         if (
             scope["type"] == "http"
             and scope["method"] == "POST"
-            and scope["path"] == self.path
+            and _route_path(scope) == self.path
             and not scope.get(_PASSED)
         ):
             return Match.FULL, {"route": self}
@@ -98,3 +98,11 @@ class DirectRoute(BaseRoute):
             return self.model.model_validate(json.loads(body))
         except (ValueError, ValidationError):  # (a ValidationError is a ValueError)
             return None
+
+
+def _route_path(scope: Scope) -> str:
+    """The request's path below the app's mount point (``root_path``, set when a
+    proxy serves the app under a prefix), as the app's routes are written."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
