@@ -12,6 +12,7 @@ import itertools
 import json
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,16 @@ from kenning import FixedClock, Memory, Principal, Settings
 from kenning.cli.app import app
 from kenning.embeddings import Embedder
 from kenning.errors import Conflict, InvalidInput, NotFound, StoreError
+from kenning.lifecycle.model import Policy
 from kenning.migrate import move_org
 from kenning.models import Role
+from kenning.stores.postgres import orgmove
 from kenning.stores.postgres.orgcopy import ORG_TABLES
 from kenning.stores.postgres.orgmove import move_organization
 from kenning.stores.postgres.routes import PgRouteTable
 from kenning.stores.postgres.store import PostgresStore
 from kenning.stores.postgres.throwaway import ThrowawayPostgres, free_port
+from kenning.stores.postgres.txn import ORG_WRITES_LOCK
 from kenning.stores.routed import OrganizationMoving, Route, RoutedStore
 
 pytestmark = pytest.mark.stores("postgresql")
@@ -405,6 +409,215 @@ def test_a_write_that_slips_into_the_copy_fails_the_verification(
         move_organization(home, "globex", far, on_table=late_write)
     still_at_home(mem, home, far, org_rows(home, "globex"))
     assert sql(home, "SELECT count(*) FROM memories WHERE access_count >= 100") == [(1,)]
+
+
+class OpenWrite:
+    """A write of ``org`` in an ``atomic()`` block left open on a thread of its own
+    (a slow client transaction): :meth:`commit` ends the block."""
+
+    def __init__(self, mem: Memory, org: str, content: str) -> None:
+        self.begun, self.release = threading.Event(), threading.Event()
+        self.ids: list[str] = []
+        self.errors: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, args=(mem, org, content))
+        self._thread.start()
+        assert self.begun.wait(60) and not self.errors, self.errors
+
+    def _run(self, mem: Memory, org: str, content: str) -> None:
+        try:
+            with mem.store.atomic():
+                self.ids.append(mem.remember(content, principal=admin(org)).id)
+                self.begun.set()
+                assert self.release.wait(60)
+        except BaseException as exc:  # collected: the tests assert on them
+            self.errors.append(exc)
+            self.begun.set()
+
+    def commit(self) -> None:
+        self.release.set()
+        self._thread.join(60)
+        assert not self._thread.is_alive() and not self.errors, self.errors
+
+
+class MoveThread:
+    """``move_organization`` on a thread of its own; :meth:`result` joins it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.copy_started = 0.0
+        self.outcome: list[Any] = []
+        self._thread = threading.Thread(target=self._run, args=args, kwargs=kwargs)
+        self._thread.start()
+
+    def _run(self, *args: Any, **kwargs: Any) -> None:
+        def on_table(table: str, rows: int) -> None:
+            self.copy_started = self.copy_started or time.monotonic()
+
+        try:
+            self.outcome.append(move_organization(*args, on_table=on_table, **kwargs))
+        except BaseException as exc:  # the tests assert on it
+            self.outcome.append(exc)
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def result(self) -> Any:
+        self._thread.join(120)
+        assert not self._thread.is_alive()
+        return self.outcome[0]
+
+
+def move_waiting_for_writes(url: str, org: str) -> bool:
+    """True once a session waits for ``org``'s write lock in the database of ``url``."""
+    waiting = (
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        "AND classid = %s AND objid = hashtext(%s)::oid AND objsubid = 2"
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if sql(url, waiting, (ORG_WRITES_LOCK, org))[0][0] == 1:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_move_waits_for_a_write_in_flight_and_copies_it(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    """A write begun before the move and still open when the copy would start: the
+    move waits for it, then copies it; nothing is lost."""
+    mem = open_mem()
+    fill(mem, "globex")
+    before = org_rows(home, "globex")
+    write = OpenWrite(mem, "globex", "globex written before the move, committed during it")
+
+    move = MoveThread(home, "globex", far, settle_s=0.2)
+    try:
+        assert move_waiting_for_writes(home, "globex")
+        time.sleep(0.5)  # it keeps waiting: no copy while the write is open
+        assert move.alive() and move.copy_started == 0.0
+        assert route_of(home, "globex") == [(None, "moving")]
+        assert set(org_rows(far, "globex").values()) == {0}
+    finally:
+        write.commit()
+    report = move.result()
+
+    assert not isinstance(report, BaseException), report
+    after = org_rows(far, "globex")
+    assert {t: n for t, (n, _) in report.tables.items()} == after
+    assert after["memories"] == before["memories"] + 1
+    assert after["history"] == before["history"] + 1
+    assert sql(far, "SELECT content FROM memories WHERE id = %s", (write.ids[0],)) == [
+        ("globex written before the move, committed during it",)
+    ]
+    assert set(org_rows(home, "globex").values()) == {0}  # the old copy is gone, write and all
+    assert report.deleted == sum(after.values())
+    assert route_of(home, "globex") == [(far, "active")]
+    mem.store.refresh(force=True)
+    assert mem.get(write.ids[0], principal=admin("globex")).content.startswith("globex written")
+
+
+def test_a_write_open_past_the_wait_undoes_the_move(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    """A write still open when the move's wait for writes runs out: the move is undone
+    and the write then commits in the database the organization still lives in."""
+    mem = open_mem()
+    fill(mem, "globex")
+    before, version = org_rows(home, "globex"), routes_version(home)
+    write = OpenWrite(mem, "globex", "globex written by a stuck client")
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(StoreError) as failed:
+            move_organization(home, "globex", far, settle_s=0.2, write_wait_s=0.8)
+        waited = time.monotonic() - started
+        assert org_rows(home, "globex") == before  # the open write is not committed yet
+    finally:
+        write.release.set()
+    assert str(failed.value) == (
+        "writes of organization 'globex' did not finish within 0.8 s (a client transaction "
+        f"left open?); it stays in {home}, the move was undone: run it again"
+    )
+    assert 1.0 <= waited < 10
+    assert route_of(home, "globex") == []
+    assert routes_version(home) == version + 2  # marked moving, then restored
+    assert set(org_rows(far, "globex").values()) == {0}
+
+    write.commit()
+    assert sql(home, "SELECT content FROM memories WHERE id = %s", (write.ids[0],)) == [
+        ("globex written by a stuck client",)
+    ]
+    assert org_rows(home, "globex")["memories"] == before["memories"] + 1
+    mem.store.refresh(force=True)
+    assert mem.get(write.ids[0], principal=admin("globex")).content.endswith("stuck client")
+    still_at_home(mem, home, far, org_rows(home, "globex"))
+
+
+def test_writes_are_refused_while_the_move_holds_them_even_with_a_stale_route(
+    home: str,
+    far: str,
+    open_mem: Callable[[], Memory],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From before the copy until the old copy is deleted, a write of the organization
+    in its old database is refused at once (not blocked), even by a process whose
+    cached route still says it lives there; another organization there keeps writing."""
+    mem = open_mem()
+    fill(mem, "globex")
+    fill(mem, "acme")
+    model, dim = mem.embedder.model_id, mem.embedder.dim
+
+    def opener(url: str) -> PostgresStore:
+        return PostgresStore(url, model_id=model, dim=dim)
+
+    # a process that never refreshes its routes: it believes globex lives at home
+    stale = RoutedStore(opener(home), PgRouteTable(home), opener, refresh_s=3600)
+    policies = "SELECT memory_type FROM policies WHERE org_id = %s ORDER BY 1"
+    seen: dict[str, list[Any]] = {"refused": [], "acme": []}
+
+    def try_writes(when: str) -> None:
+        assert stale.route("globex") is None  # the stale view
+        started = time.monotonic()
+        with pytest.raises(OrganizationMoving, match="organization 'globex' is moving"):
+            stale.put_policy(Policy("globex", "*", f"refused-{when}", updated_at=T0))
+        with pytest.raises(OrganizationMoving):
+            with stale.atomic():
+                stale.put_policy(Policy("globex", "*", f"refused-in-block-{when}", updated_at=T0))
+        seen["refused"].append((when, time.monotonic() - started))
+        stale.put_policy(Policy("acme", "*", f"acme-{when}", updated_at=T0))
+        seen["acme"].append(mem.remember(f"acme {when}", principal=admin("acme")).id)
+
+    def during_copy(table: str, rows: int) -> None:
+        if table == "memories":
+            try_writes("copy")
+
+    real_delete = orgmove.delete_org
+
+    def delete_after_a_stale_write(conn: psycopg.Connection[Any], org_id: str) -> int:
+        try_writes("switched")  # the route points at the target; the old copy is still here
+        return real_delete(conn, org_id)
+
+    monkeypatch.setattr(orgmove, "delete_org", delete_after_a_stale_write)
+    try:
+        report = move_organization(home, "globex", far, settle_s=0.2, on_table=during_copy)
+    finally:
+        stale.close()
+
+    assert [w for w, _ in seen["refused"]] == ["copy", "switched"]
+    assert all(s < 1.0 for _, s in seen["refused"]), seen  # refused at once, never waited
+    # nothing of the refused writes anywhere; the move copied what was there and deleted it
+    assert sql(far, policies, ("globex",)) == [("*",)]
+    assert sql(home, policies, ("globex",)) == []
+    assert set(org_rows(home, "globex").values()) == {0}
+    assert {t: n for t, (n, _) in report.tables.items()} == org_rows(far, "globex")
+    # acme, in the same database, wrote all along
+    assert sql(home, policies, ("acme",)) == [("*",), ("acme-copy",), ("acme-switched",)]
+    stored = {r[0] for r in sql(home, "SELECT id FROM memories WHERE org_id = 'acme'")}
+    assert set(seen["acme"]) <= stored and len(seen["acme"]) == 2
+    # once the move is over, the lock is gone: globex writes in its new database
+    mem.store.refresh(force=True)
+    new = mem.remember("globex after the move", principal=admin("globex"))
+    assert sql(far, "SELECT org_id FROM memories WHERE id = %s", (new.id,)) == [("globex",)]
 
 
 def test_a_move_whose_process_died_is_cleaned_up_by_the_next(

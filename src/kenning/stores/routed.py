@@ -17,6 +17,12 @@ While an organization moves (``kenning migrate --org``), its reads keep going
 to its current database and its writes are refused with
 :class:`OrganizationMoving` (a :class:`~kenning.errors.StoreError`: HTTP 503,
 retry shortly); the access bookkeeping of its recalls is skipped meanwhile.
+Every write call runs inside the data store's ``org_writes(org_id)`` where it
+has one (PostgreSQL: each of the call's transactions holds the organization's
+write lock shared, which a move takes exclusively, see
+:mod:`~kenning.stores.postgres.txn`), so a write that checked the route just
+before the move, or with a route cached from before its switch, is refused
+rather than lost.
 
 ``atomic()`` binds to the database of the first organization called inside
 the block: one block writes one organization's database. A call inside the
@@ -35,7 +41,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -182,6 +188,27 @@ class RoutedStore:
             self._bind(store)
         return store
 
+    @contextmanager
+    def _write(self, org_id: str) -> Iterator[Store]:
+        """The store ``org_id`` lives in, for a write (refused while it moves); the
+        calls made inside run in the store's ``org_writes(org_id)`` where it has one."""
+        store = self._for(org_id, True)
+        hold: Callable[[str], AbstractContextManager[None]] | None
+        hold = getattr(store, "org_writes", None)
+        with hold(org_id) if hold is not None else nullcontext():
+            yield store
+
+    def _write_one(self, org_ids: Collection[str]) -> AbstractContextManager[Store]:
+        """:meth:`_write` for the single organization among ``org_ids`` (the home
+        store, as it is, when empty)."""
+        distinct = set(org_ids)
+        if len(distinct) > 1:
+            raise InvalidInput(
+                f"one call writes one organization; got {', '.join(sorted(distinct))}",
+                field="org_id",
+            )
+        return self._write(distinct.pop()) if distinct else nullcontext(self.home)
+
     def _dir(self) -> Store:
         """The home store for a directory call, joined to the thread's atomic block."""
         if getattr(self._local, "levels", None):
@@ -196,16 +223,6 @@ class RoutedStore:
         for level in self._local.levels:
             level.enter_context(store.atomic())
         bound.append(store)
-
-    def _one_org(self, org_ids: Collection[str], write: bool = True) -> Store:
-        """The store of the single organization among ``org_ids`` (home when empty)."""
-        distinct = set(org_ids)
-        if len(distinct) > 1:
-            raise InvalidInput(
-                f"one call writes one organization; got {', '.join(sorted(distinct))}",
-                field="org_id",
-            )
-        return self._for(distinct.pop(), write) if distinct else self.home
 
     def _all(self) -> list[tuple[Store, set[str] | None]]:
         """Every database with the organizations routed to it (None: home, all but
@@ -276,7 +293,8 @@ class RoutedStore:
         graph: Projection | None = None,
     ) -> None:
         """(routed by the records' organization)"""
-        self._one_org([r.org_id for r, _ in items]).insert(items, actor, graph)
+        with self._write_one([r.org_id for r, _ in items]) as store:
+            store.insert(items, actor, graph)
 
     def replace(
         self,
@@ -290,26 +308,28 @@ class RoutedStore:
         graph: Projection | None = None,
     ) -> MemoryRecord:
         """(routed by the record's organization)"""
-        return self._for(record.org_id, True).replace(
-            record,
-            vector,
-            op=op,
-            actor=actor,
-            changes=changes,
-            expected_version=expected_version,
-            graph=graph,
-        )
+        with self._write(record.org_id) as store:
+            return store.replace(
+                record,
+                vector,
+                op=op,
+                actor=actor,
+                changes=changes,
+                expected_version=expected_version,
+                graph=graph,
+            )
 
     def replace_many(
         self, replacements: Sequence[Replacement], actor: str | None
     ) -> builtins.list[MemoryRecord]:
         """(routed by the records' organization)"""
-        store = self._one_org([r.record.org_id for r in replacements])
-        return store.replace_many(replacements, actor)
+        with self._write_one([r.record.org_id for r in replacements]) as store:
+            return store.replace_many(replacements, actor)
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
         """(routed)"""
-        return self._for(org_id, True).delete(org_id, memory_id, actor, at)
+        with self._write(org_id) as store:
+            return store.delete(org_id, memory_id, actor, at)
 
     def get(self, ids: Sequence[str], scopes: ScopeFilter) -> builtins.list[MemoryRecord]:
         """(routed)"""
@@ -388,14 +408,15 @@ class RoutedStore:
 
     def import_tombstones(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """(routed by the rows' organization)"""
-        return self._one_org([str(r["org_id"]) for r in rows]).import_tombstones(rows)
+        with self._write_one([str(r["org_id"]) for r in rows]) as store:
+            return store.import_tombstones(rows)
 
     def import_rows(
         self, rows: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
     ) -> int:
         """(routed by the rows' organization)"""
-        store = self._one_org([str(r["record"]["org_id"]) for r in rows])
-        return store.import_rows(rows, progress)
+        with self._write_one([str(r["record"]["org_id"]) for r in rows]) as store:
+            return store.import_rows(rows, progress)
 
     def get_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """(the home database's embedding cache)"""
@@ -425,7 +446,8 @@ class RoutedStore:
         self, org_id: str, model_id: str, vectors: Sequence[tuple[str, np.ndarray]]
     ) -> int:
         """(routed)"""
-        return self._for(org_id, True).replace_vectors(org_id, model_id, vectors)
+        with self._write(org_id) as store:
+            return store.replace_vectors(org_id, model_id, vectors)
 
     def user_memories(
         self, org_id: str, user_id: str
@@ -435,25 +457,30 @@ class RoutedStore:
 
     def set_author(self, org_id: str, ids: Sequence[str], author: str | None) -> int:
         """(routed)"""
-        return self._for(org_id, True).set_author(org_id, ids, author)
+        with self._write(org_id) as store:
+            return store.set_author(org_id, ids, author)
 
     # -- GraphStore -------------------------------------------------------------------------
 
     def graph_write(self, org_id: str, projection: Projection, at: datetime) -> int:
         """(routed)"""
-        return self._for(org_id, True).graph_write(org_id, projection, at)
+        with self._write(org_id) as store:
+            return store.graph_write(org_id, projection, at)
 
     def graph_link(self, org_id: str, link: MemoryLink, at: datetime) -> bool:
         """(routed)"""
-        return self._for(org_id, True).graph_link(org_id, link, at)
+        with self._write(org_id) as store:
+            return store.graph_link(org_id, link, at)
 
     def graph_alias(self, org_id: str, entity: str, alias_norm: str) -> None:
         """(routed)"""
-        self._for(org_id, True).graph_alias(org_id, entity, alias_norm)
+        with self._write(org_id) as store:
+            store.graph_alias(org_id, entity, alias_norm)
 
     def graph_clear(self, scopes: ScopeFilter) -> tuple[int, int]:
         """(routed)"""
-        return self._for(scopes.org_id, True).graph_clear(scopes)
+        with self._write(scopes.org_id) as store:
+            return store.graph_clear(scopes)
 
     def graph_edges(
         self,
@@ -506,11 +533,10 @@ class RoutedStore:
     def record_access(self, org_id: str, accesses: Sequence[Access]) -> None:
         """(routed; skipped while the organization moves)"""
         try:
-            store = self._for(org_id, True)
+            with self._write(org_id) as store:
+                store.record_access(org_id, accesses)
         except OrganizationMoving:
             log.info("access bookkeeping of %s skipped: the organization is moving", org_id)
-            return
-        store.record_access(org_id, accesses)
 
     def access_log(
         self, memory_id: str, scopes: ScopeFilter, limit: int = 100
@@ -526,7 +552,8 @@ class RoutedStore:
 
     def put_sector(self, sector: Sector) -> None:
         """(routed)"""
-        self._for(sector.org_id, True).put_sector(sector)
+        with self._write(sector.org_id) as store:
+            store.put_sector(sector)
 
     def sectors(self, scopes: ScopeFilter) -> builtins.list[Sector]:
         """(routed)"""
@@ -534,11 +561,13 @@ class RoutedStore:
 
     def put_policy(self, policy: Policy) -> None:
         """(routed)"""
-        self._for(policy.org_id, True).put_policy(policy)
+        with self._write(policy.org_id) as store:
+            store.put_policy(policy)
 
     def delete_policy(self, org_id: str, target: str, memory_type: str) -> bool:
         """(routed)"""
-        return self._for(org_id, True).delete_policy(org_id, target, memory_type)
+        with self._write(org_id) as store:
+            return store.delete_policy(org_id, target, memory_type)
 
     def policies(self, org_id: str) -> builtins.list[Policy]:
         """(routed)"""
@@ -546,7 +575,8 @@ class RoutedStore:
 
     def forget_user_scopes(self, org_id: str, user_id: str) -> int:
         """(routed)"""
-        return self._for(org_id, True).forget_user_scopes(org_id, user_id)
+        with self._write(org_id) as store:
+            return store.forget_user_scopes(org_id, user_id)
 
     # -- DirectoryStore: always the home database --------------------------------------------
 

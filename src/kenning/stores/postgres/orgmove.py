@@ -13,18 +13,28 @@
    the routers' refresh interval): every kenning process now refuses the
    organization's writes with :class:`~kenning.stores.routed.OrganizationMoving`
    (retryable) and keeps serving its reads from the old database.
+   Then **hold its writes**: take the organization's write lock exclusively
+   in the old database (a session advisory lock, see
+   :mod:`~kenning.stores.postgres.txn`), waiting for the writes that hold it
+   shared (begun before the mark) to commit or roll back, at most
+   ``write_wait_s``; past that the move is undone. From then on until the
+   old copy is deleted (or the move undone), any write of the organization
+   there is refused at once, also one made with a route cached from before
+   the mark or the switch.
 3. **Copy** its memories, history (deleted memories' trails too), sectors,
-   policies, graph and access log in one transaction of the target.
+   policies, graph and access log in one transaction of the target, from
+   one snapshot of the source taken after the lock.
 4. **Verify**: per table, the row count and an md5 over every copied row's
    canonical text (ids, content hashes, vectors, history...) must be equal on
    both sides (:func:`~kenning.stores.postgres.orgcopy.table_digests`).
 5. **Switch** the route to the target (state ``active``), wait ``settle_s``
    again (readers leave the old database), then **delete** the organization's
-   rows from the old database.
+   rows from the old database and release the write lock.
 
-A failure before the switch (target unreachable, a crash, a failed
-verification) leaves the old copy authoritative: the target's transaction is
-rolled back (or its committed rows deleted) and the route restored. A move
+A failure before the switch (writes that did not end within
+``write_wait_s``, target unreachable, a crash, a failed verification) leaves
+the old copy authoritative: the target's transaction is rolled back (or its
+committed rows deleted), the write lock released and the route restored. A move
 whose process died leaves the route ``moving``; the next move of that
 organization (to any target, or back to where it is) cleans up first. The
 directory, API keys and audit log stay in the home database.
@@ -35,10 +45,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import psycopg
+from psycopg import errors as pgerrors
 
 from ...errors import ConfigError, Conflict, InvalidInput, NotFound, StoreError
 from ...models import check_id
@@ -48,13 +59,16 @@ from ..routed import REFRESH_S, Route
 from ..rows import recorded_model
 from .orgcopy import copy_org, delete_org, holds_org, table_digests
 from .routes import PgRouteTable
+from .txn import ORG_WRITES_LOCK
 
-__all__ = ["HOME", "move_organization"]
+__all__ = ["HOME", "WRITE_WAIT_S", "move_organization"]
 
 log = logging.getLogger(__name__)
 
 #: The ``--to`` value that moves an organization back into the home database.
 HOME = "home"
+#: How long (seconds) a move waits for the organization's writes in flight to end.
+WRITE_WAIT_S = 30.0
 
 
 def _connect(url: str, what: str) -> psycopg.Connection[Any]:
@@ -94,6 +108,31 @@ def _target_url(to: str, home_url: str) -> str:
             field="to",
         )
     return backend.normalise(to.strip(), "to")
+
+
+@contextmanager
+def _holding_writes(source: str, org_id: str, wait_s: float) -> Iterator[None]:
+    """Hold ``org_id``'s write lock exclusively in the ``source`` database for the
+    block (a session advisory lock on a connection of its own), once the writes
+    holding it shared have ended; still running after ``wait_s``: StoreError.
+    While this waits or holds, the organization's writes there are refused."""
+    conn = _connect(source, "source")
+    try:
+        conn.autocommit = True
+        conn.execute(
+            "SELECT set_config('lock_timeout', %s, false)", (f"{max(1, round(wait_s * 1000))}ms",)
+        )
+        try:
+            conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ORG_WRITES_LOCK, org_id))
+        except pgerrors.LockNotAvailable as exc:
+            raise StoreError(
+                f"writes of organization {org_id!r} did not finish within {wait_s:g} s "
+                f"(a client transaction left open?); it stays in {mask_password(source)}, "
+                "the move was undone: run it again"
+            ) from exc
+        yield
+    finally:
+        conn.close()  # ends the session: releases the lock
 
 
 @contextmanager
@@ -169,6 +208,7 @@ def move_organization(
     to: str,
     *,
     settle_s: float = 1.5 * REFRESH_S,
+    write_wait_s: float = WRITE_WAIT_S,
     on_table: Callable[[str, int], None] | None = None,
 ) -> MoveReport:
     """Move ``org_id`` from the database it lives in to ``to`` (a PostgreSQL URL, or
@@ -201,7 +241,9 @@ def move_organization(
                     f"the target already holds rows of organization {org_id!r} ({rows}); "
                     "it must hold none"
                 )
-            return _move(table, route, org_id, source, target, home_url, settle_s, on_table)
+            return _move(
+                table, route, org_id, source, target, home_url, settle_s, write_wait_s, on_table
+            )
     finally:
         table.close()
 
@@ -214,6 +256,7 @@ def _move(
     target: str,
     home_url: str,
     settle_s: float,
+    write_wait_s: float,
     on_table: Callable[[str, int], None] | None,
 ) -> MoveReport:
     """Steps 2-5 of the module docs (the checks passed)."""
@@ -221,36 +264,38 @@ def _move(
     table.put(Route(org_id, current, "moving", target), org_id)
     paused = time.monotonic()
     committed = False
-    try:
+    with ExitStack() as held:  # the organization's write lock in the source, once taken
+        try:
+            time.sleep(settle_s)
+            held.enter_context(_holding_writes(source, org_id, write_wait_s))
+            with _connect(source, "source") as src, _connect(target, "target") as dst:
+                src.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ  # one snapshot
+                src.read_only = True
+                started = time.monotonic()
+                with src.transaction(), dst.transaction():
+                    copy_org(src, dst, org_id, on_table)
+                committed = True
+                copied = time.monotonic()
+                with src.transaction():  # re-read: a late write would show here
+                    before = table_digests(src, org_id)
+                with dst.transaction():
+                    after = table_digests(dst, org_id)
+            _verify(org_id, before, after)
+            copy_s, verify_s = copied - started, time.monotonic() - copied
+        except psycopg.Error as exc:
+            _undo(table, route, org_id, target, committed)
+            raise StoreError(
+                f"moving organization {org_id!r} failed ({exc}); it stays in "
+                f"{mask_password(source)}, the move was undone"
+            ) from exc
+        except BaseException:
+            _undo(table, route, org_id, target, committed)
+            raise
+        table.put(None if target == home_url else Route(org_id, target), org_id)
+        paused_s = time.monotonic() - paused
         time.sleep(settle_s)
-        with _connect(source, "source") as src, _connect(target, "target") as dst:
-            src.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ  # one snapshot
-            src.read_only = True
-            started = time.monotonic()
-            with src.transaction(), dst.transaction():
-                copy_org(src, dst, org_id, on_table)
-            committed = True
-            copied = time.monotonic()
-            with src.transaction():  # re-read: a late write would show here
-                before = table_digests(src, org_id)
-            with dst.transaction():
-                after = table_digests(dst, org_id)
-        _verify(org_id, before, after)
-        copy_s, verify_s = copied - started, time.monotonic() - copied
-    except psycopg.Error as exc:
-        _undo(table, route, org_id, target, committed)
-        raise StoreError(
-            f"moving organization {org_id!r} failed ({exc}); it stays in "
-            f"{mask_password(source)}, the move was undone"
-        ) from exc
-    except BaseException:
-        _undo(table, route, org_id, target, committed)
-        raise
-    table.put(None if target == home_url else Route(org_id, target), org_id)
-    paused_s = time.monotonic() - paused
-    time.sleep(settle_s)
-    with _connect(source, "source") as src, src.transaction():
-        deleted = delete_org(src, org_id)
+        with _connect(source, "source") as src, src.transaction():
+            deleted = delete_org(src, org_id)
     return MoveReport(
         org_id,
         mask_password(source),

@@ -1,7 +1,19 @@
 """The PostgreSQL store's transactions (a mixin of
 :class:`~kenning.stores.postgres.store.PostgresStore`): one per call, with the
 row-level security context set first, or savepoints of the calling thread's
-``atomic()`` block; and bulk loads that build the search indexes once."""
+``atomic()`` block; and bulk loads that build the search indexes once.
+
+**An organization's writes and its moves.** Every transaction of a call made
+inside :meth:`~PostgresTransactions.org_writes` (the routed store's write
+calls) holds the organization's write lock *shared* (a transaction-level
+advisory lock, :data:`ORG_WRITES_LOCK` and ``hashtext(org_id)``), taken in
+the statement that sets its row-level security context, before it writes.
+A move holds that lock *exclusively* in the organization's old database
+from before its copy until the old copy is deleted
+(:mod:`~kenning.stores.postgres.orgmove`): it waits for the writes holding
+it to end, and meanwhile a write is refused with
+:class:`~kenning.stores.routed.OrganizationMoving` at once (never waits,
+writes nothing)."""
 
 from __future__ import annotations
 
@@ -19,16 +31,30 @@ from ...access import ScopeFilter
 from ...errors import Conflict, StoreError
 from ...models import ScopeKind
 from ..base import Footprint
+from ..routed import OrganizationMoving
 from .bm25 import TTLCache
 from .footprint import footprint
 from .replicas import ReplicaSet
 from .schema import BULK_INDEXES
 from .sql import LIST_SEP, PAIR_SEP, context_values
 
-__all__ = ["PostgresTransactions", "org_context", "set_context"]
+__all__ = ["ORG_WRITES_LOCK", "PostgresTransactions", "enter_write", "org_context", "set_context"]
 
 #: Every scope kind: an organization-wide context.
 _ALL_KINDS = ",".join(sorted(k.value for k in ScopeKind))
+
+#: Advisory-lock namespace (first int4 key; the second is ``hashtext(org_id)``) of an
+#: organization's writes in the database it lives in: held shared by each write
+#: transaction, exclusively by a move (see the module docs).
+ORG_WRITES_LOCK = 0x6B777274
+
+_SET_CONTEXT = (
+    "SELECT set_config('kenning.org_id', %s, true), "
+    "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true), "
+    "set_config('kenning.key_id', '', true)"
+)
+#: The context and the organization's shared write lock, in one statement.
+_SET_CONTEXT_FOR_WRITE = _SET_CONTEXT + ", pg_try_advisory_xact_lock_shared(%s, hashtext(%s))"
 
 
 @contextmanager
@@ -47,12 +73,20 @@ def set_context(conn: psycopg.Connection, context: tuple[str, str, str]) -> psyc
     for the rest of the transaction; it also clears the one-key lookup context
     (``kenning.key_id``, see :mod:`.directory`), which a savepoint of an
     :meth:`~PostgresTransactions.atomic` block would otherwise keep."""
-    conn.execute(
-        "SELECT set_config('kenning.org_id', %s, true), "
-        "set_config('kenning.kinds', %s, true), set_config('kenning.scopes', %s, true), "
-        "set_config('kenning.key_id', '', true)",
-        context,
-    )
+    conn.execute(_SET_CONTEXT, context)
+    return conn
+
+
+def enter_write(
+    conn: psycopg.Connection, context: tuple[str, str, str], org_id: str
+) -> psycopg.Connection:
+    """:func:`set_context`, and take ``org_id``'s write lock shared for the rest of
+    the transaction, in one statement; a move holding (or waiting for) it
+    exclusively: :class:`~kenning.stores.routed.OrganizationMoving`, nothing
+    written (the caller's transaction or savepoint rolls back)."""
+    row = conn.execute(_SET_CONTEXT_FOR_WRITE, (*context, ORG_WRITES_LOCK, org_id)).fetchone()
+    if row is None or not row[-1]:
+        raise OrganizationMoving(org_id)
     return conn
 
 
@@ -111,24 +145,47 @@ class PostgresTransactions:
             self._counts.clear()  # counts read inside the block may have rolled back
 
     @contextmanager
+    def org_writes(self, org_id: str) -> Iterator[None]:
+        """The calls this thread makes inside the block write ``org_id``: each of
+        their transactions (or savepoints) first takes the organization's write
+        lock shared, with its context (:func:`enter_write`; taken again by every
+        call, as a savepoint rolled back releases it, at no extra round trip).
+        Refused with :class:`~kenning.stores.routed.OrganizationMoving` while a
+        move holds it (see the module docs)."""
+        outer: str | None = getattr(self._block, "writes", None)
+        self._block.writes = org_id
+        try:
+            yield
+        finally:
+            self._block.writes = outer
+
+    def _enter(self, conn: psycopg.Connection, context: tuple[str, str, str]) -> psycopg.Connection:
+        """Set ``context`` (and take the write lock inside :meth:`org_writes`)."""
+        writes: str | None = getattr(self._block, "writes", None)
+        if writes is None:
+            return set_context(conn, context)
+        return enter_write(conn, context, writes)
+
+    @contextmanager
     def _tx(
         self, context: tuple[str, str, str], *, track: bool = True
     ) -> Iterator[psycopg.Connection]:
         """One transaction with the row-level-security context set (``SET LOCAL``);
         a savepoint of the thread's :meth:`atomic` block when one is open. With read
         replicas, a ``track``-ed transaction pins its organization once committed
-        (read-your-writes, see :mod:`.replicas`); reads pass ``track=False``."""
+        (read-your-writes, see :mod:`.replicas`); reads pass ``track=False``.
+        Inside :meth:`org_writes`, it holds the organization's write lock."""
         block: psycopg.Connection | None = getattr(self._block, "conn", None)
         orgs = context_orgs(context) if track and self._replicas is not None else ()
         with _translated():
             if block is not None:
                 self._block.orgs.update(orgs)
                 with block.transaction():
-                    yield set_context(block, context)
+                    yield self._enter(block, context)
                 return
             with self._pool.connection() as conn:
                 with conn.transaction():
-                    yield set_context(conn, context)
+                    yield self._enter(conn, context)
                 if orgs and self._replicas is not None:
                     self._replicas.wrote(orgs, conn)
 
