@@ -28,9 +28,10 @@ from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
-from client_overhead import TOPICS, VERBS, texts
-
 from kenning import Memory, Principal
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling bench script
+from client_overhead import TOPICS, VERBS, texts  # noqa: E402
 
 SERVE = Path(__file__).with_name("client_overhead.py")
 
