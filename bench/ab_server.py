@@ -18,37 +18,25 @@ import argparse
 import json
 import os
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from http.client import HTTPConnection
 from pathlib import Path
-from typing import Any
 
 from kenning import Memory, Principal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling bench script
-from client_overhead import TOPICS, VERBS, texts  # noqa: E402
+from client_overhead import TOPICS, VERBS, PlainHttp, summary, texts  # noqa: E402
 
 SERVE = Path(__file__).with_name("client_overhead.py")
 
 
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def _summary(values: list[float]) -> dict[str, float]:
-    return {"p50": round(statistics.median(values), 3), "p95": round(_quantile(values, 0.95), 3)}
-
-
 class Side:
-    """One server process on its own copy of the database, running ``src``'s code."""
+    """One server process on its own copy of the database, running ``src``'s code,
+    and a plain keep-alive connection to it."""
 
-    def __init__(self, src: Path, db: Path) -> None:
+    def __init__(self, src: Path, db: Path, key: str) -> None:
         env = dict(os.environ, PYTHONPATH=str(src.resolve()))
         self.child = subprocess.Popen(
             [sys.executable, str(SERVE), "--serve", str(db)],
@@ -58,23 +46,10 @@ class Side:
         )
         assert self.child.stdout is not None
         port = int(self.child.stdout.readline())
-        self.conn = HTTPConnection("127.0.0.1", port)
-        self.conn.connect()
-        assert self.conn.sock is not None
-        self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def recall(self, key: str, query: str) -> Any:
-        body = json.dumps({"query": query, "k": 10}).encode()
-        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        self.conn.request("POST", "/v1/recall", body=body, headers=headers)
-        answer = self.conn.getresponse()
-        data = answer.read()
-        if answer.status != 200:
-            raise RuntimeError(f"recall answered {answer.status}: {data[:200]!r}")
-        return json.loads(data)
+        self.http = PlainHttp(f"http://127.0.0.1:{port}", key)
 
     def close(self) -> None:
-        self.conn.close()
+        self.http.close()
         self.child.terminate()
         self.child.wait(30)
 
@@ -98,17 +73,17 @@ def main() -> None:
         for name, src in (("a", args.a), ("b", args.b)):
             (where / name).mkdir()
             shutil.copy(where / "kenning.db", where / name / "kenning.db")
-            sides[name] = Side(src, where / name / "kenning.db")
+            sides[name] = Side(src, where / name / "kenning.db", key)
         queries = [f"who {VERBS[i % 5]} {TOPICS[i % 8]}?" for i in range(300)]
         for q in queries[: args.warmup]:
             for side in sides.values():
-                side.recall(key, q)
+                side.http.recall(q, 10)
         times: dict[str, list[float]] = {"a": [], "b": []}
         for i in range(args.queries):
             q = queries[i % len(queries)]
             for name in ("a", "b") if i % 2 == 0 else ("b", "a"):
                 started = time.perf_counter()
-                sides[name].recall(key, q)
+                sides[name].http.recall(q, 10)
                 times[name].append((time.perf_counter() - started) * 1000)
     finally:
         for side in sides.values():
@@ -121,8 +96,8 @@ def main() -> None:
                 "a": str(args.a),
                 "b": str(args.b),
                 "queries": args.queries,
-                "recall_ms": {name: _summary(v) for name, v in times.items()},
-                "b_minus_a_per_query_ms": _summary(diffs),
+                "recall_ms": {name: summary(v) for name, v in times.items()},
+                "b_minus_a_per_query_ms": summary(diffs),
             },
             indent=2,
         )

@@ -61,7 +61,8 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _summary(values: list[float]) -> dict[str, float]:
+def summary(values: list[float]) -> dict[str, float]:
+    """p50 and p95 of ``values``, rounded to the microsecond."""
     return {
         "p50": round(statistics.median(values), 3),
         "p95": round(_quantile(values, 0.95), 3),
@@ -104,6 +105,10 @@ class PlainHttp:
         assert self.conn.sock is not None
         self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
 
     def recall(self, query: str, k: int) -> object:
         body = json.dumps({"query": query, "k": k}).encode()
@@ -200,7 +205,7 @@ def main() -> None:
         }
         times = paired_times(runs, queries, args.warmup)
         client.close()
-        plain.conn.close()
+        plain.close()
     mem.close()
     embedded, over_http, plain_http = times["embedded"], times["client"], times["http"]
     overhead = statistics.median(over_http) - statistics.median(embedded)
@@ -212,13 +217,13 @@ def main() -> None:
                 "server": args.server,
                 "memories": args.memories,
                 "queries": args.queries,
-                "embedded_recall_ms": _summary(embedded),
-                "client_recall_ms": _summary(over_http),
+                "embedded_recall_ms": summary(embedded),
+                "client_recall_ms": summary(over_http),
                 "overhead_p50_ms": round(overhead, 3),
-                "overhead_per_query_ms": _summary(paired),
+                "overhead_per_query_ms": summary(paired),
                 "target_ms": TARGET_MS,
                 "meets_target": overhead <= TARGET_MS,
-                "http_recall_ms": _summary(plain_http),
+                "http_recall_ms": summary(plain_http),
                 "http_overhead_p50_ms": round(http_overhead, 3),
                 "http_target_ms": HTTP_TARGET_MS,
                 "http_meets_target": http_overhead <= HTTP_TARGET_MS,
