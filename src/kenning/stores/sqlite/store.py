@@ -229,18 +229,6 @@ class SQLiteStore(
         return int(row[0])
 
     @staticmethod
-    def _history(
-        conn: sqlite3.Connection,
-        record: MemoryRecord,
-        scope_pk: int,
-        op: str,
-        actor: str | None,
-        changes: Mapping[str, Any],
-        content: str | None,
-    ) -> None:
-        conn.execute(_HISTORY_SQL, _history_row(record, scope_pk, op, actor, changes, content))
-
-    @staticmethod
     def _fts_write(conn: sqlite3.Connection, pk: int, record: MemoryRecord) -> None:
         conn.execute(_FTS_SQL, _fts_row(pk, record))
 
@@ -424,7 +412,7 @@ class SQLiteStore(
                 self._graph_forget(conn, pk, content_only=True)
                 self._graph_write(conn, graph, record.updated_at.timestamp())
             content = record.content if "content" in changes or op == "create" else None
-            self._history(conn, record, scope_pk, op, actor, changes, content)
+            conn.execute(_HISTORY_SQL, _history_row(record, scope_pk, op, actor, changes, content))
         return record
 
     def delete(self, org_id: str, memory_id: str, actor: str | None, at: datetime) -> bool:
