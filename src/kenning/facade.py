@@ -65,7 +65,9 @@ class Facade:
         )
         self.core = core
         self.writes = WritePipeline(core)
-        self.reads = RecallPipeline(core.store, core.query_embedder, core.pool, core.strength)
+        self.reads = RecallPipeline(
+            core.store, core.query_embedder, core.pool, core.strength, core.reranker
+        )
         self.ingestor = Ingestor(core, self.writes)
         self.consolidator = Consolidator(core, self.writes)
         self._graph = Graph(core)

@@ -17,7 +17,9 @@
    conversation context (episode, author), the time match; each adds to the
    fused relevance.
 5. Seed 000's **priority** score plus the boost signals (layer, persona,
-   exact match, high confidence); the **currency** step
+   exact match, high confidence); the opt-in **rerank** step
+   (:mod:`kenning.retrieval.rerank`: a cross-encoder's second look at the best
+   hits); the **currency** step
    (:mod:`kenning.retrieval.currency`: the newest value of the question's
    subject first, other people's facts below; superseded memories searched
    for questions about before); min-confidence, top k.
@@ -46,12 +48,14 @@ from ..graph.model import GraphPath
 from ..lifecycle.slots import aspect_words
 from ..lifecycle.strength import StrengthModel
 from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult, Status
+from ..rerank import Reranker
 from ..scoring import normalise
 from ..stores import Store
 from .calibration import calibrated, search_terms
 from .currency import Question, current_first, include_history, question_of
 from .graph_rerank import GraphOutcome, relation_paths
 from .ranker import fuse, score
+from .rerank import reranked
 from .signals import RELEVANCE_STAGES, RecallContext, active_signals, add_scores
 from .signals.graph import graph_knobs
 from .text import query_terms, strip_terms
@@ -103,11 +107,13 @@ class RecallPipeline:
         embedder: CachedEmbedder,
         pool: ThreadPoolExecutor,
         strength: StrengthModel | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.pool = pool
         self.strength = strength or StrengthModel(store, 0.0)
+        self.reranker = reranker
 
     def run(self, req: RecallRequest, settings: Settings, now: datetime) -> RecallResult:
         """Recall for ``req`` under ``settings`` at ``now``; see the module docstring."""
@@ -152,6 +158,11 @@ class RecallPipeline:
             self.strength.learn_sectors(ranked.values(), req.view)
             strengths = self.strength.strengths(ranked, now)
         hits = score(ctx, rel, strengths, req.explain)
+        if self.reranker is not None:
+            started_rerank = time.perf_counter()
+            hits = reranked(req.query, hits, self.reranker, settings.retrieval.rerank, req.explain)
+            pool.timings["rerank"] = _ms(started_rerank)
+            t += time.perf_counter() - started_rerank  # "rank" leaves the rerank out
         hits = current_first(ctx, hits, question, req.k, req.explain)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         hits = _calibrated(ctx, hits, search_terms(text, pool.dropped), req)

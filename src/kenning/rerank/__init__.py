@@ -1,0 +1,16 @@
+"""Rerankers: a second, slower look at a recall's best hits (opt-in).
+
+See :mod:`kenning.rerank.base` for the seam, :mod:`kenning.rerank.registry`
+for names and plugins, :mod:`kenning.retrieval.rerank` for the recall stage.
+"""
+
+from .base import Reranker
+from .registry import ENTRY_POINT_GROUP, available_rerankers, create_reranker, register_reranker
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Reranker",
+    "available_rerankers",
+    "create_reranker",
+    "register_reranker",
+]

@@ -1,0 +1,47 @@
+"""Rerankers by name: the built-in cross-encoder plus third-party plugins.
+
+``"ms-marco-minilm"`` is registered with :func:`register_reranker` exactly as a
+plugin may do; packages can also advertise rerankers under the entry-point
+group ``kenning.rerankers`` (a factory returning a :class:`Reranker`).
+Options from the environment (``KENNING_RETRIEVAL_RERANK_OPTIONS``) arrive as
+strings; the built-in factory converts them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._registry import Registry, coerce_options
+from .base import Reranker
+
+__all__ = ["ENTRY_POINT_GROUP", "available_rerankers", "create_reranker", "register_reranker"]
+
+ENTRY_POINT_GROUP = "kenning.rerankers"
+
+_registry: Registry[Reranker] = Registry("reranker", Reranker, ENTRY_POINT_GROUP)
+
+
+def register_reranker(name: str, factory: Any) -> None:
+    """Make ``factory(**options)`` available as ``create_reranker(name, **options)``."""
+    _registry.register(name, factory)
+
+
+def available_rerankers() -> list[str]:
+    """Sorted names of every registered and plugin-provided reranker."""
+    return _registry.available()
+
+
+def create_reranker(name: str, **options: Any) -> Reranker:
+    """Build the reranker registered as ``name``; :class:`~kenning.errors.ConfigError`
+    for an unknown name, bad options or a factory returning something else."""
+    return _registry.create(name, **options)
+
+
+def _ms_marco(**options: Any) -> Reranker:
+    from .cross_encoder import CrossEncoder
+
+    coerce_options(options, {"threads": int, "max_tokens": int}, "reranker 'ms-marco-minilm'")
+    return CrossEncoder(**options)
+
+
+register_reranker("ms-marco-minilm", _ms_marco)
