@@ -251,3 +251,18 @@ def test_rerank_reads_only_what_the_reader_may_read(
     assert {h.memory.content for h in hits} <= {"Bob likes secret gardens", "Bob grows tomatoes"}
     assert model.calls
     assert all("Alice" not in text for _, texts in model.calls for text in texts)
+
+
+def test_settings_changed_on_a_running_engine_turn_the_step_on(
+    make_memory: Callable[..., Memory], scripted: Callable[..., Scripted]
+) -> None:
+    mem = make_memory()
+    for fact in FACTS:
+        mem.remember(fact)
+    model = scripted(words=["postcards"])
+    mem.recall("What does Mia like?", k=3)
+    assert model.calls == []
+    mem.settings = _settings(weight=1.0)
+    hits = mem.recall("What does Mia like?", k=3)
+    assert len(model.calls) == 1
+    assert hits[0].memory.content == "Mia collects old postcards from Portugal"

@@ -12,7 +12,7 @@ change.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,21 +36,11 @@ from .lifecycle.sectors import SectorInfo, descendants
 from .lifecycle.strength import AccessWriter, StrengthModel
 from .llm import ChatModel, chat_model_from_settings
 from .models import MemoryRecord, Principal, Scope, TeamRole
-from .rerank import Reranker, create_reranker
+from .rerank import Rerankers
 from .stores import Store, database_url, open_store
 from .validation import check_principal, clean_text
 
 __all__ = ["Core", "settings_from_env"]
-
-
-def _reranker(settings: Settings) -> Reranker | None:
-    """The configured reranker, its model checked and loaded now (None: off)."""
-    opts = settings.retrieval.rerank
-    if opts.model is None:
-        return None
-    reranker = create_reranker(opts.model, **opts.options)
-    reranker.load()
-    return reranker
 
 
 def settings_from_env() -> Settings:
@@ -84,8 +74,8 @@ class Core:
     pool: ThreadPoolExecutor
     #: Concurrent embedding calls share model runs through it (None: switched off).
     batcher: BatchingEmbedder | None = None
-    #: The rerank step's model (``retrieval.rerank.model``; None: no rerank step).
-    reranker: Reranker | None = None
+    #: The rerank step's models (``retrieval.rerank.model``), built once each.
+    rerankers: Rerankers = field(default_factory=Rerankers)
 
     @classmethod
     def open(
@@ -106,7 +96,8 @@ class Core:
             url = database_url(str(path), field="path")
             settings = settings.model_copy(update={"database_url": url})
         inner = embedder or create_embedder(settings.embedder, **_embed_options(settings))
-        reranker = _reranker(settings)  # before the store opens: a bad name leaves nothing open
+        rerankers = Rerankers()
+        rerankers.get(settings.retrieval.rerank)  # a bad name fails before the store opens
         store = store or open_store(settings, inner.model_id, inner.dim)
         batcher = (
             BatchingEmbedder(
@@ -137,7 +128,7 @@ class Core:
             access=AccessWriter(store, lc.reinforcement, delay=lc.access_write_delay_ms / 1000),
             pool=ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall"),
             batcher=batcher,
-            reranker=reranker,
+            rerankers=rerankers,
         )
 
     def close(self) -> None:

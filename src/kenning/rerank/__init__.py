@@ -5,11 +5,18 @@ for names and plugins, :mod:`kenning.retrieval.rerank` for the recall stage.
 """
 
 from .base import Reranker
-from .registry import ENTRY_POINT_GROUP, available_rerankers, create_reranker, register_reranker
+from .registry import (
+    ENTRY_POINT_GROUP,
+    Rerankers,
+    available_rerankers,
+    create_reranker,
+    register_reranker,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Reranker",
+    "Rerankers",
     "available_rerankers",
     "create_reranker",
     "register_reranker",

@@ -48,7 +48,7 @@ from ..graph.model import GraphPath
 from ..lifecycle.slots import aspect_words
 from ..lifecycle.strength import StrengthModel
 from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult, Status
-from ..rerank import Reranker
+from ..rerank import Rerankers
 from ..scoring import normalise
 from ..stores import Store
 from .calibration import calibrated, search_terms
@@ -107,13 +107,13 @@ class RecallPipeline:
         embedder: CachedEmbedder,
         pool: ThreadPoolExecutor,
         strength: StrengthModel | None = None,
-        reranker: Reranker | None = None,
+        rerankers: Rerankers | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.pool = pool
         self.strength = strength or StrengthModel(store, 0.0)
-        self.reranker = reranker
+        self.rerankers = rerankers or Rerankers()
 
     def run(self, req: RecallRequest, settings: Settings, now: datetime) -> RecallResult:
         """Recall for ``req`` under ``settings`` at ``now``; see the module docstring."""
@@ -158,9 +158,10 @@ class RecallPipeline:
             self.strength.learn_sectors(ranked.values(), req.view)
             strengths = self.strength.strengths(ranked, now)
         hits = score(ctx, rel, strengths, req.explain)
-        if self.reranker is not None:
+        reranker = self.rerankers.get(settings.retrieval.rerank)
+        if reranker is not None:
             started_rerank = time.perf_counter()
-            hits = reranked(req.query, hits, self.reranker, settings.retrieval.rerank, req.explain)
+            hits = reranked(req.query, hits, reranker, settings.retrieval.rerank, req.explain)
             pool.timings["rerank"] = _ms(started_rerank)
             t += time.perf_counter() - started_rerank  # "rank" leaves the rerank out
         hits = current_first(ctx, hits, question, req.k, req.explain)
