@@ -699,3 +699,29 @@ def test_the_cli_reports_a_bad_move_with_its_exit_code(
     assert result.exit_code == 4 and "no organization 'nobody'" in result.output
     missing = CliRunner().invoke(app, ["migrate", "--to", "x.db"])
     assert missing.exit_code == 2 and "--from is required" in missing.output
+
+
+def test_the_cli_bounds_the_wait_for_writes_in_flight(
+    home: str, far: str, open_mem: Callable[[], Memory]
+) -> None:
+    """``--write-wait``: a write open past it undoes the move and the CLI says why."""
+    mem = open_mem()
+    fill(mem, "globex")
+    before = org_rows(home, "globex")
+    bad = CliRunner().invoke(
+        app, ["migrate", "--org", "globex", "--to", far, "--from", home, "--write-wait", "0"]
+    )
+    assert bad.exit_code == 2 and "--write-wait" in bad.output
+    write = OpenWrite(mem, "globex", "globex written by a stuck client")
+    try:
+        result = CliRunner().invoke(
+            app,
+            ["migrate", "--org", "globex", "--to", far, "--from", home, "--write-wait", "0.5"],
+        )
+    finally:
+        write.release.set()
+    assert result.exit_code != 0
+    assert "did not finish within 0.5 s" in result.output and "the move was undone" in result.output
+    write.commit()
+    assert route_of(home, "globex") == []
+    assert org_rows(home, "globex")["memories"] == before["memories"] + 1

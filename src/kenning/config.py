@@ -230,11 +230,12 @@ class RerankRecall(BaseSettings):
     model: str | None = None
     #: Its options (``KENNING_RETRIEVAL_RERANK_OPTIONS='{"threads": "2"}'``).
     options: dict[str, str] = Field(default_factory=dict)
-    #: How many of the best hits it reads: 30 on the LoCoMo dev split (R@10 .779
-    #: -> .793; 20: .791, 50: .793 at two thirds more time).
+    #: How many of the best hits it reads: 30 on the LoCoMo dev split (recall@10
+    #: .781 -> .794; 20: .790 in two thirds of the time; 50 in a run over saved
+    #: candidates: no better than 30).
     top_n: int = Field(30, ge=1, le=200)
-    #: The reranker's share of the blend: 0.3 on the LoCoMo dev split (0.5: .788,
-    #: 0.7: .777, the reranker alone: .774).
+    #: The reranker's share of the blend: 0.3 on the LoCoMo dev split (runs over
+    #: saved candidates: 0.5 .788, 0.7 .777, the reranker's order alone .774).
     weight: float = Field(0.3, ge=0, le=1)
     rrf_k: int = Field(60, gt=0)
 

@@ -506,12 +506,15 @@ def open_stores(
 # -- one organization into another database ----------------------------------------------
 
 
-def move_org(org_id: str, to: str, home: str | None = None) -> MoveReport:
+def move_org(
+    org_id: str, to: str, home: str | None = None, *, write_wait_s: float | None = None
+) -> MoveReport:
     """Move one organization to the database ``to`` (``"home"``: back into the home
     database) while the others keep working: copy, verify per-table counts and
     checksums, switch its route, delete the old copy (the home database's
     backend does it: :meth:`~kenning.stores.registry.StoreBackend.move_organization`).
     ``home`` is the home database (default: ``KENNING_DATABASE_URL``), which keeps
-    the routing table."""
+    the routing table. ``write_wait_s``: how long the move waits for the
+    organization's writes in flight before it is undone (None: the backend's default)."""
     url = database_url(home or _settings().database_url or "", field="from")
-    return backend_for(url, "from").move_organization(url, org_id, to)
+    return backend_for(url, "from").move_organization(url, org_id, to, write_wait_s=write_wait_s)

@@ -759,6 +759,19 @@ def migrate(
             "--batch-size", metavar="N", min=1, help="Memories per destination transaction."
         ),
     ] = 500,
+    write_wait: Annotated[
+        float | None,
+        typer.Option(
+            "--write-wait",
+            metavar="SECONDS",
+            min=0.1,
+            max=3600,
+            help="With --org: how long the move waits for the organization's writes "
+            "in flight to finish (default 30); past it the move is undone and nothing "
+            "changes.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Copy a whole store (records, vectors, history) to another database and verify it,
@@ -767,7 +780,7 @@ def migrate(
     No embedding model is loaded: the source records which model its vectors come from.
     """
     if org is not None:
-        moved = move_org(org, to_url, from_url)
+        moved = move_org(org, to_url, from_url, write_wait_s=write_wait)
         if as_json:
             render.emit(moved.to_dict())
             return

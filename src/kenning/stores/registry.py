@@ -128,10 +128,13 @@ class StoreBackend(ABC):
         store is then used as it is)."""
         return None
 
-    def move_organization(self, home_url: str, org_id: str, to: str) -> MoveReport:
+    def move_organization(
+        self, home_url: str, org_id: str, to: str, *, write_wait_s: float | None = None
+    ) -> MoveReport:
         """Move ``org_id`` to the database ``to`` (``"home"``: back into ``home_url``),
-        verified, while the others keep working. A backend without a routing
-        table cannot: :class:`InvalidInput`."""
+        verified, while the others keep working; ``write_wait_s`` bounds the wait for
+        its writes in flight (None: the backend's default). A backend without a
+        routing table cannot: :class:`InvalidInput`."""
         raise InvalidInput(
             f"from: organizations can be spread only over PostgreSQL databases; "
             f"the home database is {self.display(home_url)}",

@@ -67,11 +67,14 @@ class PostgresBackend(StoreBackend):
 
         return PgRouteTable(url)
 
-    def move_organization(self, home_url: str, org_id: str, to: str) -> MoveReport:
+    def move_organization(
+        self, home_url: str, org_id: str, to: str, *, write_wait_s: float | None = None
+    ) -> MoveReport:
         """Copy, verify, switch the route, delete the old copy (:mod:`.orgmove`)."""
-        from .orgmove import move_organization
+        from .orgmove import WRITE_WAIT_S, move_organization
 
-        return move_organization(home_url, org_id, to)
+        wait = WRITE_WAIT_S if write_wait_s is None else write_wait_s
+        return move_organization(home_url, org_id, to, write_wait_s=wait)
 
     def inspect(self, url: str, field: str) -> DatabaseInfo:
         """Identity: database name, server start time and database oid."""
