@@ -106,9 +106,11 @@ def test_init_creates_the_database(tmp_path: Path) -> None:
     assert info["database"] == str(path) and path.exists()
     assert info["embedder"].startswith("all-MiniLM-L6-v2") and info["dim"] == 384
     assert info["principal"] == {"org_id": "default", "user_id": "default", "roles": ["admin"]}
+    assert info["reranker"] is None
     human = run(path, "init")
     assert human.exit_code == 0
     assert f"database:  {path}" in human.stdout and "user=default roles=admin" in human.stdout
+    assert "reranker:  off" in human.stdout
 
 
 def test_help_lists_the_commands_and_main_is_the_entry_point() -> None:

@@ -266,3 +266,31 @@ def test_settings_changed_on_a_running_engine_turn_the_step_on(
     hits = mem.recall("What does Mia like?", k=3)
     assert len(model.calls) == 1
     assert hits[0].memory.content == "Mia collects old postcards from Portugal"
+
+
+def test_the_cli_shows_and_uses_the_configured_reranker(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from kenning.cli import app
+
+    db = str(tmp_path / "k.db")
+    env = {"KENNING_RETRIEVAL_RERANK_MODEL": "ms-marco-minilm", "COLUMNS": "200"}
+    runner = CliRunner()
+    info = runner.invoke(app, ["--db", db, "init", "--json"], env=env)
+    assert info.exit_code == 0, info.output
+    assert json.loads(info.stdout)["reranker"] == "ms-marco-minilm"
+    for fact in FACTS:
+        assert runner.invoke(app, ["--db", db, "remember", fact], env=env).exit_code == 0
+    got = runner.invoke(
+        app, ["--db", db, "recall", "Where does Mia work?", "--explain", "--json"], env=env
+    )
+    assert got.exit_code == 0, got.output
+    hits = json.loads(got.stdout)["hits"]
+    assert hits[0]["memory"]["content"] == "Mia works as a nurse at the city hospital"
+    assert all("rerank_logit" in h["explain"]["signals"] for h in hits)
+    bad = runner.invoke(
+        app, ["--db", db, "init"], env={**env, "KENNING_RETRIEVAL_RERANK_MODEL": "nope"}
+    )
+    assert bad.exit_code == 1 and "unknown reranker 'nope'" in bad.output

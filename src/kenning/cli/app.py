@@ -150,6 +150,7 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         "database": location(mem.settings),
         "embedder": mem.embedder.model_id,
         "dim": mem.embedder.dim,
+        "reranker": mem.settings.retrieval.rerank.model,
         "principal": {"org_id": who.org_id, "user_id": who.user_id, "roles": roles},
     }
     state.close()
@@ -158,6 +159,7 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         return
     render.say(f"database:  {info['database']}")
     render.say(f"embedder:  {info['embedder']} ({info['dim']} dimensions)")
+    render.say(f"reranker:  {info['reranker'] or 'off (KENNING_RETRIEVAL_RERANK_MODEL)'}")
     render.say(f"principal: org={who.org_id} user={who.user_id} roles={','.join(roles)}")
 
 
