@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._registry import Registry, coerce_options
@@ -32,7 +33,7 @@ ENTRY_POINT_GROUP = "kenning.rerankers"
 _registry: Registry[Reranker] = Registry("reranker", Reranker, ENTRY_POINT_GROUP)
 
 
-def register_reranker(name: str, factory: Any) -> None:
+def register_reranker(name: str, factory: Callable[..., Reranker]) -> None:
     """Make ``factory(**options)`` available as ``create_reranker(name, **options)``."""
     _registry.register(name, factory)
 
