@@ -204,8 +204,10 @@ def test_rerank_leaves_hits_below_top_n_and_a_zero_weight_alone(
     mem = make_memory("top2", settings=_settings(top_n=2, weight=1.0))
     for fact in FACTS:
         mem.remember(fact)
-    got = [h.memory.content for h in mem.recall("What does Mia do?", k=6)]
+    explained = mem.recall("What does Mia do?", k=6, explain=True)
+    got = [h.memory.content for h in explained]
     assert len(model.calls[-1][1]) == 2
+    assert all(h.explain.signals["rerank"] == 0.0 for h in explained[2:])  # type: ignore[union-attr]
     assert got[2:] == base[2:] and set(got[:2]) == set(base[:2])
     scripted(words=[base[-1].split()[-1]])
     off = make_memory("zero", settings=_settings(weight=0.0))

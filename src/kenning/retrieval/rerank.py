@@ -72,4 +72,9 @@ def reranked(
             h.explain.signals["rerank_logit"] = round(float(logits[i]), 4)
             h.explain.final = slots[slot]
         h.score = slots[slot]
-    return [top[i] for i in order] + list(hits[opts.top_n :])
+    rest = list(hits[opts.top_n :])
+    if explain:  # every hit's breakdown names the step, as it does every signal
+        for h in rest:
+            if h.explain is not None:
+                h.explain.signals["rerank"] = 0.0
+    return [top[i] for i in order] + rest
