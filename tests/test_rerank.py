@@ -296,3 +296,31 @@ def test_the_cli_shows_and_uses_the_configured_reranker(tmp_path: Path) -> None:
         app, ["--db", db, "init"], env={**env, "KENNING_RETRIEVAL_RERANK_MODEL": "nope"}
     )
     assert bad.exit_code == 1 and "unknown reranker 'nope'" in bad.output
+
+
+def test_rest_recall_goes_through_the_reranker_with_its_explain(
+    make_memory: Callable[..., Memory], scripted: Callable[..., Scripted]
+) -> None:
+    from serverkit import Api, bootstrap_org
+
+    model = scripted(words=["postcards"])
+    mem = make_memory(settings=_settings(weight=1.0))
+    keys = bootstrap_org(mem, "rr")
+    api = Api(mem)
+    try:
+        for fact in FACTS:
+            r = api.call("POST", "/v1/memories", key=keys["alice"], json={"content": fact})
+            assert r.status_code == 201, r.text
+        got = api.call(
+            "POST",
+            "/v1/recall",
+            key=keys["alice"],
+            json={"query": "What does Mia like?", "k": 3, "explain": True},
+        )
+        assert got.status_code == 200, got.text
+        hits = got.json()["hits"]
+        assert hits[0]["memory"]["content"] == "Mia collects old postcards from Portugal"
+        assert hits[0]["explain"]["signals"]["rerank_logit"] == 1.0
+        assert model.calls and all(q == "What does Mia like?" for q, _ in model.calls)
+    finally:
+        api.close()
