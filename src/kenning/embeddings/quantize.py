@@ -19,13 +19,13 @@ shipped file. Nothing is downloaded.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from .._files import file_sha256
 from ..errors import ConfigError
 
 __all__ = [
@@ -52,15 +52,6 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "kenning"
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file, read in 1 MB blocks (model files are checked by it)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _fold_weight_casts(model: Any) -> None:

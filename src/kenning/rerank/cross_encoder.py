@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._extras import require_extra
-from ..embeddings.quantize import file_sha256
+from .._files import file_sha256
 from ..errors import ConfigError, InvalidInput
 from .base import Reranker
 
