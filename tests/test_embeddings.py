@@ -181,11 +181,11 @@ def test_int8_text_alone_on_several_threads_gives_the_bytes_of_one_thread(
 ) -> None:
     """A text alone (a recall's query) runs on ``query_threads`` threads; its vector
     is bitwise the one a single-threaded run gives, up to the 256-token cap."""
-    from kenning.embeddings import onnx_minilm
+    from kenning import _files
 
     hashed: list[Path] = []
-    real_sha = onnx_minilm.file_sha256
-    monkeypatch.setattr(onnx_minilm, "file_sha256", lambda p: hashed.append(p) or real_sha(p))
+    real_sha = _files.file_sha256
+    monkeypatch.setattr(_files, "file_sha256", lambda p: hashed.append(p) or real_sha(p))
     one = MiniLMEmbedder(threads=1)
     several = MiniLMEmbedder(threads=1, query_threads=3)
     texts = _sentences(12, seed=9) + ["memory " * 300, "Ö ünïcode – text ✓", ""]

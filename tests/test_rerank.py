@@ -66,8 +66,12 @@ def _settings(**rerank: object) -> Settings:
     return Settings(retrieval={"rerank": {"model": "scripted-test", **rerank}})
 
 
-def _ids(hits: Sequence[object]) -> list[str]:
-    return [h.memory.id for h in hits]  # type: ignore[attr-defined]
+def _filled(make_memory: Callable[..., Memory], name: str, **kw: object) -> Memory:
+    """A fresh store (``make_memory(name, **kw)``) holding :data:`FACTS`, one write each."""
+    mem = make_memory(name, **kw)
+    for fact in FACTS:
+        mem.remember(fact)
+    return mem
 
 
 # -- the built-in cross-encoder (real model) ------------------------------------------
@@ -170,17 +174,13 @@ def test_the_rerank_settings_come_from_the_environment(monkeypatch: pytest.Monke
 def test_rerank_moves_the_reranker_s_answer_up_and_keeps_priorities_falling(
     make_memory: Callable[..., Memory], scripted: Callable[..., Scripted]
 ) -> None:
-    plain = make_memory("plain")
-    for fact in FACTS:
-        plain.remember(fact)
+    plain = _filled(make_memory, "plain")
     query = "Tell me about Mia"
     before = plain.recall(query, k=6, explain=True)
     # the reranker likes the pipeline's last hit best
     favourite = before[-1].memory.content
     model = scripted(words=[favourite.split()[-1], favourite.split()[-2]])
-    mem = make_memory("reranked", settings=_settings(weight=1.0))
-    for fact in FACTS:
-        mem.remember(fact)
+    mem = _filled(make_memory, "reranked", settings=_settings(weight=1.0))
     after = mem.recall(query, k=6, explain=True)
     assert model.calls and model.calls[0][0] == query
     assert len(model.calls[0][1]) == 6  # every candidate up to top_n, not only k
@@ -196,23 +196,17 @@ def test_rerank_moves_the_reranker_s_answer_up_and_keeps_priorities_falling(
 def test_rerank_leaves_hits_below_top_n_and_a_zero_weight_alone(
     make_memory: Callable[..., Memory], scripted: Callable[..., Scripted]
 ) -> None:
-    plain = make_memory("plain")
-    for fact in FACTS:
-        plain.remember(fact)
+    plain = _filled(make_memory, "plain")
     base = [h.memory.content for h in plain.recall("What does Mia do?", k=6)]
     model = scripted(words=[base[-1].split()[-1]])
-    mem = make_memory("top2", settings=_settings(top_n=2, weight=1.0))
-    for fact in FACTS:
-        mem.remember(fact)
+    mem = _filled(make_memory, "top2", settings=_settings(top_n=2, weight=1.0))
     explained = mem.recall("What does Mia do?", k=6, explain=True)
     got = [h.memory.content for h in explained]
     assert len(model.calls[-1][1]) == 2
     assert all(h.explain.signals["rerank"] == 0.0 for h in explained[2:])  # type: ignore[union-attr]
     assert got[2:] == base[2:] and set(got[:2]) == set(base[:2])
     scripted(words=[base[-1].split()[-1]])
-    off = make_memory("zero", settings=_settings(weight=0.0))
-    for fact in FACTS:
-        off.remember(fact)
+    off = _filled(make_memory, "zero", settings=_settings(weight=0.0))
     assert [h.memory.content for h in off.recall("What does Mia do?", k=6)] == base
 
 
@@ -223,12 +217,9 @@ def test_a_failing_reranker_leaves_the_pipeline_s_order(
     fail: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    plain = make_memory("plain")
+    plain = _filled(make_memory, "plain")
     scripted(fail=fail)
-    broken = make_memory("broken", settings=_settings(weight=1.0))
-    for fact in FACTS:
-        plain.remember(fact)
-        broken.remember(fact)
+    broken = _filled(make_memory, "broken", settings=_settings(weight=1.0))
     with caplog.at_level(logging.WARNING, logger="kenning.recall"):
         got = broken.recall("Where does Mia work?", k=4)
     assert [h.memory.content for h in got] == [
@@ -258,9 +249,7 @@ def test_rerank_reads_only_what_the_reader_may_read(
 def test_settings_changed_on_a_running_engine_turn_the_step_on(
     make_memory: Callable[..., Memory], scripted: Callable[..., Scripted]
 ) -> None:
-    mem = make_memory()
-    for fact in FACTS:
-        mem.remember(fact)
+    mem = _filled(make_memory, "db")
     model = scripted(words=["postcards"])
     mem.recall("What does Mia like?", k=3)
     assert model.calls == []

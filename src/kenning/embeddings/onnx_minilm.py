@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._files import verified_file
 from ..errors import ConfigError, EmbeddingError, InvalidInput
 from .base import Embedder, Vectors, check_texts, normalize_rows
-from .quantize import dynamic_int8_model, file_sha256
+from .quantize import dynamic_int8_model
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -189,14 +190,7 @@ class MiniLMEmbedder(Embedder):
         if self._graph is not None:
             return self._graph
         path = self._model_path if self._model_path is not None else _default_model_path()
-        if not path.is_file():
-            raise ConfigError(f"MiniLM model file not found: {path}")
-        actual = file_sha256(path)
-        if actual != MODEL_SHA256:
-            raise ConfigError(
-                f"MiniLM model file {path} has sha256 {actual}, expected {MODEL_SHA256}; "
-                "refusing to load an unverified model"
-            )
+        verified_file(path, MODEL_SHA256, "MiniLM model file")
         self._graph = dynamic_int8_model(path) if self._compute == "int8" else path
         return self._graph
 

@@ -15,7 +15,6 @@ single-threaded runs.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from collections.abc import Sequence
@@ -25,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._extras import require_extra
-from .._files import file_sha256
+from .._files import package_dir, verified_file
 from ..errors import ConfigError, InvalidInput
 from .base import Reranker
 
@@ -44,10 +42,8 @@ _MODEL_DIR = ("models", "data", "reranker_en")
 
 
 def _default_model_dir() -> Path:
-    require_extra("rerank", "the 'ms-marco-minilm' reranker")
-    spec = importlib.util.find_spec(PACKAGE)  # finds the files; runs none of its code
-    assert spec is not None and spec.submodule_search_locations
-    return Path(next(iter(spec.submodule_search_locations))).joinpath(*_MODEL_DIR)
+    root = package_dir(PACKAGE, "rerank", "the 'ms-marco-minilm' reranker")
+    return root.joinpath(*_MODEL_DIR)
 
 
 class CrossEncoder(Reranker):
@@ -99,14 +95,7 @@ class CrossEncoder(Reranker):
             from tokenizers import Tokenizer
 
             folder = self._dir or _default_model_dir()
-            model = folder / "model.onnx"
-            if not model.is_file():
-                raise ConfigError(f"reranker model not found: {model}")
-            digest = file_sha256(model)
-            if digest != MODEL_SHA256:
-                raise ConfigError(
-                    f"reranker model {model} has sha256 {digest}, expected {MODEL_SHA256}"
-                )
+            model = verified_file(folder / "model.onnx", MODEL_SHA256, "reranker model")
             tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=self._max_tokens, strategy="longest_first")
