@@ -15,6 +15,7 @@ from kenning.config import Lifecycle, Retrieval
 from kenning.errors import ConfigError
 from kenning.lifecycle.reconcile import Action, Decision, Incoming, Neighbour, RuleReconciler
 from kenning.lifecycle.slots import (
+    asserts,
     aspect_of,
     aspect_words,
     question_subject,
@@ -90,6 +91,8 @@ def test_update_cues_and_question_aspects() -> None:
     assert update_cue("Today was my first day at the bakery.") == "first day"
     assert update_cue("I no longer eat meat.") == "no longer"
     assert update_cue("I live in Berlin.") is None
+    assert update_cue("No more cable TV for us, we stream now.") == "no more"
+    assert update_cue("Signed up for a pottery class today.") == "signed up"
     assert aspect_of("Where do I live now?") == "now"
     assert aspect_of("What's my cat called?") == "now"
     assert aspect_of("Where did I live before I moved?") == "before"
@@ -101,6 +104,26 @@ def test_update_cues_and_question_aspects() -> None:
     assert aspect_words("Which bank am I with these days?") == {"these", "days"}
     assert aspect_words("What was my previous car?") == {"previous"}
     assert aspect_words("I live here now.") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        ("I commute by bike.", True),
+        ("Got me a new bike today.", True),  # a past verb and "me" is no request
+        ("Gave me a lift home.", True),
+        ("What a day!", True),
+        ("Can you find vegan recipes? I am vegan now.", True),  # one sentence states
+        ("Can you suggest a good podcast for the commute?", False),
+        ("Where is the party?", False),
+        ("Remind me to buy milk and eggs tomorrow.", False),
+        ("Please book a table for two.", False),
+        ("Tell me about Rome.", False),
+        ("Would you remind me of my dentist appointment", False),
+    ],
+)
+def test_questions_and_requests_state_nothing(text: str, states: bool) -> None:
+    assert asserts(text) is states
 
 
 # ----------------------------------------------------------------- reconcile
@@ -206,6 +229,29 @@ def test_the_read_time_net_orders_values_reconcile_never_linked(
     assert "Rex" in _first(mem, "What was my previous dog called?")
     # and the question about the sister puts the sister's dog first
     assert "Bella" in _first(mem, "What is my sister's dog called?")
+
+
+def test_a_question_or_request_never_answers_a_value_question(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the asker's own questions share the words of the question ("commute"),
+    # but state no value: the statement answers, whatever the cosine says
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    bike = _say(mem, "Most mornings I cycle to the office.", OLD)
+    asked = _say(mem, "Can you suggest a good podcast for my commute?", MID)
+    _say(mem, "Remind me to pump up the tyres for my commute tomorrow.", NEW)
+    hits = mem.recall("How do I commute these days?", 5, explain=True).hits
+    assert hits[0].memory.id == bike
+    question = next(h for h in hits if h.memory.id == asked)
+    assert question.explain is not None and question.explain.signals["currency"] < 0
+    # the step off, the question outranks the statement (it shares "commute")
+    off = Settings(
+        lifecycle=Lifecycle(reconcile="off"), retrieval=Retrieval(currency={"enabled": False})
+    )
+    plain = make_memory(settings=off)
+    _say(plain, "Most mornings I cycle to the office.", OLD)
+    _say(plain, "Can you suggest a good podcast for my commute?", MID)
+    assert "podcast" in _first(plain, "How do I commute these days?")
 
 
 def test_the_step_can_be_switched_off(make_memory: Callable[..., Memory]) -> None:

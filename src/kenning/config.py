@@ -185,7 +185,8 @@ class CurrencyRecall(BaseSettings):
     #: their priorities but take them in the order of their embedding's cosine to
     #: the question: a shared keyword ("home", "called") or a recent date does
     #: not lift another fact above the answer (which value is newest is the
-    #: groups' business, below).
+    #: groups' business, below); statements come before the asker's own
+    #: questions and requests, which state no value.
     by_meaning: bool = True
     #: Cosine between two memories from which they answer the question alike ...
     pair_similarity: float = Field(0.40, ge=-1, le=1)

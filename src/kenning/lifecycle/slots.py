@@ -18,7 +18,11 @@ speaker's own). Pure text analysis: no model, no I/O, English.
 * **Update cue** (:func:`update_cue`): the text says a value is new or has
   changed: change and ending verbs ("moved", "switched", "quit", "sold",
   "cancelled", "joined", "adopted"), "new", "now", "first day", "no longer",
-  "anymore", "since".
+  "anymore", "no more", "since", "signed up".
+* **Assertion** (:func:`asserts`): whether the text states something at all,
+  rather than only asking ("Can you suggest a podcast for the commute?") or
+  requesting ("Remind me to buy milk"): a value question is answered by a
+  statement.
 * **Question aspect** (:func:`aspect_of`): ``"now"`` for questions about the
   present value ("Where do I live now?", "What is my current car?", "What's
   my dog's name?"), ``"before"`` for questions about an earlier one ("What was
@@ -41,6 +45,7 @@ __all__ = [
     "Statement",
     "aspect_of",
     "aspect_words",
+    "asserts",
     "is_person",
     "question_subject",
     "statement",
@@ -90,7 +95,14 @@ _CHANGE = frozenset(
     bought buy got picked brought hired married died passed""".split()
 )
 _CHANGE_WORDS = frozenset("new now anymore instead nowadays currently since first".split())
-_CHANGE_PHRASES = (("no", "longer"), ("first", "day"), ("any", "more"), ("gave", "up"))
+_CHANGE_PHRASES = (
+    ("no", "longer"),
+    ("no", "more"),
+    ("first", "day"),
+    ("any", "more"),
+    ("gave", "up"),
+    ("signed", "up"),
+)
 
 #: Question words that make a sentence a question about a value.
 _WH = frozenset("what which where who whom whose when how".split())
@@ -283,18 +295,65 @@ def aspect_of(query: str) -> Aspect | None:
     return "now"
 
 
+#: Objects after which a sentence's first word reads as a request's verb ("Remind
+#: me", "Tell us", "Help me", "Let me know").
+_REQUEST_OBJECTS = frozenset("me us".split())
+_YOU = frozenset("you u".split())
+#: Irregular past forms that take "me"/"us" ("Gave me a lift", "Told us to wait").
+_PAST_FORMS = frozenset("gave told sent made took showed taught found kept lent paid".split())
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def _requests(lows: list[str]) -> bool:
+    """Whether a sentence's words make a request: "please ...", a modal and "you"
+    ("Can you suggest ...", "Would you remind me ..."), or a verb that is not in the
+    past and "me"/"us" first ("Remind me to ...", "Tell me about ...", not "Got me
+    a new bike")."""
+    if not lows:
+        return False
+    if lows[0] == "please":
+        return True
+    if len(lows) < 2:
+        return False
+    if lows[0] in _AUX and lows[1] in _YOU:
+        return True
+    verb = lows[0]
+    past = verb.endswith("ed") or verb in _CHANGE or verb in _PAST_FORMS
+    skip = _FIRST_PERSON | _AUX | _WH | _LEADING | _FUNCTION
+    return lows[1] in _REQUEST_OBJECTS and not past and verb not in skip
+
+
+def asserts(text: str) -> bool:
+    """Whether ``text`` states something: a sentence of it is neither a question
+    ("Can you suggest a podcast for the commute?", "Where is the party?") nor a
+    request ("Remind me to buy milk", "Please book a table"). A value question is
+    answered by what someone said is so; asking about the commute is no answer to
+    "How do I commute?"."""
+    for part in _SENTENCE.findall(text):
+        lows = [w.lower() for w in _split_clitic(_words(part))]
+        if not lows:
+            continue
+        asked = part.rstrip().endswith("?") or (lows[0] in _WH and not part.rstrip().endswith("!"))
+        if asked or _requests(lows):
+            continue
+        return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """What the currency rules know about one memory's text."""
 
     subject: str
     cue: str | None
+    #: Whether it states something (:func:`asserts`), rather than only asking.
+    asserts: bool = True
 
 
 @functools.lru_cache(maxsize=50_000)
 def statement(text: str) -> Statement:
-    """The subject and update cue of ``text``, cached."""
-    return Statement(subject_of(text), update_cue(text))
+    """The subject, update cue and assertion of ``text``, cached."""
+    return Statement(subject_of(text), update_cue(text), asserts(text))
 
 
 def is_person(subject: str) -> bool:

@@ -12,7 +12,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    ``retrieval.currency.other_subject_factor``.
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
-   to the question (``by_meaning``). Among them, memories about the question's
+   to the question (``by_meaning``), statements before the asker's own
+   questions and requests ("Can you suggest a podcast for my commute?" states
+   no way of commuting). Among them, memories about the question's
    subject that answer it alike form a group: their embeddings' cosine at least
    ``pair_similarity`` (``cue_pair_similarity`` when the newer one says its
    value changed); each with words the other lacks; each with a cosine to the
@@ -140,8 +142,15 @@ def current_first(
         # the hits read stay ahead of the rest (unread, so not judged either way)
         hits[: len(read)] = sorted(read, key=lambda h: (-h.score, h.memory.id))
     top = hits[: opts.window]
-    if q.reorders and opts.by_meaning:  # someone else's facts stay below
-        _hand_out(top, lambda h: (match[h.memory.id] is not False, ctx.dense.get(h.memory.id, 0.0)))
+    if q.reorders and opts.by_meaning:  # someone else's facts, and questions, stay below
+        _hand_out(
+            top,
+            lambda h: (
+                match[h.memory.id] is not False,
+                statement(h.memory.content).asserts,
+                ctx.dense.get(h.memory.id, 0.0),
+            ),
+        )
     if q.reorders and q.aspect == "before":
         _predecessors_up(hits, top)
         top = sorted(top, key=lambda h: -h.score)
@@ -167,7 +176,7 @@ def current_first(
     return head + [h for h in hits if h.memory.id not in judged]
 
 
-def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, float]]) -> None:
+def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, bool, float]]) -> None:
     """Give ``hits`` their own priorities again, best to the highest ``key``."""
     slots = sorted((h.score for h in hits), reverse=True)
     ranked = sorted(hits, key=lambda h: h.memory.id)
