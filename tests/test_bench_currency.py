@@ -12,11 +12,12 @@ from kenning.bench.currency import aggregate, classify, run_currency, score_befo
 from kenning.bench.currency_data import (
     DEV_KINDS,
     HOLDOUT_KINDS,
+    PROBE,
     Question,
     generate,
     kinds_of,
 )
-from kenning.bench.currency_phrases import KINDS
+from kenning.bench.currency_phrases import KINDS, PROBE_KINDS
 from kenning.embeddings import Embedder
 
 
@@ -41,6 +42,23 @@ def test_kinds_phrasings_and_split() -> None:
     assert not set(DEV_KINDS) & set(HOLDOUT_KINDS)
     assert set(DEV_KINDS) | set(HOLDOUT_KINDS) == set(KINDS)
     assert kinds_of("all") == DEV_KINDS + HOLDOUT_KINDS
+    # the probe kinds: as many phrasings, no kind of either split
+    for kind, table in PROBE_KINDS.items():
+        for role in ("first", "update", "now", "before"):
+            assert len(set(table[role])) >= 4, (kind, role)
+    assert kinds_of("probe") == PROBE and not set(PROBE) & set(KINDS)
+
+
+def test_the_probe_dataset_holds_no_held_out_kind_and_leaves_the_others_alone() -> None:
+    probe = generate(10, probe=True)
+    asked = {q.kind for u in probe.users for q in u.questions if q.kind}
+    said = {s.kind for u in probe.users for s in u.statements if s.kind}
+    assert set(PROBE) <= asked and not (asked | said) & set(HOLDOUT_KINDS)
+    assert (asked | said) <= set(PROBE) | set(DEV_KINDS)
+    # the dev and held-out dataset keeps its own table of kinds
+    plain = generate(10)
+    assert {s.kind for u in plain.users for s in u.statements if s.kind} <= set(KINDS)
+    assert plain == generate(10) and plain != probe
 
 
 def test_updates_come_after_first_statements_and_questions_point_at_them() -> None:
@@ -142,6 +160,12 @@ def test_a_small_currency_run_reports_every_key(
     assert set(result["by_split"]) == {"dev", "holdout"}
     assert set(result["by_kind"]) == set(KINDS)
     assert result["dataset"]["users"] == 5
+
+
+def test_a_small_probe_run_reports_its_own_kinds(embedder: Embedder) -> None:
+    result = run_currency("probe", "write", n_users=3, embedder=embedder)
+    assert set(result["by_split"]) == {"probe"} and set(result["by_kind"]) == set(PROBE)
+    assert result["foreign_hits"] == 0 and 0.0 <= result["current@1"] <= 1.0
 
 
 def test_a_small_abstain_run(embedder: Embedder) -> None:

@@ -15,9 +15,9 @@ from kenning.config import Lifecycle, Retrieval
 from kenning.errors import ConfigError
 from kenning.lifecycle.reconcile import Action, Decision, Incoming, Neighbour, RuleReconciler
 from kenning.lifecycle.slots import (
-    asserts,
     aspect_of,
     aspect_words,
+    asserts,
     question_subject,
     subject_of,
     update_cue,

@@ -15,6 +15,10 @@ fact whose ``metadata["evidence"]`` names that turn. A memory standing for
 several statements counts as the current value first, then as a stale one,
 then as a look-alike.
 
+``split="probe"`` runs its own dataset: five kinds of neither split, beside
+the dev kinds (:mod:`.currency_data`), to check that a change tuned on the dev
+kinds carries to kinds it has not seen before the held-out run reports it.
+
 Metrics, over the split's kinds (per kind and per split too):
 
 * ``current@1`` / ``current@5``: share of now-questions whose current value
@@ -51,6 +55,7 @@ from .currency_data import (
     DEV_KINDS,
     HOLDOUT_KINDS,
     NOW,
+    PROBE,
     Dataset,
     Question,
     User,
@@ -72,7 +77,7 @@ __all__ = [
 ]
 
 Via = Literal["write", "ingest"]
-Split = Literal["dev", "holdout", "all"]
+Split = Literal["dev", "holdout", "probe", "all"]
 #: memory id -> the statements (``Statement.sid``) the memory stands for
 Labels = dict[str, frozenset[str]]
 ORG = "currency"
@@ -235,7 +240,7 @@ def _report(rows: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[str, A
     out = aggregate(rows)
     out["by_split"] = {
         name: aggregate([r for r in rows if r["kind"] in split_kinds])
-        for name, split_kinds in (("dev", DEV_KINDS), ("holdout", HOLDOUT_KINDS))
+        for name, split_kinds in (("dev", DEV_KINDS), ("holdout", HOLDOUT_KINDS), ("probe", PROBE))
         if set(split_kinds) & set(kinds)
     }
     out["by_kind"] = {kind: aggregate([r for r in rows if r["kind"] == kind]) for kind in kinds}
@@ -256,7 +261,7 @@ def run_currency(
 ) -> dict[str, Any]:
     """Load the dataset through ``via`` into a fresh store, ask the split's questions,
     and return the metrics (see the module docstring) as a JSON-ready dict."""
-    data = generate(n_users, seed)
+    data = generate(n_users, seed, probe=split == "probe")
     kinds = kinds_of(split)
     clock = FixedClock(NOW)
     with tempfile.TemporaryDirectory(prefix="kenning-currency-") as tmp:

@@ -11,7 +11,11 @@ Attribute kinds (12) and the split, by kind:
 * dev (tune on these only): ``home``, ``pet``, ``car``, ``diet``, ``phone``,
   ``gym``, ``bank``;
 * held-out (report only): ``employer``, ``partner``, ``school``, ``hobby``,
-  ``doctor``.
+  ``doctor``;
+* probe (a check, never tuned on): ``laptop``, ``language``, ``streaming``,
+  ``commute``, ``club`` — its own dataset (:data:`~.currency_phrases.PROBE_KINDS`,
+  with the dev kinds as the other attributes users state), for seeing whether
+  a change made on the dev kinds carries to kinds it has not seen.
 
 Each user (60 by default, ``u00`` … ``u59``, one principal and one ``user``
 scope each, all in organization ``currency``):
@@ -38,7 +42,7 @@ nobody described (``other``), and one about nothing any user states.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final, Literal
@@ -49,6 +53,7 @@ from .currency_phrases import (
     LOOKALIKE_RELATIONS,
     NAMES,
     OTHER_RELATIONS,
+    PROBE_KINDS,
     UNKNOWN,
 )
 
@@ -56,6 +61,7 @@ __all__ = [
     "DEV_KINDS",
     "HOLDOUT_KINDS",
     "NOW",
+    "PROBE",
     "Dataset",
     "Question",
     "Statement",
@@ -67,12 +73,17 @@ __all__ = [
 
 DEV_KINDS: Final[tuple[str, ...]] = ("home", "pet", "car", "diet", "phone", "gym", "bank")
 HOLDOUT_KINDS: Final[tuple[str, ...]] = ("employer", "partner", "school", "hobby", "doctor")
+PROBE: Final[tuple[str, ...]] = tuple(PROBE_KINDS)
+#: The probe dataset's table: the probe kinds and, as the other attributes its
+#: users state, the dev kinds.
+_PROBE_TABLE: Final = {**{k: KINDS[k] for k in DEV_KINDS}, **PROBE_KINDS}
 #: The time the questions are asked.
 NOW: Final[datetime] = datetime(2024, 12, 1, 12, 0, tzinfo=UTC)
 
 StatementRole = Literal["first", "update", "lookalike", "chatter"]
 QuestionRole = Literal["now", "before", "unstated", "other", "unknown"]
 
+_Table = Mapping[str, Mapping[str, tuple[str, ...]]]
 _STATED = 8
 _CHANGE_P = 0.7
 _LOOKALIKE_P = 0.5
@@ -164,12 +175,14 @@ class Dataset:
         return out
 
 
-def kinds_of(split: Literal["dev", "holdout", "all"]) -> tuple[str, ...]:
-    """The attribute kinds of a split."""
+def kinds_of(split: Literal["dev", "holdout", "probe", "all"]) -> tuple[str, ...]:
+    """The attribute kinds of a split ("all": dev and held-out)."""
     if split == "dev":
         return DEV_KINDS
     if split == "holdout":
         return HOLDOUT_KINDS
+    if split == "probe":
+        return PROBE
     return DEV_KINDS + HOLDOUT_KINDS
 
 
@@ -188,9 +201,10 @@ def _sessions(rng: random.Random) -> tuple[list[datetime], list[datetime]]:
 class _Builder:
     """Collects one user's statements and questions."""
 
-    def __init__(self, uid: str, rng: random.Random) -> None:
+    def __init__(self, uid: str, rng: random.Random, table: _Table) -> None:
         self.uid = uid
         self.rng = rng
+        self.table = table
         self.early, self.late = _sessions(rng)
         self.said: list[tuple[int, Statement]] = []
         self.asked: list[Question] = []
@@ -232,7 +246,7 @@ class _Builder:
 
 def _stated_kind(b: _Builder, kind: str, changes: bool) -> None:
     """First statement, maybe an update, look-alike maybe, and the questions about it."""
-    rng, table = b.rng, KINDS[kind]
+    rng, table = b.rng, b.table[kind]
     v0, v1, other = rng.sample(table["values"], 3)
     first = b.say(kind, "first", rng.choice(table["first"]).format(v=v0), v0, rng.randint(0, 3))
     looks: list[str] = []
@@ -258,42 +272,44 @@ def _stated_kind(b: _Builder, kind: str, changes: bool) -> None:
 def _lookalike(b: _Builder, kind: str, value: str) -> Statement:
     """Another person's same attribute, said at any time."""
     rel = b.rng.choice(LOOKALIKE_RELATIONS)
-    text = b.rng.choice(KINDS[kind]["lookalike"]).format(rel=rel, v=value)
+    text = b.rng.choice(b.table[kind]["lookalike"]).format(rel=rel, v=value)
     text = text[0].upper() + text[1:]
     return b.say(kind, "lookalike", text, value, b.rng.randint(0, 9))
 
 
-def _user(index: int, seed: int) -> User:
+def _user(index: int, seed: int, table: _Table) -> User:
     """One user of the dataset (its own random stream: users are independent)."""
     uid = f"u{index:02d}"
     rng = random.Random(f"{seed}/{uid}")
-    b = _Builder(uid, rng)
+    b = _Builder(uid, rng, table)
     stable = index % 5 == 0
-    kinds = sorted(KINDS)
+    kinds = sorted(table)
     stated = set(rng.sample(kinds, _STATED))
     for kind in kinds:
         if kind in stated:
             _stated_kind(b, kind, changes=not stable and rng.random() < _CHANGE_P)
     unstated = [k for k in kinds if k not in stated]
     decoy = rng.choice(unstated)
-    look = _lookalike(b, decoy, rng.choice(KINDS[decoy]["values"]))
+    look = _lookalike(b, decoy, rng.choice(table[decoy]["values"]))
     for kind in unstated:
         decoys = (look.sid,) if kind == decoy else ()
-        b.ask(kind, "unstated", rng.choice(KINDS[kind]["now"]), lookalike=decoys)
+        b.ask(kind, "unstated", rng.choice(table[kind]["now"]), lookalike=decoys)
     kind = rng.choice(kinds)
     rel = rng.choice(OTHER_RELATIONS)
-    b.ask(kind, "other", rng.choice(KINDS[kind]["other"]).format(rel=rel))
+    b.ask(kind, "other", rng.choice(table[kind]["other"]).format(rel=rel))
     b.ask(None, "unknown", rng.choice(UNKNOWN))
     for line in rng.sample(CHATTER, _CHATTER):
         b.say(None, "chatter", line, None, rng.randint(0, 9))
     return User(uid, NAMES[index % len(NAMES)], stable, b.statements(), tuple(b.asked))
 
 
-def generate(n_users: int = 60, seed: int = 19) -> Dataset:
-    """The dataset: ``n_users`` users (deterministic for a seed)."""
+def generate(n_users: int = 60, seed: int = 19, *, probe: bool = False) -> Dataset:
+    """The dataset: ``n_users`` users (deterministic for a seed); ``probe``: the
+    probe dataset (the probe kinds beside the dev kinds, no held-out kind)."""
     if n_users < 1:
         raise ValueError("n_users must be at least 1")
-    return Dataset(seed=seed, users=tuple(_user(i, seed) for i in range(n_users)))
+    table = _PROBE_TABLE if probe else KINDS
+    return Dataset(seed=seed, users=tuple(_user(i, seed, table) for i in range(n_users)))
 
 
 def select(users: Sequence[User], kinds: Sequence[str]) -> list[Question]:

@@ -15,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["CHATTER", "KINDS", "LOOKALIKE_RELATIONS", "NAMES", "OTHER_RELATIONS", "UNKNOWN"]
+__all__ = [
+    "CHATTER",
+    "KINDS",
+    "LOOKALIKE_RELATIONS",
+    "NAMES",
+    "OTHER_RELATIONS",
+    "PROBE_KINDS",
+    "UNKNOWN",
+]
 
 #: Who look-alike facts are about.
 LOOKALIKE_RELATIONS: Final[tuple[str, ...]] = (
@@ -578,6 +586,222 @@ KINDS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
         "other": ("Which bank is my {rel} with?", "Where does my {rel} bank?"),
     },
 }
+
+#: Kinds of neither split, written later than the others and never tuned on: the
+#: ``probe`` split checks that a change tuned on the dev kinds carries to
+#: attributes and phrasings it has not seen, before the held-out run reports.
+PROBE_KINDS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
+    "laptop": {
+        "values": (
+            "MacBook Air",
+            "ThinkPad X1",
+            "Dell XPS 13",
+            "Surface Laptop",
+            "Framework 13",
+            "HP Spectre",
+            "Asus Zenbook",
+            "Acer Swift",
+            "MacBook Pro",
+            "Lenovo Yoga",
+        ),
+        "first": (
+            "My laptop is a {v}.",
+            "I do all my work on a {v}.",
+            "I've been using a {v} for ages.",
+            "Writing this on my trusty {v}.",
+        ),
+        "update": (
+            "Handed the {old} back to IT; I'm on a {new} now.",
+            "The {old} died, so I ordered a {new}.",
+            "Set up the {new} this weekend, it's so much faster.",
+            "Gave my {old} to my nephew and got myself a {new}.",
+        ),
+        "now": (
+            "What laptop do I use now?",
+            "Which laptop am I working on these days?",
+            "What's my current laptop?",
+            "What computer do I have at the moment?",
+        ),
+        "before": (
+            "What laptop did I have before?",
+            "Which laptop did I use in {year}?",
+            "What was my old laptop?",
+            "Which laptop did I get rid of?",
+        ),
+        "lookalike": (
+            "My {rel} uses a {v}.",
+            "My {rel} just bought a {v}.",
+            "My {rel}'s laptop is a {v}.",
+        ),
+        "other": ("What laptop does my {rel} use?",),
+    },
+    "language": {
+        "values": (
+            "Spanish",
+            "Japanese",
+            "German",
+            "Italian",
+            "Korean",
+            "Portuguese",
+            "Mandarin",
+            "French",
+            "Dutch",
+            "Greek",
+        ),
+        "first": (
+            "I'm learning {v}.",
+            "I take {v} lessons on Tuesdays.",
+            "Practising my {v} every evening.",
+            "I've started studying {v}.",
+        ),
+        "update": (
+            "Dropped {old}; my {new} classes start on Monday.",
+            "I gave up on {old} and I'm doing {new} instead.",
+            "Signed up for a {new} course today.",
+            "These days I'm studying {new}, not {old}.",
+        ),
+        "now": (
+            "Which language am I learning now?",
+            "What language do I study these days?",
+            "What language am I currently learning?",
+            "Which language lessons am I taking at the moment?",
+        ),
+        "before": (
+            "Which language was I learning before?",
+            "What language did I study in {year}?",
+            "Which language did I give up?",
+            "What was the previous language I studied?",
+        ),
+        "lookalike": (
+            "My {rel} is learning {v}.",
+            "My {rel} takes {v} lessons.",
+            "My {rel} speaks {v}.",
+        ),
+        "other": ("Which language is my {rel} learning?",),
+    },
+    "streaming": {
+        "values": (
+            "Netflix",
+            "Disney+",
+            "HBO Max",
+            "Prime Video",
+            "Apple TV+",
+            "Hulu",
+            "Paramount+",
+            "Crunchyroll",
+            "Mubi",
+            "Peacock",
+        ),
+        "first": (
+            "We subscribe to {v}.",
+            "Our streaming service is {v}.",
+            "I watch everything on {v}.",
+            "Paying for {v} every month.",
+        ),
+        "update": (
+            "Cancelled {old}; we watch everything on {new} now.",
+            "Switched our subscription over to {new}.",
+            "We signed up for {new} last night.",
+            "No more {old} for us, {new} has better shows.",
+        ),
+        "now": (
+            "Which streaming service do I use now?",
+            "What do I stream shows on these days?",
+            "What is my current streaming subscription?",
+            "Which streaming service am I paying for at the moment?",
+        ),
+        "before": (
+            "Which streaming service did I have before?",
+            "What did I stream on in {year}?",
+            "Which subscription did I cancel?",
+            "What was my previous streaming service?",
+        ),
+        "lookalike": (
+            "My {rel} watches everything on {v}.",
+            "My {rel} subscribes to {v}.",
+            "My {rel} pays for {v}.",
+        ),
+        "other": ("Which streaming service does my {rel} use?",),
+    },
+    "commute": {
+        "values": ("bike", "train", "bus", "tram", "scooter", "car", "ferry", "subway"),
+        "first": (
+            "I commute by {v}.",
+            "I get to the office by {v}.",
+            "Taking the {v} to work every morning.",
+            "My commute is by {v}.",
+        ),
+        "update": (
+            "Since the office moved I take the {new} instead of the {old}.",
+            "Gave up the {old}; I go to work by {new} now.",
+            "Tried the {new} to work today and I'm sticking with it.",
+            "From this month my commute is by {new}.",
+        ),
+        "now": (
+            "How do I get to work now?",
+            "How do I commute these days?",
+            "What is my current way of commuting?",
+            "How am I getting to the office at the moment?",
+        ),
+        "before": (
+            "How did I get to work before?",
+            "How did I commute in {year}?",
+            "What was my previous way to get to work?",
+            "How did I use to commute?",
+        ),
+        "lookalike": (
+            "My {rel} commutes by {v}.",
+            "My {rel} takes the {v} to work.",
+            "My {rel} goes to the office by {v}.",
+        ),
+        "other": ("How does my {rel} get to work?",),
+    },
+    "club": {
+        "values": (
+            "Arsenal",
+            "Celtic",
+            "Ajax",
+            "Benfica",
+            "Juventus",
+            "Porto",
+            "Lazio",
+            "Everton",
+            "Sevilla",
+            "Feyenoord",
+        ),
+        "first": (
+            "I support {v}.",
+            "{v} is my football team.",
+            "I'm a big {v} fan.",
+            "Watching {v} every weekend, as always.",
+        ),
+        "update": (
+            "After the move I started following {new} instead of {old}.",
+            "I've given up on {old}; {new} is my team now.",
+            "Bought a {new} season ticket today.",
+            "Switched allegiance to {new} this year.",
+        ),
+        "now": (
+            "Which football team do I support now?",
+            "What team am I a fan of these days?",
+            "Who is my current football club?",
+            "Which club do I follow at the moment?",
+        ),
+        "before": (
+            "Which team did I support before?",
+            "What club did I follow in {year}?",
+            "Which team did I give up on?",
+            "What was my previous football team?",
+        ),
+        "lookalike": (
+            "My {rel} supports {v}.",
+            "My {rel} is a {v} fan.",
+            "My {rel} has a {v} season ticket.",
+        ),
+        "other": ("Which team does my {rel} support?",),
+    },
+}
+
 
 #: Unanswerable questions about nothing any user ever states.
 UNKNOWN: Final[tuple[str, ...]] = (
