@@ -1,7 +1,9 @@
-"""Fit the calibrated score's coefficients on the LoCoMo dev split (and only there).
+"""Fit the calibrated score's coefficients on dev data only: the LoCoMo dev split
+(the shipped coefficients), with ``--with-currency`` also the currency
+benchmark's dev kinds.
 
     python bench/fit_calibration.py --data /work/shared/bench/locomo10.json \\
-        [--cache /tmp/cal/dev.npz] [--k 20]
+        [--cache /tmp/cal/dev.npz] [--k 20] [--with-currency]
 
 Ingests the dev conversations (as ``kenning bench locomo`` does), asks every
 question of categories 1-5 with ``explain=True``, and reads each hit's
@@ -16,6 +18,19 @@ only) is fit on them; the script prints the coefficients to paste into
 the share of category-5 questions with no top-10 hit at or above it and the
 recall@10 of the answerable questions counted over those hits only.
 The features are cached (``--cache``) so a refit needs no new run.
+
+With ``--with-currency`` the currency users (``kenning bench currency``; loaded
+through ``write`` and through ``ingest``) add the other kind of memory a service holds: short
+first-person facts. Their questions about the dev kinds only: a hit is positive
+when it states the value asked for (the current one for "now", the previous one
+for "before"); an older value for "now" and the current one for "before" are
+left out (relevant, but not the answer); every other hit is negative, and so is
+every hit of an unanswerable question about a dev kind (a kind the user never
+stated, or a relative nobody described). Questions about no kind at all are
+left out: the held-out report asks them too. The threshold table then also
+shows, per threshold, the share of those unanswerable questions with no top-10
+hit at or above it (``currency_abstain``) and of answerable ones whose answer
+stays (``currency_kept@10``).
 """
 
 from __future__ import annotations
@@ -30,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from kenning.bench.currency import load_users, user_principal
+from kenning.bench.currency_data import DEV_KINDS, NOW, generate
 from kenning.bench.locomo import conversation_user, load_conversations
 from kenning.bench.locomo_data import load_locomo, split
 from kenning.bench.stores import open_bench_memory
@@ -97,6 +114,62 @@ def collect(data: str, k: int) -> dict[str, np.ndarray]:
     }
 
 
+def collect_currency(k: int, offset: int) -> dict[str, np.ndarray]:
+    """The currency dev kinds' hits (see the module docstring); question indices
+    start at ``offset``; category -1 marks a currency question."""
+    data = generate()
+    rows: list[list[float]] = []
+    labels: list[int] = []
+    qidx: list[int] = []
+    ranks: list[int] = []
+    cats: list[int] = []
+    n_evidence: list[int] = []
+    q = offset
+    for via in ("write", "ingest"):
+        with tempfile.TemporaryDirectory(prefix="kenning-fit-") as tmp:
+            clock = FixedClock(NOW)
+            mem = open_bench_memory(None, Path(tmp) / "currency.db", None, clock=clock)
+            try:
+                stated, _ = load_users(mem, clock, data.users, via)
+                clock.set(NOW)
+                for user in data.users:
+                    who = user_principal(user.uid)
+                    for question in user.questions:
+                        if question.kind not in DEV_KINDS:
+                            continue
+                        target = question.current if question.role == "now" else question.previous
+                        if not question.answerable:
+                            target = None
+                        aside = set(question.stale) if question.role == "now" else set()
+                        if question.role == "before" and question.current:
+                            aside.add(question.current)
+                        hits = mem.recall(question.text, k, explain=True, principal=who).hits
+                        for rank, h in enumerate(hits, 1):
+                            said = stated.get(h.memory.id, frozenset())
+                            answers = target is not None and target in said
+                            if not answers and said & aside:
+                                continue
+                            assert h.explain is not None
+                            inputs = h.explain.calibration["inputs"]
+                            rows.append([inputs[name] for name in INPUTS])
+                            ranks.append(rank)
+                            labels.append(int(answers))
+                            qidx.append(q)
+                            cats.append(-1)
+                        n_evidence.append(1 if target is not None else 0)
+                        q += 1
+            finally:
+                mem.close()
+    return {
+        "x": np.asarray(rows, dtype=float),
+        "y": np.asarray(labels, dtype=float),
+        "q": np.asarray(qidx),
+        "rank": np.asarray(ranks),
+        "cat": np.asarray(cats),
+        "n_evidence": np.asarray(n_evidence),
+    }
+
+
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 25) -> np.ndarray:
     """Logistic regression by Newton/IRLS; returns [intercept, *coefficients]."""
     a = np.hstack([np.ones((len(x), 1)), x])
@@ -131,7 +204,10 @@ def thresholds(d: dict[str, np.ndarray], p: np.ndarray, k: int = 10) -> list[dic
     out = []
     adv = np.unique(d["q"][d["cat"] == 5])
     foreign = np.unique(d["q"][d["cat"] == 0])
-    ans = np.flatnonzero(d["n_evidence"] > 0)
+    cur = np.unique(d["q"][d["cat"] == -1])
+    cur_unanswerable = [q for q in cur if d["n_evidence"][q] == 0]
+    cur_answerable = [q for q in cur if d["n_evidence"][q] > 0]
+    ans = [q for q in np.flatnonzero(d["n_evidence"] > 0) if q not in set(cur)]
     for t in [
         0.0,
         *np.round(np.arange(0.002, 0.02, 0.002), 3),
@@ -140,17 +216,22 @@ def thresholds(d: dict[str, np.ndarray], p: np.ndarray, k: int = 10) -> list[dic
         keep = top & (p >= t)
         adv_hit = np.unique(d["q"][keep & (d["cat"] == 5)])
         foreign_hit = np.unique(d["q"][keep & (d["cat"] == 0)])
+        spoke = set(np.unique(d["q"][keep & (d["cat"] == -1)]).tolist())
         top10 = (d["rank"] <= 10) & (p >= t) & (d["y"] == 1)
         found = np.bincount(d["q"][top10], minlength=len(d["n_evidence"]))
         recall = np.mean([min(1.0, found[q] / d["n_evidence"][q]) for q in ans])
-        out.append(
-            {
-                "t": float(t),
-                "abstain_adversarial": round(1 - len(adv_hit) / max(1, len(adv)), 4),
-                "abstain_foreign": round(1 - len(foreign_hit) / max(1, len(foreign)), 4),
-                "recall@10": round(float(recall), 4),
-            }
-        )
+        row = {
+            "t": float(t),
+            "abstain_adversarial": round(1 - len(adv_hit) / max(1, len(adv)), 4),
+            "abstain_foreign": round(1 - len(foreign_hit) / max(1, len(foreign)), 4),
+            "recall@10": round(float(recall), 4),
+        }
+        if cur_unanswerable:
+            quiet = sum(q not in spoke for q in cur_unanswerable)
+            row["currency_abstain"] = round(quiet / len(cur_unanswerable), 4)
+            kept = sum(found[q] > 0 for q in cur_answerable)
+            row["currency_kept@10"] = round(kept / max(1, len(cur_answerable)), 4)
+        out.append(row)
     return out
 
 
@@ -160,6 +241,9 @@ def main() -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--cache", default=None)
     ap.add_argument("--k", type=int, default=20)
+    ap.add_argument(
+        "--with-currency", action="store_true", help="also the currency benchmark's dev kinds"
+    )
     args = ap.parse_args()
     if args.cache and Path(args.cache).exists():
         d = dict(np.load(args.cache))
@@ -167,6 +251,9 @@ def main() -> None:
         d["x"] = d["x"][:, [names.index(n) for n in INPUTS]]
     else:
         d = collect(args.data, args.k)
+        if args.with_currency:
+            extra = collect_currency(args.k, len(d["n_evidence"]))
+            d = {key: np.concatenate([d[key], extra[key]]) if key in extra else d[key] for key in d}
         if args.cache:
             np.savez(args.cache, **d)
     w = fit(d["x"], d["y"])
