@@ -244,6 +244,10 @@ def test_a_question_or_request_never_answers_a_value_question(
     assert hits[0].memory.id == bike
     question = next(h for h in hits if h.memory.id == asked)
     assert question.explain is not None and question.explain.signals["currency"] < 0
+    # nor is a request a newer value, though it has a word of change ("buy")
+    diet = _say(mem, "I'm vegetarian.", OLD)
+    _say(mem, "Remind me to buy milk and eggs tomorrow.", NEW)
+    assert mem.recall("What is my current diet?", 5).hits[0].memory.id == diet
     # the step off, the question outranks the statement (it shares "commute")
     off = Settings(
         lifecycle=Lifecycle(reconcile="off"), retrieval=Retrieval(currency={"enabled": False})

@@ -158,8 +158,8 @@ def current_first(
             if h.memory.id not in about:
                 about[h.memory.id] = _subject(h.memory, fields)
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
-    if q.reorders:
-        own = [h for h in top if match[h.memory.id]]
+    if q.reorders:  # a question or request states no value: it is no newer one
+        own = [h for h in top if match[h.memory.id] and statement(h.memory.content).asserts]
         best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
         own = [h for h in own if ctx.dense.get(h.memory.id, 0.0) >= best - _band(h, opts)]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
