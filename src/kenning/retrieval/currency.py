@@ -14,8 +14,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    the best ``window`` hits take their priorities in the order of their cosine
    to the question (``by_meaning``), statements before the asker's own
    questions and requests ("Can you suggest a podcast for my commute?" states
-   no way of commuting). Among them, memories about the question's
-   subject that answer it alike form a group: their embeddings' cosine at least
+   no way of commuting). Among them, statements about the question's
+   subject that answer it alike form a group (a question or request is no
+   newer value, whatever words of change it has: "Remind me to buy milk"): their embeddings' cosine at least
    ``pair_similarity`` (``cue_pair_similarity`` when the newer one says its
    value changed); each with words the other lacks; each with a cosine to the
    question within ``query_band`` of the best one's (``cue_band`` times that
