@@ -16,15 +16,15 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    questions and requests ("Can you suggest a podcast for my commute?" states
    no way of commuting). Among them, statements about the question's
    subject that answer it alike form a group (a question or request is no
-   newer value, whatever words of change it has: "Remind me to buy milk"): their embeddings' cosine at least
-   ``pair_similarity`` (``cue_pair_similarity`` when the newer one says its
-   value changed); each with words the other lacks; each with a cosine to the
-   question within ``query_band`` of the best one's (``cue_band`` times that
-   for a memory with an update cue);
-   and the older one the newer one's most alike (within ``nearest_margin``)
-   among what was said before it: an update changes the fact it is most like,
-   so "My new phone is a Pixel" is no change of "My new car is a Tesla" when
-   "My phone is a Galaxy" is there. A
+   newer value, whatever words of change it has: "Remind me to buy milk"):
+   their embeddings' cosine at least ``pair_similarity``
+   (``cue_pair_similarity`` when the newer one says its value changed); each
+   with words the other lacks; each with a cosine to the question within
+   ``query_band`` of the best one's (``cue_band`` times that for a memory with
+   an update cue); and the older one the newer one's most alike (within
+   ``nearest_margin``) among what was said before it: an update changes the
+   fact it is most like, so "My new phone is a Pixel" is no change of "My new
+   car is a Tesla" when "My phone is a Galaxy" is there. A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
    question the newest gets the group's last and the one before it the best.
