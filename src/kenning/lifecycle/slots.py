@@ -330,11 +330,14 @@ def asserts(text: str) -> bool:
     answered by what someone said is so; asking about the commute is no answer to
     "How do I commute?"."""
     for part in _SENTENCE.findall(text):
-        lows = [w.lower() for w in _split_clitic(_words(part))]
-        if not lows:
+        end = part.rstrip()[-1:]
+        if end == "?":
             continue
-        asked = part.rstrip().endswith("?") or (lows[0] in _WH and not part.rstrip().endswith("!"))
-        if asked or _requests(lows):
+        first = [
+            m.group(0).replace("\u2019", "'") for m in itertools.islice(_WORD.finditer(part), 2)
+        ]
+        lows = [w.lower() for w in _split_clitic(first)][:2]  # the opening decides
+        if not lows or (lows[0] in _WH and end != "!") or _requests(lows):
             continue
         return True
     return False
