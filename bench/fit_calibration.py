@@ -39,36 +39,99 @@ import argparse
 import json
 import math
 import tempfile
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kenning.bench.currency import load_users, user_principal
-from kenning.bench.currency_data import DEV_KINDS, NOW, generate
+from kenning.bench.currency import Labels, load_users, user_principal
+from kenning.bench.currency_data import DEV_KINDS, NOW, Question, generate
 from kenning.bench.locomo import conversation_user, load_conversations
 from kenning.bench.locomo_data import load_locomo, split
 from kenning.bench.stores import open_bench_memory
 from kenning.clock import FixedClock
+from kenning.models import Hit
 from kenning.retrieval.calibration import INPUTS, calibrate
+
+
+class _Hits:
+    """What the fit reads: per hit its inputs, label, question, rank and category;
+    per question its number of evidence items. Question indices start at ``first``."""
+
+    def __init__(self, first: int = 0) -> None:
+        self.q = first
+        self.rows: list[list[float]] = []
+        self.labels: list[int] = []
+        self.qidx: list[int] = []
+        self.ranks: list[int] = []
+        self.cats: list[int] = []
+        self.n_evidence: list[int] = []
+
+    def question(
+        self, hits: Iterable[Hit], label: Callable[[Hit], int | None], cat: int, evidence: int
+    ) -> None:
+        """One question's hits (``label`` None: the hit is left out of the fit)."""
+        for rank, h in enumerate(hits, 1):
+            y = label(h)
+            if y is None:
+                continue
+            assert h.explain is not None
+            inputs = h.explain.calibration["inputs"]
+            self.rows.append([inputs[name] for name in INPUTS])
+            self.ranks.append(rank)
+            self.labels.append(y)
+            self.qidx.append(self.q)
+            self.cats.append(cat)
+        self.n_evidence.append(evidence)
+        self.q += 1
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The collected rows as the arrays :func:`fit` and :func:`thresholds` read."""
+        return {
+            "x": np.asarray(self.rows, dtype=float),
+            "y": np.asarray(self.labels, dtype=float),
+            "q": np.asarray(self.qidx),
+            "rank": np.asarray(self.ranks),
+            "cat": np.asarray(self.cats),
+            "n_evidence": np.asarray(self.n_evidence),
+        }
+
+
+def _turn_label(evidence: set[str]) -> Callable[[Hit], int | None]:
+    """A LoCoMo hit is positive when its turn is evidence."""
+    return lambda h: int(h.memory.metadata["dia_id"] in evidence)
+
+
+def _currency_label(stated: Labels, question: Question) -> tuple[Callable[[Hit], int | None], int]:
+    """How a currency question's hits are labelled (see the module docstring), and
+    its evidence count: positive when the hit states the value asked for; an
+    older value for "now" and the current one for "before" are left out."""
+    target = question.current if question.role == "now" else question.previous
+    if not question.answerable:
+        target = None
+    aside = set(question.stale) if question.role == "now" else set()
+    if question.role == "before" and question.current:
+        aside.add(question.current)
+
+    def label(h: Hit) -> int | None:
+        said = stated.get(h.memory.id, frozenset())
+        answers = target is not None and target in said
+        return None if not answers and said & aside else int(answers)
+
+    return label, int(target is not None)
 
 
 def collect(data: str, k: int) -> dict[str, np.ndarray]:
     """Inputs, labels, question index, rank and category of every dev hit."""
     convs = split(load_locomo(data), "dev")
     clock = FixedClock(convs[0].last_session_date)
-    rows: list[list[float]] = []
-    labels: list[int] = []
-    qidx: list[int] = []
-    ranks: list[int] = []
-    cats: list[int] = []
-    n_evidence: list[int] = []
+    out = _Hits()
     with tempfile.TemporaryDirectory(prefix="kenning-fit-") as tmp:
         mem = open_bench_memory(None, Path(tmp) / "fit.db", None, clock=clock)
         try:
             load_conversations(mem, convs, None)
-            q = 0
             for conv in convs:
                 who = conversation_user(conv)
                 clock.set(conv.last_session_date + timedelta(days=1))
@@ -76,55 +139,23 @@ def collect(data: str, k: int) -> dict[str, np.ndarray]:
                     answerable = question.scorable
                     if not answerable and question.category != 5:
                         continue
-                    hits = mem.recall(question.question, k, explain=True, principal=who)
+                    hits = mem.recall(question.question, k, explain=True, principal=who).hits
                     evidence = set(question.evidence) if answerable else set()
-                    for rank, h in enumerate(hits, 1):
-                        assert h.explain is not None
-                        inputs = h.explain.calibration["inputs"]
-                        rows.append([inputs[name] for name in INPUTS])
-                        ranks.append(rank)
-                        labels.append(int(h.memory.metadata["dia_id"] in evidence))
-                        qidx.append(q)
-                        cats.append(question.category)
-                    n_evidence.append(len(evidence))
-                    q += 1
+                    out.question(hits, _turn_label(evidence), question.category, len(evidence))
                 other = convs[(convs.index(conv) + 1) % len(convs)]
                 for question in [x for x in other.questions if x.scorable][::2]:
-                    hits = mem.recall(question.question, k, explain=True, principal=who)
-                    for rank, h in enumerate(hits, 1):
-                        assert h.explain is not None
-                        inputs = h.explain.calibration["inputs"]
-                        rows.append([inputs[name] for name in INPUTS])
-                        ranks.append(rank)
-                        labels.append(0)
-                        qidx.append(q)
-                        cats.append(0)
-                    n_evidence.append(0)
-                    q += 1
+                    hits = mem.recall(question.question, k, explain=True, principal=who).hits
+                    out.question(hits, _turn_label(set()), 0, 0)
         finally:
             mem.close()
-    return {
-        "names": np.asarray(INPUTS),
-        "x": np.asarray(rows, dtype=float),
-        "y": np.asarray(labels, dtype=float),
-        "q": np.asarray(qidx),
-        "rank": np.asarray(ranks),
-        "cat": np.asarray(cats),
-        "n_evidence": np.asarray(n_evidence),
-    }
+    return {"names": np.asarray(INPUTS), **out.arrays()}
 
 
 def collect_currency(k: int, offset: int) -> dict[str, np.ndarray]:
     """The currency dev kinds' hits (see the module docstring); question indices
     start at ``offset``; category -1 marks a currency question."""
     data = generate()
-    rows: list[list[float]] = []
-    labels: list[int] = []
-    qidx: list[int] = []
-    ranks: list[int] = []
-    cats: list[int] = []
-    n_evidence: list[int] = []
-    q = offset
+    out = _Hits(offset)
     for via in ("write", "ingest"):
         with tempfile.TemporaryDirectory(prefix="kenning-fit-") as tmp:
             clock = FixedClock(NOW)
@@ -137,37 +168,12 @@ def collect_currency(k: int, offset: int) -> dict[str, np.ndarray]:
                     for question in user.questions:
                         if question.kind not in DEV_KINDS:
                             continue
-                        target = question.current if question.role == "now" else question.previous
-                        if not question.answerable:
-                            target = None
-                        aside = set(question.stale) if question.role == "now" else set()
-                        if question.role == "before" and question.current:
-                            aside.add(question.current)
+                        label, evidence = _currency_label(stated, question)
                         hits = mem.recall(question.text, k, explain=True, principal=who).hits
-                        for rank, h in enumerate(hits, 1):
-                            said = stated.get(h.memory.id, frozenset())
-                            answers = target is not None and target in said
-                            if not answers and said & aside:
-                                continue
-                            assert h.explain is not None
-                            inputs = h.explain.calibration["inputs"]
-                            rows.append([inputs[name] for name in INPUTS])
-                            ranks.append(rank)
-                            labels.append(int(answers))
-                            qidx.append(q)
-                            cats.append(-1)
-                        n_evidence.append(1 if target is not None else 0)
-                        q += 1
+                        out.question(hits, label, -1, evidence)
             finally:
                 mem.close()
-    return {
-        "x": np.asarray(rows, dtype=float),
-        "y": np.asarray(labels, dtype=float),
-        "q": np.asarray(qidx),
-        "rank": np.asarray(ranks),
-        "cat": np.asarray(cats),
-        "n_evidence": np.asarray(n_evidence),
-    }
+    return out.arrays()
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 25) -> np.ndarray:
@@ -207,7 +213,8 @@ def thresholds(d: dict[str, np.ndarray], p: np.ndarray, k: int = 10) -> list[dic
     cur = np.unique(d["q"][d["cat"] == -1])
     cur_unanswerable = [q for q in cur if d["n_evidence"][q] == 0]
     cur_answerable = [q for q in cur if d["n_evidence"][q] > 0]
-    ans = [q for q in np.flatnonzero(d["n_evidence"] > 0) if q not in set(cur)]
+    in_currency = set(cur.tolist())
+    ans = [q for q in np.flatnonzero(d["n_evidence"] > 0) if q not in in_currency]
     for t in [
         0.0,
         *np.round(np.arange(0.002, 0.02, 0.002), 3),

@@ -31,9 +31,14 @@ StoreOpt = Annotated[
 
 def _split(name: str) -> Literal["dev", "holdout", "all"]:
     """The ``--split`` value, checked."""
-    if name not in ("dev", "holdout", "all"):
-        raise typer.BadParameter("split must be dev, holdout or all")
-    return cast(Literal["dev", "holdout", "all"], name)
+    return cast(Literal["dev", "holdout", "all"], _choice(name, ("dev", "holdout", "all")))
+
+
+def _choice(name: str, choices: tuple[str, ...]) -> str:
+    """``name`` if it is one of ``choices``; else the error listing them."""
+    if name not in choices:
+        raise typer.BadParameter(f"split must be {', '.join(choices[:-1])} or {choices[-1]}")
+    return name
 
 
 def _settings(overrides: list[str]) -> Settings | None:
@@ -227,10 +232,10 @@ def currency(
     chosen = _vias(via)
     if store and len(chosen) > 1:
         raise typer.BadParameter("--store takes one --via (each run needs an empty database)")
-    if split == "probe":
-        chosen_split: Literal["dev", "holdout", "probe", "all"] = "probe"
-    else:
-        chosen_split = _split(split)
+    chosen_split = cast(
+        Literal["dev", "holdout", "probe", "all"],
+        _choice(split, ("dev", "holdout", "probe", "all")),
+    )
     results = {
         name: run_currency(
             chosen_split, name, n_users=users, k=k, settings=_settings(set_), store=store

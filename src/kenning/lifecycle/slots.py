@@ -302,15 +302,15 @@ _YOU = frozenset("you u".split())
 #: Irregular past forms that take "me"/"us" ("Gave me a lift", "Told us to wait").
 _PAST_FORMS = frozenset("gave told sent made took showed taught found kept lent paid".split())
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+#: Opening words that are no request's verb ("I", "Can", "What", "Today", "The").
+_NOT_VERBS = _FIRST_PERSON | _AUX | _WH | _LEADING | _FUNCTION
 
 
 def _requests(lows: list[str]) -> bool:
-    """Whether a sentence's words make a request: "please ...", a modal and "you"
-    ("Can you suggest ...", "Would you remind me ..."), or a verb that is not in the
-    past and "me"/"us" first ("Remind me to ...", "Tell me about ...", not "Got me
-    a new bike")."""
-    if not lows:
-        return False
+    """Whether a sentence's opening words (at least one) make a request: "please
+    ...", a modal and "you" ("Can you suggest ...", "Would you remind me ..."), or
+    a verb that is not in the past and "me"/"us" first ("Remind me to ...", "Tell
+    me about ...", not "Got me a new bike")."""
     if lows[0] == "please":
         return True
     if len(lows) < 2:
@@ -319,8 +319,7 @@ def _requests(lows: list[str]) -> bool:
         return True
     verb = lows[0]
     past = verb.endswith("ed") or verb in _CHANGE or verb in _PAST_FORMS
-    skip = _FIRST_PERSON | _AUX | _WH | _LEADING | _FUNCTION
-    return lows[1] in _REQUEST_OBJECTS and not past and verb not in skip
+    return lows[1] in _REQUEST_OBJECTS and not past and verb not in _NOT_VERBS
 
 
 def asserts(text: str) -> bool:
