@@ -6,8 +6,10 @@ from collections import Counter
 from typing import Literal
 
 import pytest
+from typer.testing import CliRunner
 
 from kenning.bench.abstain import GRID, Asked, report, run_abstain
+from kenning.bench.cli import bench_app
 from kenning.bench.currency import aggregate, classify, run_currency, score_before, score_now
 from kenning.bench.currency_data import (
     DEV_KINDS,
@@ -176,3 +178,12 @@ def test_a_small_abstain_run(embedder: Embedder) -> None:
     for point in cur["grid"]:
         assert 0.0 <= point["unanswerable_abstained"] <= 1.0
         assert 0.0 <= point["answerable_kept"] <= 1.0
+
+
+def test_an_unknown_split_is_refused_with_the_choices() -> None:
+    runner = CliRunner()
+    out = runner.invoke(bench_app, ["currency", "--split", "heldout", "--json"])
+    assert out.exit_code == 2 and "split must be dev, holdout, probe or all" in out.output
+    # probe is the currency benchmark's own: the LoCoMo commands do not take it
+    out = runner.invoke(bench_app, ["locomo", "--data", "x.json", "--split", "probe"])
+    assert out.exit_code == 2 and "split must be dev, holdout or all" in out.output
