@@ -275,6 +275,10 @@ class Retrieval(BaseSettings):
     author: AuthorMatch = Field(default_factory=AuthorMatch)
     currency: CurrencyRecall = Field(default_factory=CurrencyRecall)
     rerank: RerankRecall = Field(default_factory=RerankRecall)
+    #: A fact ``ingest`` drew from one turn and that turn say the same thing: when
+    #: both are found, only the better-ranked one is returned
+    #: (:mod:`kenning.retrieval.collapse`), so ``k`` hits are ``k`` statements.
+    collapse_restatements: bool = True
     #: Recall leaves out hits whose calibrated score
     #: (:mod:`kenning.retrieval.calibration`) is below this; None: off.
     min_score: float | None = Field(None, ge=0, le=1)

@@ -9,14 +9,18 @@ store, each conversation as its own user. Reported:
   at least one fact was extracted (the facts' ``metadata.evidence``);
 * the retrieval metrics of the resulting store on the same questions
   (categories 1-4), where a recalled fact stands for the turns it came from
-  (its evidence, in order) and a recalled turn for itself.
+  (its evidence, in order) and a recalled turn for itself. The main figures
+  count the first k distinct turns of the best ``k_max`` hits;
+  ``within_k_hits`` counts the turns of the first k hits only, which is what
+  a caller asking for k hits gets (a turn and a fact drawn from it take two
+  hits unless recall collapses them).
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from itertools import groupby
 from pathlib import Path
@@ -51,6 +55,7 @@ def run_ingest_locomo(
         )
         try:
             dia_of: dict[str, str] = {}
+            hit_turns: list[list[list[str]]] = []  # per question, the turns of each hit
             fact_evidence: dict[str, list[str]] = {}
             actions: dict[str, int] = {}
             turns = facts = 0
@@ -89,19 +94,20 @@ def run_ingest_locomo(
                     if not q.scorable:
                         continue
                     hits = mem.recall(q.question, k_max, principal=who).hits
-                    ranking: list[str] = []
-                    for h in hits:
-                        turn = dia_of.get(h.memory.id)
-                        for dia in fact_evidence.get(h.memory.id) or ([turn] if turn else []):
-                            if dia not in ranking:
-                                ranking.append(dia)
-                    rankings.append(ranking)
+                    per_hit = [
+                        fact_evidence.get(h.memory.id)
+                        or ([dia_of[h.memory.id]] if h.memory.id in dia_of else [])
+                        for h in hits
+                    ]
+                    rankings.append(_turns(per_hit))
+                    hit_turns.append(per_hit)
                     questions.append(q)
                     if progress:
                         progress("recall", 1)
         finally:
             mem.close()
     result = score(rankings, questions, ks=(1, 5, 10, 20))
+    result["within_k_hits"] = _within_k_hits(hit_turns, questions, (5, 10, 20))
     evidence = {e for q in questions for e in q.evidence}
     covered = {d for ids in fact_evidence.values() for d in ids}
     result.update(
@@ -118,3 +124,25 @@ def run_ingest_locomo(
         }
     )
     return result
+
+
+def _turns(per_hit: Sequence[Sequence[str]]) -> list[str]:
+    """The turns the hits stand for, in order, each once."""
+    out: list[str] = []
+    for turns in per_hit:
+        out.extend(t for t in turns if t not in out)
+    return out
+
+
+def _within_k_hits(
+    hit_turns: Sequence[Sequence[Sequence[str]]], questions: Sequence[Any], ks: Sequence[int]
+) -> dict[str, float]:
+    """Recall and all-hit over the turns of the first ``k`` hits (what a caller
+    asking for ``k`` hits sees), where the main figures count the first ``k``
+    distinct turns of up to ``k_max`` hits."""
+    out: dict[str, float] = {}
+    for k in ks:
+        got = score([_turns(h[:k]) for h in hit_turns], questions, ks=(k,))
+        out[f"recall@{k}"] = got[f"recall@{k}"]
+        out[f"all_hit@{k}"] = got[f"all_hit@{k}"]
+    return out

@@ -22,7 +22,8 @@
    hits); the **currency** step
    (:mod:`kenning.retrieval.currency`: the newest value of the question's
    subject first, other people's facts below; superseded memories searched
-   for questions about before); min-confidence, top k.
+   for questions about before); a fact drawn from one turn and that turn
+   count once (:mod:`kenning.retrieval.collapse`); min-confidence, top k.
 6. The **calibrated score** of each hit (:mod:`kenning.retrieval.calibration`;
    the order stays the priority's), min-score; relation paths.
 
@@ -52,6 +53,7 @@ from ..rerank import Rerankers
 from ..scoring import normalise
 from ..stores import Store
 from .calibration import calibrated, search_terms
+from .collapse import collapse_restatements
 from .currency import Question, current_first, include_history, question_of
 from .graph_rerank import GraphOutcome, relation_paths
 from .ranker import fuse, score
@@ -165,6 +167,9 @@ class RecallPipeline:
             pool.timings["rerank"] = _ms(started_rerank)
             t += time.perf_counter() - started_rerank  # "rank" leaves the rerank out
         hits = current_first(ctx, hits, question, req.k, req.explain)
+        collapsed = 0
+        if settings.retrieval.collapse_restatements:
+            hits, collapsed = collapse_restatements(hits)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
         hits = _calibrated(ctx, hits, search_terms(text, pool.dropped), req)
         pool.timings["rank"] = _ms(t)
@@ -178,7 +183,12 @@ class RecallPipeline:
         return RecallResult(
             hits,
             pool.timings,
-            {"dense": len(pool.dense), "keyword": len(pool.keyword), "fused": len(pool.records)},
+            {
+                "dense": len(pool.dense),
+                "keyword": len(pool.keyword),
+                "fused": len(pool.records),
+                "collapsed": collapsed,
+            },
             sorted(pool.dropped),
             paths=paths,
             graph=outcome.stats,
