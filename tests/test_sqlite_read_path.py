@@ -416,3 +416,43 @@ def test_a_row_round_trips_every_field_in_column_order() -> None:
     )
     row = (*record_params(record), "team", "t1", None)
     assert record_from_row(row) == record
+
+
+def test_episode_tails_search_the_session_index_not_the_whole_scope(
+    make_memory: Callable[..., Memory], clock: FixedClock
+) -> None:
+    # the temporal spine asks, per batch, for each session's latest memory; with
+    # the scope searched first, every memory of an organization was read and
+    # sorted for each lookup (the largest cost of a big import at 250k)
+    from kenning.stores.sqlite.graph import tail_sql
+
+    mem = make_memory()
+    items = [
+        {"content": f"note {i} of session {i % 5}", "session_id": f"s{i % 5}"} for i in range(40)
+    ]
+    for item in items:
+        clock.advance(seconds=1)
+        mem.remember_many([item])
+    store = _sqlite(mem)
+    with store._read() as conn:
+        for column, index in (
+            ("session_id", "memories_session"),
+            ("episode_id", "memories_episode"),
+        ):
+            plan = " ".join(
+                str(r[-1])
+                for r in conn.execute(
+                    "EXPLAIN QUERY PLAN " + tail_sql(column), ("x", "o", "k", 0.0)
+                )
+            )
+            assert f"SEARCH m USING INDEX {index}" in plan, plan
+            assert "memories_scope" not in plan, plan
+    (scope,) = {r.scope for r in mem.list(limit=100).items}
+    tails = store.episode_tails(
+        "default",
+        [(scope, "session_id", "s3", clock.now()), (scope, "session_id", "s9", clock.now())],
+    )
+    newest = max(
+        (r for r in mem.list(limit=100).items if r.session_id == "s3"), key=lambda r: r.said_at
+    )
+    assert tails == [newest.id, None]

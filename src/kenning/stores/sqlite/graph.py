@@ -395,15 +395,8 @@ class SQLiteGraph(StoreParts):
         out: list[str | None] = []
         with self._read() as conn:
             for scope, column, value, at in groups:
-                extra = " AND m.episode_id IS NULL" if column == "session_id" else ""
-                col = "episode_id" if column == "episode_id" else "session_id"
                 row = conn.execute(
-                    "SELECT m.id FROM memories m JOIN scopes s ON s.pk = m.scope_pk "
-                    f"WHERE m.{col} = ?{extra} AND s.org_id = ? AND s.key = ? "
-                    "AND m.status != 'superseded' AND COALESCE(m.event_at, m.created_at) <= ? "
-                    "ORDER BY COALESCE(m.event_at, m.created_at) DESC, m.created_at DESC, "
-                    "m.id DESC LIMIT 1",
-                    (value, org_id, scope.key, at.timestamp()),
+                    tail_sql(column), (value, org_id, scope.key, at.timestamp())
                 ).fetchone()
                 out.append(None if row is None else row[0])
         return out
@@ -423,6 +416,27 @@ class SQLiteGraph(StoreParts):
                 ):
                     out[mid] = np.frombuffer(blob, dtype=np.float32).copy()
         return out
+
+
+def tail_sql(column: str) -> str:
+    """The query of :meth:`SQLiteGraph.episode_tails` for an episode (``column``
+    ``"episode_id"``) or an episode-less session (``"session_id"``).
+
+    CROSS JOIN keeps the memories outermost, so the episode's or session's index
+    is searched; with the scope first, SQLite read and sorted every memory of
+    the scope (an organization's: all of them) for each lookup."""
+    col, extra = (
+        ("episode_id", "")
+        if column == "episode_id"
+        else ("session_id", " AND m.episode_id IS NULL")
+    )
+    return (
+        "SELECT m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
+        f"WHERE m.{col} = ?{extra} AND s.org_id = ? AND s.key = ? "
+        "AND m.status != 'superseded' AND COALESCE(m.event_at, m.created_at) <= ? "
+        "ORDER BY COALESCE(m.event_at, m.created_at) DESC, m.created_at DESC, "
+        "m.id DESC LIMIT 1"
+    )
 
 
 def _in_org(conn: sqlite3.Connection, org_id: str, projection: Projection) -> Projection:
