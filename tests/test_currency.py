@@ -348,7 +348,14 @@ def test_a_fact_drawn_from_the_same_turn_does_not_hide_the_change(
     mem.ingest([{**turn, "content": "I have a dog named Rex.", "at": OLD}], "s1")
     mem.ingest([{**turn, "content": "My phone is a Pixel 7.", "at": OLD}], "s1")
     done = mem.ingest(
-        [{**turn, "content": "Meet Bella, the puppy we brought home last week.", "at": NEW}], "s2"
+        [
+            {
+                **turn,
+                "content": "Our new dog is named Bella; we brought her home last week.",
+                "at": NEW,
+            }
+        ],
+        "s2",
     )
     assert done.facts, "the rule extractor draws a fact from the new turn"
     hits = mem.recall("Which dog do I have these days?", 5).hits

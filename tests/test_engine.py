@@ -483,7 +483,7 @@ def test_recall_explain_fields(mem: Memory) -> None:
     assert result[0].explain is not None and result[0].explain.relevance == 1.0
     assert result[0].score >= result[1].score
     assert set(result.timings_ms) >= {"keyword", "embed", "dense", "fetch", "rank", "total"}
-    assert result.candidates == {"dense": 2, "keyword": 2, "fused": 2}
+    assert result.candidates == {"dense": 2, "keyword": 2, "fused": 2, "collapsed": 0}
     plain = mem.recall("sailing lessons on the lake")
     assert all(h.explain is None for h in plain) and plain.candidates == {}
     assert plain.timings_ms["total"] > 0  # stage timings always (the server's metrics)
