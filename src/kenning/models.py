@@ -30,6 +30,7 @@ from .errors import InvalidInput
 from .graph.model import GraphPath
 
 __all__ = [
+    "EXTRACTED",
     "ScopesArg",
     "ScopeKind",
     "Layer",
@@ -342,6 +343,11 @@ class Principal:
     def member(cls, user_id: str, org_id: str = DEFAULT_ORG, **kw: Any) -> Principal:
         """A regular member (the common case in a multi-user organization)."""
         return cls(org_id=org_id, user_id=user_id, roles=frozenset({Role.MEMBER}), **kw)
+
+
+#: The ``source`` of the facts ``ingest`` draws from conversation turns (their
+#: turns' ids in ``metadata["evidence"]``).
+EXTRACTED = "extraction"
 
 
 @dataclass(slots=True)

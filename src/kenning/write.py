@@ -46,7 +46,7 @@ from .lifecycle.policy import needs_review
 from .lifecycle.sectors import SectorInfo, assign_sector, update_centroid
 from .lifecycle.split import split_sector
 from .lifecycle.writer import WritePlan, WritePlanner, WriteResult, reconciler_for
-from .models import MemoryRecord, Principal, Scope, ScopeKind, Status, new_id
+from .models import EXTRACTED, MemoryRecord, Principal, Scope, ScopeKind, Status, new_id
 from .quota import check_quota
 from .scoring import source_reliability
 from .stores import Replacement
@@ -63,7 +63,7 @@ from .validation import (
 __all__ = ["DERIVED_SOURCES", "UPDATABLE", "WritePipeline", "WriteResult"]
 
 #: Sources of memories kenning derived itself; a review policy holds them for review.
-DERIVED_SOURCES = frozenset({"extraction", "consolidation"})
+DERIVED_SOURCES = frozenset({EXTRACTED, "consolidation"})
 
 #: Adds links and changes to a plan before it commits (ingest's evidence links and
 #: aged turns, consolidation's notes on the memories it promoted).

@@ -31,10 +31,10 @@ StoreOpt = Annotated[
 
 def _split(name: str) -> Literal["dev", "holdout", "all"]:
     """The ``--split`` value, checked."""
-    return cast(Literal["dev", "holdout", "all"], _choice(name, ("dev", "holdout", "all")))
+    return cast(Literal["dev", "holdout", "all"], _split_choice(name, ("dev", "holdout", "all")))
 
 
-def _choice(name: str, choices: tuple[str, ...]) -> str:
+def _split_choice(name: str, choices: tuple[str, ...]) -> str:
     """``name`` if it is one of ``choices``; else the error listing them."""
     if name not in choices:
         raise typer.BadParameter(f"split must be {', '.join(choices[:-1])} or {choices[-1]}")
@@ -234,7 +234,7 @@ def currency(
         raise typer.BadParameter("--store takes one --via (each run needs an empty database)")
     chosen_split = cast(
         Literal["dev", "holdout", "probe", "all"],
-        _choice(split, ("dev", "holdout", "probe", "all")),
+        _split_choice(split, ("dev", "holdout", "probe", "all")),
     )
     results = {
         name: run_currency(

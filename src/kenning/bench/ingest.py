@@ -30,7 +30,7 @@ from ..clock import FixedClock
 from ..config import Settings
 from ..embeddings import Embedder
 from .locomo import conversation_user
-from .locomo_data import load_locomo, score, split
+from .locomo_data import Question, load_locomo, score, split
 from .stores import open_bench_memory
 
 __all__ = ["run_ingest_locomo"]
@@ -86,7 +86,7 @@ def run_ingest_locomo(
                     if progress:
                         progress("ingest", len(said))
             ingest_s = time.perf_counter() - started
-            rankings, questions = [], []
+            questions: list[Question] = []
             for conv in convs:
                 who = conversation_user(conv)
                 clock.set(conv.last_session_date + timedelta(days=1))
@@ -99,14 +99,13 @@ def run_ingest_locomo(
                         or ([dia_of[h.memory.id]] if h.memory.id in dia_of else [])
                         for h in hits
                     ]
-                    rankings.append(_turns(per_hit))
                     hit_turns.append(per_hit)
                     questions.append(q)
                     if progress:
                         progress("recall", 1)
         finally:
             mem.close()
-    result = score(rankings, questions, ks=(1, 5, 10, 20))
+    result = score([_turns(h) for h in hit_turns], questions, ks=(1, 5, 10, 20))
     result["within_k_hits"] = _within_k_hits(hit_turns, questions, (5, 10, 20))
     evidence = {e for q in questions for e in q.evidence}
     covered = {d for ids in fact_evidence.values() for d in ids}
@@ -135,7 +134,7 @@ def _turns(per_hit: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _within_k_hits(
-    hit_turns: Sequence[Sequence[Sequence[str]]], questions: Sequence[Any], ks: Sequence[int]
+    hit_turns: Sequence[Sequence[Sequence[str]]], questions: Sequence[Question], ks: Sequence[int]
 ) -> dict[str, float]:
     """Recall and all-hit over the turns of the first ``k`` hits (what a caller
     asking for ``k`` hits sees), where the main figures count the first ``k``

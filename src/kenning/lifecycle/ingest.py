@@ -28,7 +28,7 @@ from ..access import ScopeFilter
 from ..decay import type_defaults
 from ..errors import InvalidInput
 from ..graph.model import MemoryLink, Relation
-from ..models import MemoryFilter, MemoryRecord, MemoryType, Principal, Scope
+from ..models import EXTRACTED, MemoryFilter, MemoryRecord, MemoryType, Principal, Scope
 from ..stores import Replacement
 from ..validation import clean_text, clean_time
 from .facts import Fact, FactExtractor, Turn, extractor_for
@@ -172,7 +172,7 @@ class Ingestor:
                     "confidence": fact.confidence,
                     "tags": list(fact.tags),
                     "event_at": fact.event_at,
-                    "source": "extraction",
+                    "source": EXTRACTED,
                     "session_id": sid,
                     "episode_id": eid,
                     "metadata": {

@@ -17,23 +17,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..models import Hit, MemoryRecord
+from ..models import EXTRACTED, Hit, MemoryRecord
 
-__all__ = ["collapse_restatements", "restated_turn"]
+__all__ = ["collapse_restatements", "evidence_turns", "restated_turn"]
 
-#: The ``source`` of the facts ``ingest`` draws from a conversation's turns.
-EXTRACTION = "extraction"
+
+def evidence_turns(record: MemoryRecord) -> list[str]:
+    """The ids of the turns ``record`` names as drawn from (``metadata["evidence"]``)."""
+    evidence = record.metadata.get("evidence")
+    return [str(e) for e in evidence] if isinstance(evidence, list) else []
 
 
 def restated_turn(record: MemoryRecord) -> str | None:
     """The id of the one turn ``record`` was drawn from, or None when it is not a
-    fact drawn from a single turn."""
-    if record.source != EXTRACTION:
+    fact ``ingest`` drew from a single turn."""
+    if record.source != EXTRACTED:
         return None
-    evidence = record.metadata.get("evidence")
-    if isinstance(evidence, list) and len(evidence) == 1:
-        return str(evidence[0])
-    return None
+    turns = evidence_turns(record)
+    return turns[0] if len(turns) == 1 else None
 
 
 def collapse_restatements(hits: Sequence[Hit]) -> tuple[list[Hit], int]:

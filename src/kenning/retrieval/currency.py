@@ -49,6 +49,7 @@ import numpy as np
 from ..config import CurrencyRecall
 from ..lifecycle.slots import Aspect, aspect_of, is_person, question_subject, statement
 from ..models import Hit, MemoryRecord, Status
+from .collapse import evidence_turns
 from .context import author_of
 from .signals.base import RecallContext
 
@@ -289,9 +290,7 @@ def _most_alike(
 
 def _sources(record: MemoryRecord) -> set[str]:
     """The memory and the turns it was drawn from (``metadata["evidence"]``)."""
-    evidence = record.metadata.get("evidence")
-    turns = {str(e) for e in evidence} if isinstance(evidence, list) else set()
-    return turns | {record.id}
+    return {*evidence_turns(record), record.id}
 
 
 def _words(text: str) -> frozenset[str]:

@@ -418,25 +418,30 @@ class SQLiteGraph(StoreParts):
         return out
 
 
-def tail_sql(column: str) -> str:
-    """The query of :meth:`SQLiteGraph.episode_tails` for an episode (``column``
-    ``"episode_id"``) or an episode-less session (``"session_id"``).
-
-    CROSS JOIN keeps the memories outermost, so the episode's or session's index
-    is searched; with the scope first, SQLite read and sorted every memory of
-    the scope (an organization's: all of them) for each lookup."""
-    col, extra = (
-        ("episode_id", "")
-        if column == "episode_id"
-        else ("session_id", " AND m.episode_id IS NULL")
-    )
+def _tail_query(column: str, extra: str) -> str:
     return (
         "SELECT m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
-        f"WHERE m.{col} = ?{extra} AND s.org_id = ? AND s.key = ? "
+        f"WHERE m.{column} = ?{extra} AND s.org_id = ? AND s.key = ? "
         "AND m.status != 'superseded' AND COALESCE(m.event_at, m.created_at) <= ? "
         "ORDER BY COALESCE(m.event_at, m.created_at) DESC, m.created_at DESC, "
         "m.id DESC LIMIT 1"
     )
+
+
+_TAIL_SQL = {
+    "episode_id": _tail_query("episode_id", ""),
+    "session_id": _tail_query("session_id", " AND m.episode_id IS NULL"),
+}
+
+
+def tail_sql(column: str) -> str:
+    """The query of :meth:`SQLiteGraph.episode_tails` for an episode (``column``
+    ``"episode_id"``) or an episode-less session (any other ``column``).
+
+    CROSS JOIN keeps the memories outermost, so the episode's or session's index
+    is searched; with the scope first, SQLite read and sorted every memory of
+    the scope (an organization's: all of them) for each lookup."""
+    return _TAIL_SQL["episode_id" if column == "episode_id" else "session_id"]
 
 
 def _in_org(conn: sqlite3.Connection, org_id: str, projection: Projection) -> Projection:
