@@ -168,6 +168,28 @@ def test_an_injected_clock_dates_turns_without_times(make_memory: Callable[..., 
     assert fact.event_at is not None and fact.event_at < T0
 
 
+def test_a_backfilled_conversation_keeps_its_facts_in_the_order_they_were_said(
+    mem: Memory,
+) -> None:
+    """Facts with no time of their own are said when their turn was: a 2022 fact
+    ingested today is older than a 2024 one, so the newer value answers "now"."""
+    old, new = T0 - timedelta(days=800), T0 - timedelta(days=30)
+    result = mem.ingest(
+        [
+            {"content": "I live in Berlin.", "name": "Eva", "at": old.isoformat()},
+            {"content": "We moved; I live in Lisbon now.", "name": "Eva", "at": new.isoformat()},
+        ],
+        "backfill",
+    )
+    said = {f.record.content: f.record.said_at for f in result.facts}
+    assert said and all(at in (old, new) for at in said.values()), said
+    berlin = next(at for text, at in said.items() if "Berlin" in text)
+    lisbon = next(at for text, at in said.items() if "Lisbon" in text)
+    assert (berlin, lisbon) == (old, new)
+    top = mem.recall("Where do I live now?", 3).hits[0].memory
+    assert "Lisbon" in top.content and "Berlin" not in top.content
+
+
 def test_cli_ingest_rejects_bad_input_and_writes_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "KENNING_HOME": str(tmp_path / "home")}
     bad = tmp_path / "bad.json"

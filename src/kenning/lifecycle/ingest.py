@@ -171,7 +171,7 @@ class Ingestor:
                     "importance": fact.importance,
                     "confidence": fact.confidence,
                     "tags": list(fact.tags),
-                    "event_at": fact.event_at,
+                    "event_at": fact.event_at or _said(items, fact.evidence, now),
                     "source": EXTRACTED,
                     "session_id": sid,
                     "episode_id": eid,
@@ -254,6 +254,16 @@ class Ingestor:
         sid = clean_text(session_id, "session_id", 256)
         view = ScopeFilter(who.org_id, frozenset({scope}))
         return self._window(view, sid)[-self.core.settings.lifecycle.context_window :]
+
+
+def _said(items: Sequence[Mapping[str, Any]], evidence: Sequence[int], now: datetime) -> datetime:
+    """When a fact with no time of its own was said: at its latest evidence turn.
+
+    A conversation ingested after the fact (a backfill, an import) keeps its
+    order: "I live in Berlin" from 2022 is older than "we moved to Lisbon"
+    from 2024, whenever the two were ingested."""
+    times = [items[i]["event_at"] for i in evidence if 0 <= i < len(items)]
+    return max(times, default=now)
 
 
 def _turn_order(r: MemoryRecord) -> tuple[datetime, int, str]:
