@@ -356,6 +356,40 @@ def test_second_client_sees_writes_of_the_first(make_memory: Callable[..., Memor
     assert m2.recall("cafeteria soup").hits == []
 
 
+def test_a_batch_of_neighbour_searches_in_a_large_scope_matches_one_search_each(
+    make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
+) -> None:
+    """Reconcile asks for a whole batch's nearest memories per scope; for a scope
+    past the exact-scan size the answers are those of one search per vector (the
+    graph path on SQLite) and the true top of that scope."""
+    settings = Settings(
+        store=StoreOptions(exact_search_max=50, ann_min_rows=100, pg_exact_search_max=50)
+    )
+    mem = make_memory("batch-ann", settings=settings)
+    mem.remember_many([{"content": t, "scope": "team:big"} for t in make_sentences(300)])
+    mem.remember_many([{"content": t, "scope": "team:small"} for t in make_sentences(20, 300)])
+    big = _all_records(mem, scopes=["team:big"])
+    assert len(big) == 300
+    queries = [
+        "Who likes jazz music?",
+        "beekeeping and honey",
+        "fishing on the river",
+        "chess openings teacher",
+        "Sven avoids tax law",
+    ]
+    vectors = [mem.embedder.embed(q) for q in queries]
+    team = Scope.team("big")
+    asked = [(team, v) for v in vectors] + [(Scope.team("small"), vectors[0])]
+    batch = mem.store.scope_neighbours(mem.principal.org_id, asked, 5)
+    for query, vector, got in zip(queries, vectors, batch, strict=False):
+        (alone,) = mem.store.scope_neighbours(mem.principal.org_id, [(team, vector)], 5)
+        assert got == alone
+        assert [i for i, _ in got] == _brute_top(mem, query, big, 5)
+    assert len(batch[-1]) == 5 and all(
+        i in {r.id for r in _all_records(mem, scopes=["team:small"])} for i, _ in batch[-1]
+    )
+
+
 def test_hnsw_path_matches_exact_search(
     make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
 ) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ._gc import collector_paused
 from .access import ScopeFilter
 from .core import Core
 from .decay import type_defaults
@@ -187,6 +188,17 @@ class WritePipeline:
         """Stages 2-7 for built records (see the module docstring); one transaction."""
         if not records:
             return []
+        with collector_paused(len(records)):
+            return self._write(who, records, reconcile, progress, extend)
+
+    def _write(
+        self,
+        who: Principal,
+        records: Sequence[MemoryRecord],
+        reconcile: bool,
+        progress: Callable[[int], None] | None,
+        extend: Extend | None,
+    ) -> list[WriteResult]:
         self.check_scopes(who, (r.scope for r in records))
         self.hold_for_review(records, who)
         keys = [(r.scope, r.key) for r in records if r.key]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from .driver import sqlite3
 from .follow import HistoryMirror
 
 if TYPE_CHECKING:
-    from usearch.index import Index
+    from usearch.index import BatchMatches, Index
 
 __all__ = ["VectorIndex", "STATUS_CODES", "SearchPlan"]
 
@@ -121,8 +121,14 @@ class _Partition:
             add = new_pos + changed
             if add:
                 keys = np.asarray(add, dtype=np.uint64)
-                threads = 1 if len(add) < _SERIAL_BUILD_MAX else 0
+                threads = 0 if self.parallel_adds(len(add)) else 1
                 self.ann.add(keys, self.vecs[keys.astype(np.int64)], threads=threads)
+
+    def parallel_adds(self, count: int) -> bool:
+        """Whether ``count`` new vectors go into the graph on every core: when they
+        are many, or the graph is past :data:`_SERIAL_BUILD_MAX` (it was built in
+        parallel, so one thread would not make its answers repeatable)."""
+        return count >= _SERIAL_BUILD_MAX or self.live >= _SERIAL_BUILD_MAX
 
     def remove(self, mid: str) -> None:
         """Drop one memory (leaves a dead slot)."""
@@ -533,10 +539,71 @@ class VectorIndex(HistoryMirror):
                     )
                     top = top[np.argsort(-column[top])]
                     out[n] = [(part.ids[int(mine[t])], float(column[t])) for t in top]
-        for n in large:
-            scope_pk, query = queries[n]
-            out[n] = self.search(org_id, query, [scope_pk], wanted, limit)
+        self._search_large(org_id, queries, large, wanted, limit, out)
         return out
+
+    def _search_large(
+        self,
+        org_id: str,
+        queries: Sequence[tuple[int, np.ndarray]],
+        members: list[int],
+        statuses: list[str],
+        limit: int,
+        out: list[list[tuple[str, float]]],
+    ) -> None:
+        """:meth:`search_by_scope`'s queries of scopes too large for an exact scan:
+        each scope's queries go through the HNSW graph in one call on every core
+        (the same answers as one :meth:`search` each: a graph search only reads the
+        graph); a query whose pool keeps too few of the scope's rows goes on
+        through :meth:`search`, which widens it."""
+        groups: dict[int, list[int]] = {}
+        for n in members:
+            groups.setdefault(queries[n][0], []).append(n)
+        for scope_pk, ns in groups.items():
+            if len(ns) > 1:
+                with self._lock.read():
+                    part = self._parts.get(org_id)
+                    if part is None:
+                        return
+                    if part.ann is None:
+                        self._build_ann(part)
+                    ns = self._ann_search_many(part, scope_pk, queries, ns, statuses, limit, out)
+            for n in ns:
+                out[n] = self.search(org_id, queries[n][1], [scope_pk], statuses, limit)
+
+    def _ann_search_many(
+        self,
+        part: _Partition,
+        scope_pk: int,
+        queries: Sequence[tuple[int, np.ndarray]],
+        ns: list[int],
+        statuses: list[str],
+        limit: int,
+        out: list[list[tuple[str, float]]],
+    ) -> list[int]:
+        """One batched graph search for the queries ``ns`` of one scope (the first
+        pool :meth:`_ann_search` would ask for); returns the queries it could not
+        answer from that pool."""
+        assert part.ann is not None
+        mask = self._mask(part, [scope_pk], statuses, None)
+        allowed = int(mask.sum())
+        if allowed == 0:
+            return []
+        count = min(part.live, int(max(limit, 32) / (allowed / max(part.live, 1)) * 2) + 16)
+        block = np.stack([np.asarray(queries[n][1], dtype=np.float32).reshape(-1) for n in ns])
+        # two or more queries: one row of matches each
+        matches = cast("BatchMatches", part.ann.search(block, count, exact=False, threads=0))
+        rest: list[int] = []
+        for row, n in enumerate(ns):
+            keys = np.asarray(matches.keys[row][: matches.counts[row]], dtype=np.int64)
+            keep = keys[mask[keys]]
+            if len(keep) < min(limit, allowed) and count < part.live:
+                rest.append(n)
+                continue
+            sims = part.vecs[keep] @ block[row]
+            order = np.argsort(-sims)[:limit]
+            out[n] = [(part.ids[int(keep[i])], float(sims[i])) for i in order]
+        return rest
 
     def _build_ann(self, part: _Partition) -> None:
         """Build ``part``'s HNSW graph (once) while the caller holds the read side."""
