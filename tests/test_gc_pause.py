@@ -51,8 +51,19 @@ def test_overlapping_batches_resume_only_when_the_last_ends() -> None:
     t = threading.Thread(target=first)
     t.start()
     assert first_in.wait(5)
-    with collector_paused(PAUSE_AT):
-        pass
+    collected: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collected.append(info["generation"])
+
+    gc.callbacks.append(note)
+    try:
+        with collector_paused(PAUSE_AT):
+            pass
+    finally:
+        gc.callbacks.remove(note)
+    assert collected == [1]  # the second batch's young cycles, collected as it ended
     second_done.set()
     t.join(5)
     assert states == [("first, after the second ended", False)]
