@@ -132,7 +132,8 @@ class WritePipeline:
     ) -> list[MemoryRecord]:
         """Validate a batch (all items before any is written; errors name the item)."""
         limit = self.core.settings.max_batch
-        return clean_batch(items, limit, lambda item: self.build(who, item, now))
+        with collector_paused(len(items)):
+            return clean_batch(items, limit, lambda item: self.build(who, item, now))
 
     # -- 2. the scope exists; 3. review -------------------------------------------------
 
