@@ -132,7 +132,8 @@ class WritePipeline:
     ) -> list[MemoryRecord]:
         """Validate a batch (all items before any is written; errors name the item)."""
         limit = self.core.settings.max_batch
-        with collector_paused(len(items)):
+        size = len(items) if isinstance(items, Sequence) else 0  # else clean_batch refuses it
+        with collector_paused(size):
             return clean_batch(items, limit, lambda item: self.build(who, item, now))
 
     # -- 2. the scope exists; 3. review -------------------------------------------------
