@@ -173,6 +173,15 @@ _MAX_MASKS = 16
 _SERIAL_BUILD_MAX = 20_000
 
 
+def _first_pool(part: _Partition, allowed: int, limit: int) -> int:
+    """How many neighbours a graph search first asks for when ``allowed`` of the
+    partition's rows may be returned. The graph holds int8 vectors and hits are
+    re-scored in float32, so the pool is generous: at least 64 readable rows on
+    average."""
+    frac = allowed / max(part.live, 1)
+    return min(part.live, int(max(limit, 32) / frac * 2) + 16)
+
+
 def _said_mask(times: np.ndarray, said: SaidRange) -> np.ndarray:
     """Which of ``times`` fall in ``said`` (start inclusive, end exclusive, as SQL's
     ``event_after`` / ``event_before`` filters)."""
@@ -589,7 +598,7 @@ class VectorIndex(HistoryMirror):
         allowed = int(mask.sum())
         if allowed == 0:
             return []
-        count = min(part.live, int(max(limit, 32) / (allowed / max(part.live, 1)) * 2) + 16)
+        count = _first_pool(part, allowed, limit)
         block = np.stack([np.asarray(queries[n][1], dtype=np.float32).reshape(-1) for n in ns])
         # two or more queries: one row of matches each
         matches = cast("BatchMatches", part.ann.search(block, count, exact=False, threads=0))
@@ -678,9 +687,7 @@ class VectorIndex(HistoryMirror):
         assert part.ann is not None
         self.last_plan.method = "hnsw"
         frac = allowed / max(part.live, 1)
-        # The graph holds int8 vectors; hits are re-scored in float32 below, so
-        # ask for a generous pool (at least 64 readable on average).
-        count = min(part.live, int(max(limit, 32) / frac * 2) + 16)
+        count = _first_pool(part, allowed, limit)
         while True:
             self.last_plan.probes += 1
             matches = part.ann.search(q, count, exact=False)
