@@ -543,7 +543,7 @@ class ScoreBreakdown:
     #: are ordered by it. The hit's ``score`` is the calibrated one.
     priority: float | None = None
     #: How the calibrated score was computed (:mod:`kenning.retrieval.calibration`):
-    #: ``inputs`` (raw cosine, bounded BM25, term coverage, author named, rank),
+    #: ``inputs`` (raw cosine, bounded BM25, term coverage, another person named),
     #: ``contributions`` (each coefficient times its input, and the intercept,
     #: to the logit) and ``logit``; score = 1 / (1 + exp(-logit)).
     calibration: dict[str, Any] = field(default_factory=dict)
