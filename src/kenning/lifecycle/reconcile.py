@@ -104,7 +104,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
@@ -256,17 +256,14 @@ def normalise_for_compare(text: str) -> str:
     return " ".join(t.low for t in _tokens(text))
 
 
-@dataclass(frozen=True, slots=True)
-class _Tok:
-    """One word: as written, lower-cased, and its light stem (the comparison unit)."""
+class _Tok(NamedTuple):
+    """One word: as written, lower-cased, its light stem (the comparison unit), and
+    whether it is a number (digits or a number word)."""
 
     text: str
     low: str
     stem: str
-
-    @property
-    def number(self) -> bool:
-        return self.low[0].isdigit() or self.low in _NUMBER_WORDS
+    number: bool
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -306,7 +303,11 @@ def _tokens(text: str) -> list[_Tok]:
             words[-1] += word  # "1 pm" is "1pm"
         else:
             words.append(word)
-    return [_Tok(w, w.casefold(), _stem(w.casefold())) for w in words]
+    out = []
+    for w in words:
+        low = w.casefold()
+        out.append(_Tok(w, low, _stem(low), low[0].isdigit() or low in _NUMBER_WORDS))
+    return out
 
 
 def _number_kind(low: str) -> str:
