@@ -182,6 +182,16 @@ def _first_pool(part: _Partition, allowed: int, limit: int) -> int:
     return min(part.live, int(max(limit, 32) / frac * 2) + 16)
 
 
+def _rescored(
+    part: _Partition, rows: np.ndarray, q: np.ndarray, limit: int
+) -> list[tuple[str, float]]:
+    """The top ``limit`` of a graph search's ``rows``, by their float32 cosine to ``q``
+    (the graph holds int8 vectors)."""
+    sims = part.vecs[rows] @ q
+    order = np.argsort(-sims)[:limit]
+    return [(part.ids[int(rows[i])], float(sims[i])) for i in order]
+
+
 def _said_mask(times: np.ndarray, said: SaidRange) -> np.ndarray:
     """Which of ``times`` fall in ``said`` (start inclusive, end exclusive, as SQL's
     ``event_after`` / ``event_before`` filters)."""
@@ -517,7 +527,7 @@ class VectorIndex(HistoryMirror):
         groups: dict[int, list[int]] = {}
         for n, (scope_pk, _) in enumerate(queries):
             groups.setdefault(scope_pk, []).append(n)
-        large: list[int] = []
+        large: dict[int, list[int]] = {}  # scope pk -> its queries, past the exact scan
         with self._lock.read():
             part = self._parts.get(org_id)
             if part is None or part.live == 0:
@@ -532,7 +542,7 @@ class VectorIndex(HistoryMirror):
                 if len(mine) == 0:
                     continue
                 if len(mine) > self.exact_max and part.live >= self.ann_min_rows:
-                    large.extend(members)
+                    large[scope_pk] = members
                     continue
                 block = np.stack(
                     [np.asarray(queries[n][1], dtype=np.float32).reshape(-1) for n in members]
@@ -548,71 +558,55 @@ class VectorIndex(HistoryMirror):
                     )
                     top = top[np.argsort(-column[top])]
                     out[n] = [(part.ids[int(mine[t])], float(column[t])) for t in top]
-        self._search_large(org_id, queries, large, wanted, limit, out)
+        for scope_pk, members in large.items():
+            self._search_large(org_id, scope_pk, queries, members, wanted, limit, out)
         return out
 
     def _search_large(
         self,
         org_id: str,
-        queries: Sequence[tuple[int, np.ndarray]],
-        members: list[int],
-        statuses: list[str],
-        limit: int,
-        out: list[list[tuple[str, float]]],
-    ) -> None:
-        """:meth:`search_by_scope`'s queries of scopes too large for an exact scan:
-        each scope's queries go through the HNSW graph in one call on every core
-        (the same answers as one :meth:`search` each: a graph search only reads the
-        graph); a query whose pool keeps too few of the scope's rows goes on
-        through :meth:`search`, which widens it."""
-        groups: dict[int, list[int]] = {}
-        for n in members:
-            groups.setdefault(queries[n][0], []).append(n)
-        for scope_pk, ns in groups.items():
-            if len(ns) > 1:
-                with self._lock.read():
-                    part = self._parts.get(org_id)
-                    if part is None:
-                        return
-                    if part.ann is None:
-                        self._build_ann(part)
-                    ns = self._ann_search_many(part, scope_pk, queries, ns, statuses, limit, out)
-            for n in ns:
-                out[n] = self.search(org_id, queries[n][1], [scope_pk], statuses, limit)
-
-    def _ann_search_many(
-        self,
-        part: _Partition,
         scope_pk: int,
         queries: Sequence[tuple[int, np.ndarray]],
         ns: list[int],
         statuses: list[str],
         limit: int,
         out: list[list[tuple[str, float]]],
-    ) -> list[int]:
-        """One batched graph search for the queries ``ns`` of one scope (the first
-        pool :meth:`_ann_search` would ask for); returns the queries it could not
-        answer from that pool."""
-        assert part.ann is not None
-        mask = self._mask(part, [scope_pk], statuses, None)
-        allowed = int(mask.sum())
-        if allowed == 0:
-            return []
-        count = _first_pool(part, allowed, limit)
-        block = np.stack([np.asarray(queries[n][1], dtype=np.float32).reshape(-1) for n in ns])
-        # two or more queries: one row of matches each
-        matches = cast("BatchMatches", part.ann.search(block, count, exact=False, threads=0))
-        rest: list[int] = []
-        for row, n in enumerate(ns):
-            keys = np.asarray(matches.keys[row][: matches.counts[row]], dtype=np.int64)
-            keep = keys[mask[keys]]
-            if len(keep) < min(limit, allowed) and count < part.live:
-                rest.append(n)
-                continue
-            sims = part.vecs[keep] @ block[row]
-            order = np.argsort(-sims)[:limit]
-            out[n] = [(part.ids[int(keep[i])], float(sims[i])) for i in order]
-        return rest
+    ) -> None:
+        """:meth:`search_by_scope`'s queries ``ns`` of one scope too large for an
+        exact scan. Two or more go through the HNSW graph in one call on every
+        core, with the first pool :meth:`_ann_search` asks for (the same answers as
+        one :meth:`search` each: a graph search only reads the graph); a query
+        whose pool keeps too few of the scope's rows, or a single one, goes
+        through :meth:`search`, which widens it."""
+        rest = ns
+        if len(ns) > 1:
+            rest = []
+            with self._lock.read():
+                part = self._parts.get(org_id)
+                if part is None:
+                    return
+                if part.ann is None:
+                    self._build_ann(part)
+                assert part.ann is not None
+                mask = self._mask(part, [scope_pk], statuses, None)
+                allowed = int(mask.sum())
+                if allowed == 0:
+                    return
+                count = _first_pool(part, allowed, limit)
+                block = np.stack(
+                    [np.asarray(queries[n][1], dtype=np.float32).reshape(-1) for n in ns]
+                )
+                # two or more queries: one row of matches each
+                found = cast("BatchMatches", part.ann.search(block, count, exact=False, threads=0))
+                for row, n in enumerate(ns):
+                    keys = np.asarray(found.keys[row][: found.counts[row]], dtype=np.int64)
+                    keep = keys[mask[keys]]
+                    if len(keep) < min(limit, allowed) and count < part.live:
+                        rest.append(n)
+                    else:
+                        out[n] = _rescored(part, keep, block[row], limit)
+        for n in rest:
+            out[n] = self.search(org_id, queries[n][1], [scope_pk], statuses, limit)
 
     def _build_ann(self, part: _Partition) -> None:
         """Build ``part``'s HNSW graph (once) while the caller holds the read side."""
@@ -694,9 +688,7 @@ class VectorIndex(HistoryMirror):
             keys = np.asarray(matches.keys, dtype=np.int64)
             keep = keys[mask[keys]]
             if len(keep) >= min(limit, allowed) or count >= part.live:
-                sims = part.vecs[keep] @ q
-                order = np.argsort(-sims)[:limit]
-                return [(part.ids[int(keep[i])], float(sims[i])) for i in order]
+                return _rescored(part, keep, q, limit)
             if count >= 32 * max(limit, 32) / frac:
                 self.last_plan.method = "exact-fallback"
                 return None
