@@ -223,6 +223,9 @@ _CHANGE_VERBS = frozenset(
 #: Adverbs of change or time that sit outside the slot ("X is the lead now").
 _CHANGE_ADVERBS = frozenset("now currently nowadays instead anymore recently".split())
 _FILLERS = _CHANGE_ADVERBS | frozenset("just finally also still actually".split())
+#: Words that say how a fact changed, not what it is about: never content words.
+_SIGNALS = _NEGATIONS | _CHANGE_VERBS | _FILLERS | {"longer"}
+_AM_PM = frozenset({"am", "pm"})
 _NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty "
     "fifty hundred thousand".split()
@@ -257,13 +260,15 @@ def normalise_for_compare(text: str) -> str:
 
 
 class _Tok(NamedTuple):
-    """One word: as written, lower-cased, its light stem (the comparison unit), and
-    whether it is a number (digits or a number word)."""
+    """One word: as written, lower-cased, its light stem (the comparison unit),
+    whether it is a number (digits or a number word), and whether it is a content
+    word (what a fact is about: no stopword, negation, change verb or filler)."""
 
     text: str
     low: str
     stem: str
     number: bool
+    content: bool
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -295,19 +300,27 @@ def _stem(low: str) -> str:
     return low
 
 
+@functools.lru_cache(maxsize=100_000)
+def _tok(word: str) -> _Tok:
+    """The token of one word as written (cached: texts share most of their words)."""
+    low = word.casefold()
+    stem = _stem(low)
+    number = low[0].isdigit() or low in _NUMBER_WORDS
+    content = not (
+        number or low in _STOP or low in _SIGNALS or low.endswith("n't") or stem in _STOP
+    )
+    return _Tok(word, low, stem, number, content)
+
+
 def _tokens(text: str) -> list[_Tok]:
     folded = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     words: list[str] = []
     for word in _TOKEN.findall(folded):
-        if words and word.casefold() in {"am", "pm"} and _CLOCK.fullmatch(words[-1]):
+        if words and len(word) == 2 and word.casefold() in _AM_PM and _CLOCK.fullmatch(words[-1]):
             words[-1] += word  # "1 pm" is "1pm"
         else:
             words.append(word)
-    out = []
-    for w in words:
-        low = w.casefold()
-        out.append(_Tok(w, low, _stem(low), low[0].isdigit() or low in _NUMBER_WORDS))
-    return out
+    return [_tok(w) for w in words]
 
 
 def _number_kind(low: str) -> str:
@@ -351,24 +364,14 @@ class _Text:
     def of(cls, text: str) -> _Text:
         toks = tuple(_tokens(text))
         lows = [t.low for t in toks]
-        pairs = set(zip(lows, lows[1:], strict=False))
-        negated = any(w in _NEGATIONS or w.endswith("n't") for w in lows) or any(
-            p in pairs for p in _NEG_PHRASES
-        )
-        signal = _NEGATIONS | _CHANGE_VERBS | _FILLERS | {"longer"}
-        content = frozenset(
-            t.stem
-            for t in toks
-            if t.low not in _STOP
-            and t.low not in signal
-            and not t.low.endswith("n't")
-            and t.stem not in _STOP
-            and not t.number
-        )
+        negated = any(w in _NEGATIONS or w.endswith("n't") for w in lows)
+        if not negated and len(lows) > 1:
+            pairs = set(zip(lows, lows[1:], strict=False))
+            negated = any(p in pairs for p in _NEG_PHRASES)
         return cls(
             toks=toks,
             norm=" ".join(lows),
-            content=content,
+            content=frozenset(t.stem for t in toks if t.content),
             numbers=frozenset(t.low for t in toks if t.number),
             negated=negated,
             change_verbs=frozenset(w for w in lows if w in _CHANGE_VERBS),
