@@ -109,7 +109,7 @@ from typing import Any, NamedTuple
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from .knobs import ReconcileKnobs
-from .slots import Statement, is_person, statement
+from .slots import is_person, statement, subject_of
 
 __all__ = [
     "Action",
@@ -350,10 +350,21 @@ class _Text:
     words: int
     #: (family, subject stems, object content, object phrase) of the first slot trigger
     family: tuple[str, tuple[str, ...], frozenset[str], str] | None
-    #: whom the text is about and its update cue (:mod:`.slots`)
-    who: Statement
     #: distinctive values: capitalised words after the first, and numbers
     values: frozenset[str]
+    #: the text itself
+    text: str
+
+    @property
+    def subject(self) -> str:
+        """Whom the text is about (:func:`.slots.subject_of`, cached)."""
+        return subject_of(self.text)
+
+    @property
+    def cue(self) -> str | None:
+        """The text's update cue (:func:`.slots.statement`, cached). Read of new
+        texts only, so a stored neighbour is never searched for one."""
+        return statement(self.text).cue
 
     @property
     def terms(self) -> frozenset[str]:
@@ -378,11 +389,11 @@ class _Text:
             slot=tuple(t for t in toks if t.low not in _CHANGE_ADVERBS),
             words=len(toks),
             family=_family_slot(toks),
-            who=statement(text),
             values=frozenset(
                 t.low for i, t in enumerate(toks) if t.number or (i and t.text[:1].isupper())
             )
             - {"i"},
+            text=text,
         )
 
     @property
@@ -516,7 +527,7 @@ def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | Non
     """Whether the two texts are about different people: the speaker and someone
     else ("I live in Oslo" / "My sister lives in Rome"), two different relations,
     or two speakers' own facts."""
-    a, b = old.who.subject, new.who.subject
+    a, b = old.subject, new.subject
     if a == b == "self":
         return None not in authors and authors[0] != authors[1]
     people = (is_person(a), is_person(b))
@@ -529,12 +540,12 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     """The same subject, a new value, and the new text says so ("We relocated to
     Lisbon" / "I live in Berlin"): the embedding gate is low because such pairs
     share few words, so the cue, the subject and a changed value must all hold."""
-    cue = new.who.cue
+    cue = new.cue
     # the speaker's own words only: a fact rewritten about a named person ("Alice's
     # employer is Airbus" / "Alice's back hurts after moving furniture") shares the
     # name, which lifts the cosine of unrelated facts (precision .17 on the currency
     # dev kinds through ingest), so the cosine says too little there
-    if cue is None or new.who.subject != "self" or old.who.subject != "self":
+    if cue is None or new.subject != "self" or old.subject != "self":
         return None
     names_old = bool(old.values & new.values)  # "we moved out of Berlin" / "I live in Berlin"
     gate = k.update_similarity - (0.1 if names_old else 0.0)

@@ -168,8 +168,10 @@ def subject_of(text: str) -> str:
     """Whom ``text`` is about: ``"self"``, a relation noun, a pronoun or name, or ``""``."""
     words = _split_clitic(_head(text))
     lows = [w.lower() for w in words]
+    possessive = False  # a "my"/"our" the loop went past
     for i, low in enumerate(lows):
         if low in ("my", "our"):
+            possessive = True
             rel, end = _relation_at(lows, i + 1)
             if rel is None:
                 if i == 0 or lows[i - 1] in _LEADING:
@@ -182,9 +184,10 @@ def subject_of(text: str) -> str:
             ):
                 return rel  # "My sister lives in Rome", "Where does my cousin live?"
             continue  # "Went hiking with my sister": the speaker's
-        if _mine(words[i]):
+        if low in _FIRST_PERSON and words[i] != "US":  # (:func:`_mine`)
             return "self"
-    if any(_mine(w) for w in words) or (len(lows) >= _HEAD and _first_person_anywhere(text)):
+    # every other word of the head was checked above
+    if possessive or (len(lows) >= _HEAD and _first_person_anywhere(text)):
         return "self"
     for i, low in enumerate(lows[:-2]):  # "Alice's sister lives in Rome"
         if words[i][:1].isupper() and lows[i + 1] == "'s":
