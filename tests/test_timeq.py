@@ -434,6 +434,30 @@ def test_content_times(text: str, spans: list[TimeSpan]) -> None:
     assert content_times(text, SAID) == spans
 
 
+def test_content_times_are_read_once_per_text_and_moment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text is scanned once for the moment it was said; each call gets its own
+    list, and the same words said on another day resolve against that day."""
+    from kenning.retrieval import timeq
+
+    scans: list[str] = []
+    scan = timeq._expressions
+
+    def counting(text: str, at: datetime) -> list[object]:
+        scans.append(text)
+        return scan(text, at)
+
+    monkeypatch.setattr(timeq, "_expressions", counting)
+    text = "I moved to Lisbon last May, two weeks ago I found a flat (read once)"
+    first = content_times(text, SAID)
+    assert content_times(text, SAID) == first and scans == [text]
+    first.append(TimeSpan(None, None, "changed by the caller"))
+    assert content_times(text, SAID) == first[:-1]
+    later = content_times(text, d(2024, 8, 1))
+    assert later != first[:-1]
+    assert [s.text for s in later] == [s.text for s in first[:-1]]
+    assert content_times(text, SAID.astimezone(ZoneInfo("Europe/Berlin"))) == first[:-1]
+
+
 def test_content_times_and_queries_share_the_grammar() -> None:
     for query, start, end in WINDOWS:
         spans = content_times(query, NOW)
