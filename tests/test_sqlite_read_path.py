@@ -222,6 +222,33 @@ def test_dot_rows_bridges_small_holes_but_never_scans_much_more_than_asked(
     assert sum(calls) == len(pairs)
 
 
+def test_dot_rows_gathers_short_runs_and_multiplies_long_ones_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows of many users written at once come in short runs: one gathered call,
+    not a call per run (fewer than the run limit, so only their length decides)."""
+    from kenning.stores.sqlite import vectors
+
+    rng = np.random.default_rng(2)
+    vecs = rng.standard_normal((20_000, 8)).astype(np.float32)
+    q = rng.standard_normal(8).astype(np.float32)
+    calls: list[int] = []
+
+    def counting(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        calls.append(len(rows))
+        return _dot(rows, query)
+
+    monkeypatch.setattr(vectors, "_dot", counting)
+    step = 8 + _GAP + 1  # runs of 8 rows, each gap too wide to bridge
+    short = np.concatenate([np.arange(s, s + 8) for s in range(0, 40 * step, step)])
+    np.testing.assert_array_equal(vectors._dot_rows(vecs, short, q), _dot(vecs[short], q))
+    assert calls == [len(short)]  # 40 runs, one call
+    calls.clear()
+    long = np.concatenate([np.arange(s, s + 500) for s in (0, 2_000, 9_000)])
+    np.testing.assert_array_equal(vectors._dot_rows(vecs, long, q), _dot(vecs[long], q))
+    assert calls == [500, 500, 500]
+
+
 def test_exact_search_after_reload_over_several_scopes_is_exact(
     make_memory: Callable[..., Memory], make_sentences: Callable[..., list[str]]
 ) -> None:
