@@ -458,6 +458,129 @@ def test_content_times_are_read_once_per_text_and_moment(monkeypatch: pytest.Mon
     assert content_times(text, SAID.astimezone(ZoneInfo("Europe/Berlin"))) == first[:-1]
 
 
+_PIECES = (
+    "I",
+    "we",
+    "went",
+    "to",
+    "Rome",
+    "in",
+    "on",
+    "at",
+    "the",
+    "of",
+    "and",
+    "or",
+    "from",
+    "between",
+    "since",
+    "before",
+    "after",
+    "until",
+    "ago",
+    "later",
+    "earlier",
+    "this",
+    "last",
+    "next",
+    "past",
+    "coming",
+    "previous",
+    "a",
+    "few",
+    "couple",
+    "two",
+    "12",
+    "3rd",
+    "May",
+    "may be",
+    "June",
+    "Sept.",
+    "Dec",
+    "2021",
+    "1990s",
+    "'90s",
+    "2023-05-01",
+    "week",
+    "weeks",
+    "weekend",
+    "month",
+    "year",
+    "days",
+    "Friday",
+    "monday",
+    "summer",
+    "fall",
+    "today",
+    "tonight",
+    "yesterday",
+    "tomorrow",
+    "morning",
+    "night",
+    "the other day",
+    "recently",
+    "lately",
+    "market",
+    "sunny",
+    "decade",
+    "Mayor",
+    "A380",
+    "99%",
+    ",",
+    ".",
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved last week",
+        "two weeks ago",
+        "over the weekend",
+        "in 2021",
+        "on the 3rd of June",
+        "on Friday",
+        "this summer",
+        "back in the '90s",
+        "yesterday",
+        "tonight",
+        "this morning",
+        "last night",
+        "the other day",
+        "recently",
+        "lately",
+        "earlier this week",
+        "later today",
+        "2023-05-01",
+        "in March",
+        "next month",
+        "a year ago",
+        "the day before yesterday",
+        "the week after next",
+        "in a couple of days",
+        "the past three months",
+    ],
+)
+def test_every_kind_of_expression_passes_the_quick_check(text: str) -> None:
+    """One expression of each kind the rules read, each with the one word that
+    lets it through the check before the rules."""
+    from kenning.retrieval import timeq
+
+    found = timeq._expressions(text, SAID)
+    assert found and found == timeq._grammar(text, SAID), text
+
+
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=10))
+@settings(max_examples=400, deadline=None)
+def test_the_quick_check_never_hides_an_expression(pieces: list[str]) -> None:
+    """Texts without a word any rule needs skip the rules; the check must never
+    drop an expression the rules would find."""
+    from kenning.retrieval import timeq
+
+    text = " ".join(pieces)
+    assert timeq._expressions(text, SAID) == timeq._grammar(text, SAID)
+
+
 def test_content_times_and_queries_share_the_grammar() -> None:
     for query, start, end in WINDOWS:
         spans = content_times(query, NOW)

@@ -617,7 +617,25 @@ def _compose(text: str, hits: Sequence[_Hit]) -> list[_Hit]:
     return out
 
 
+#: A word every rule of :data:`_RULES` needs at the start of one of its words (a
+#: digit, a month or weekday, a season, a unit or a day word): a text without one
+#: names no time, and most texts have none (72% of LoCoMo's turns and the currency
+#: dataset's sentences), so they skip the rules (about 0.1 ms a text).
+_MAY_NAME_TIME = re.compile(
+    r"\b(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
+    r"|spring|summer|autumn|fall|winter|day|week|month|year|today|tonight|tomorrow"
+    r"|yesterday|recently|lately|night|morning|afternoon|evening|earlier|later)",
+    re.IGNORECASE,
+)
+
+
 def _expressions(text: str, at: datetime) -> list[_Hit]:
+    """The time expressions of ``text`` resolved against ``at`` (:func:`_grammar`),
+    once :data:`_MAY_NAME_TIME` says there may be one."""
+    return _grammar(text, at) if _MAY_NAME_TIME.search(text) else []
+
+
+def _grammar(text: str, at: datetime) -> list[_Hit]:
     now = as_utc(at)
     ctx = _Ctx(now=now, today=now.date(), future=bool(_FUTURE.search(text)))
     return _compose(text, _scan(text, ctx))
