@@ -162,7 +162,8 @@ class _Partition:
 _MAX_RUNS = 256
 #: The fewest rows a run must average for multiplying run by run to beat gathering
 #: the rows first (2,000-20,000 float32 rows of 384: gathering is 2.2x faster at
-#: 16 rows a run, even at 48-64, slower from 100).
+#: 16 rows a run, about even at 48-64, slower from 100 on one thread; with
+#: several threads scanning at once, faster at every length measured).
 _MIN_RUN = 48
 #: The widest gap (rows) an exact scan's run multiplies through rather than
 #: splitting (about one extra call's overhead in rows of 384 floats).
