@@ -192,8 +192,23 @@ def test_dot_rows_over_runs_equals_a_gather() -> None:
         np.testing.assert_array_equal(got, _dot(vecs[idx], q))
 
 
+@pytest.fixture
+def dot_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows of each ``_dot`` call an exact scan makes, in order."""
+    from kenning.stores.sqlite import vectors
+
+    calls: list[int] = []
+
+    def counting(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        calls.append(len(rows))
+        return _dot(rows, query)
+
+    monkeypatch.setattr(vectors, "_dot", counting)
+    return calls
+
+
 def test_dot_rows_bridges_small_holes_but_never_scans_much_more_than_asked(
-    monkeypatch: pytest.MonkeyPatch,
+    dot_calls: list[int],
 ) -> None:
     """A few holes inside a block are multiplied through (one call); rows
     interleaved with other scopes' rows are not (a run per row block, or a gather)."""
@@ -202,28 +217,21 @@ def test_dot_rows_bridges_small_holes_but_never_scans_much_more_than_asked(
     rng = np.random.default_rng(1)
     vecs = rng.standard_normal((3000, 8)).astype(np.float32)
     q = rng.standard_normal(8).astype(np.float32)
-    calls: list[int] = []
-
-    def counting(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        calls.append(len(rows))
-        return _dot(rows, query)
-
-    monkeypatch.setattr(vectors, "_dot", counting)
     holes = np.setdiff1d(np.arange(0, 2000), np.arange(5, 2000, 40))  # 50 holes, one block
     np.testing.assert_array_equal(vectors._dot_rows(vecs, holes, q), _dot(vecs[holes], q))
-    assert calls == [2000]
-    calls.clear()
+    assert dot_calls == [2000]
+    dot_calls.clear()
     strided = np.arange(0, 3000, 3)  # every third row: bridging would triple the work
     np.testing.assert_array_equal(vectors._dot_rows(vecs, strided, q), _dot(vecs[strided], q))
-    assert sum(calls) == len(strided)  # gathered, not spanned
-    calls.clear()
+    assert sum(dot_calls) == len(strided)  # gathered, not spanned
+    dot_calls.clear()
     pairs = np.sort(np.concatenate([np.arange(0, 3000, 20), np.arange(1, 3000, 20)]))
     np.testing.assert_array_equal(vectors._dot_rows(vecs, pairs, q), _dot(vecs[pairs], q))
-    assert sum(calls) == len(pairs)
+    assert sum(dot_calls) == len(pairs)
 
 
 def test_dot_rows_gathers_short_runs_and_multiplies_long_ones_in_place(
-    monkeypatch: pytest.MonkeyPatch,
+    dot_calls: list[int],
 ) -> None:
     """Rows of many users written at once come in short runs: one gathered call,
     not a call per run (fewer than the run limit, so only their length decides)."""
@@ -232,21 +240,14 @@ def test_dot_rows_gathers_short_runs_and_multiplies_long_ones_in_place(
     rng = np.random.default_rng(2)
     vecs = rng.standard_normal((20_000, 8)).astype(np.float32)
     q = rng.standard_normal(8).astype(np.float32)
-    calls: list[int] = []
-
-    def counting(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        calls.append(len(rows))
-        return _dot(rows, query)
-
-    monkeypatch.setattr(vectors, "_dot", counting)
     step = 8 + _GAP + 1  # runs of 8 rows, each gap too wide to bridge
     short = np.concatenate([np.arange(s, s + 8) for s in range(0, 40 * step, step)])
     np.testing.assert_array_equal(vectors._dot_rows(vecs, short, q), _dot(vecs[short], q))
-    assert calls == [len(short)]  # 40 runs, one call
-    calls.clear()
+    assert dot_calls == [len(short)]  # 40 runs, one call
+    dot_calls.clear()
     long = np.concatenate([np.arange(s, s + 500) for s in (0, 2_000, 9_000)])
     np.testing.assert_array_equal(vectors._dot_rows(vecs, long, q), _dot(vecs[long], q))
-    assert calls == [500, 500, 500]
+    assert dot_calls == [500, 500, 500]
 
 
 def test_exact_search_after_reload_over_several_scopes_is_exact(

@@ -154,9 +154,10 @@ def _head(text: str) -> list[str]:
     ]
 
 
-def _mine(word: str) -> bool:
-    """Whether ``word`` is one by which the speaker speaks of themselves."""
-    return word.lower() in _FIRST_PERSON and word != "US"
+def _mine(word: str, low: str | None = None) -> bool:
+    """Whether ``word`` (``low``: its lower case, when the caller has it) is one by
+    which the speaker speaks of themselves."""
+    return (word.lower() if low is None else low) in _FIRST_PERSON and word != "US"
 
 
 def _first_person_anywhere(text: str) -> bool:
@@ -184,7 +185,7 @@ def subject_of(text: str) -> str:
             ):
                 return rel  # "My sister lives in Rome", "Where does my cousin live?"
             continue  # "Went hiking with my sister": the speaker's
-        if low in _FIRST_PERSON and words[i] != "US":  # (:func:`_mine`)
+        if _mine(words[i], low):
             return "self"
     # every other word of the head was checked above
     if possessive or (len(lows) >= _HEAD and _first_person_anywhere(text)):
