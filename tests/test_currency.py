@@ -53,6 +53,10 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("She moved to Porto.", "she"),
         ("Alice lives in Paris.", "alice"),
         ("Alice's home is in Rome.", "alice"),
+        # a fact rewritten about a person names them later in the sentence
+        ("Home for Olga is Helsinki, in a small flat near the river.", "olga"),
+        ("New job: Olga is at Heineken now.", "olga"),
+        ("Lunch with Tom was fun.", "self"),  # company, not the subject
         ("The team uses Jira.", ""),
     ],
 )
@@ -153,6 +157,27 @@ def test_an_update_in_other_words_supersedes_the_speakers_old_value() -> None:
     assert _decide("I play chess.", "I live in Berlin.", 0.32).action is Action.ADD
     # below the gate
     assert _decide("We relocated to Lisbon.", "I train at Iron Temple.", 0.2).action is Action.ADD
+
+
+def test_ending_the_old_value_is_an_update_and_naming_it_again_is_not() -> None:
+    # "quit", "gave up", "no longer" negate the sentence, but they end the old value
+    # rather than deny one: the update rule still applies
+    d = _decide("I quit Nokia and joined Philips.", "I work at Nokia.", 0.65)
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert "('quit'" in d.reason
+    d = _decide("I gave up tennis and took up golf.", "I play tennis on weekends.", 0.59)
+    assert d.action is Action.SUPERSEDE
+    # a denial is no update, whatever word of change it has
+    d = _decide("I'm not moving to Lisbon after all.", "I live in Berlin.", 0.45)
+    assert d.action is Action.ADD
+    # the same value named again with a word of beginning: the old fact still holds
+    d = _decide("My first lecture at ETH Zurich was today.", "I live in Zurich.", 0.55)
+    assert d.action is Action.ADD
+    d = _decide("We found a new flat in Zurich, closer to the lake.", "I live in Zurich.", 0.6)
+    assert d.action is Action.ADD
+    # ... but with a word that leaves it, it changes
+    d = _decide("We moved out of Zurich last spring.", "I live in Zurich.", 0.5)
+    assert d.action is Action.SUPERSEDE
 
 
 def test_facts_about_other_people_never_supersede_the_speakers() -> None:
@@ -337,6 +362,53 @@ def test_an_update_of_another_attribute_never_takes_the_askeds_place(
     assert "Honda" in _first(mem, "What car did I drive before?")
 
 
+def test_the_replacement_answers_what_the_superseded_fact_matched(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "I work at Nokia" matches "Where do I work now?" word for word; the fact that
+    # replaced it shares no word with the question, yet it is the answer
+    mem = make_memory(settings=_rules())
+    nokia = _say(mem, "I work at Nokia.", OLD)
+    _say(mem, "I bank with ING.", MID)
+    _say(mem, "Work was exhausting today, so many meetings.", MID)
+    philips = _say(mem, "I quit Nokia and joined Philips.", NEW)
+    assert mem.get(nokia).superseded_by == philips
+    hits = mem.recall("Where do I work now?", 5, explain=True).hits
+    assert hits[0].memory.id == philips
+    assert nokia not in [h.memory.id for h in hits]  # history never answers "now"
+    # its calibrated score is that of an answer, not of a stranger to the question
+    assert hits[0].score > max(h.score for h in hits[1:])
+    assert hits[0].explain is not None and hits[0].explain.calibration is not None
+    assert hits[0].explain.calibration["inputs"]["coverage"] > 0
+    # a chain of replacements ends at the newest value
+    spotify = _say(mem, "I left Philips; I'm at Spotify now.", NEW.replace(month=9))
+    assert mem.get(philips).superseded_by == spotify
+    assert mem.recall("Where do I work now?", 5).hits[0].memory.id == spotify
+    # switched off, the replacement is left to its own words
+    off = _rules().model_copy(update={"retrieval": Retrieval(currency={"successors": False})})
+    plain = make_memory(settings=off)
+    _say(plain, "I work at Nokia.", OLD)
+    _say(plain, "I bank with ING.", MID)
+    _say(plain, "Work was exhausting today, so many meetings.", MID)
+    _say(plain, "I quit Nokia and joined Philips.", NEW)
+    assert "Philips" not in _first(plain, "Where do I work now?")
+
+
+def test_a_replacement_the_reader_cannot_see_never_shows(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # a superseded memory only hands its place to a successor in the reader's view
+    mem = make_memory(settings=_rules())
+    ana = Principal(org_id="default", user_id="ana", roles=frozenset({Role.MEMBER}))
+    ben = Principal(org_id="default", user_id="ben", roles=frozenset({Role.MEMBER}))
+    nokia = _say(mem, "I work at Nokia.", OLD, principal=ana)
+    philips = _say(mem, "I quit Nokia and joined Philips.", NEW, principal=ana)
+    assert mem.get(nokia, principal=ana).superseded_by == philips
+    assert mem.recall("Where do I work now?", 5, principal=ben).hits == []
+    hits = mem.recall("Where do I work now?", 5, principal=ana).hits
+    assert [h.memory.id for h in hits] == [philips]
+
+
 def test_a_fact_drawn_from_the_same_turn_does_not_hide_the_change(
     make_memory: Callable[..., Memory],
 ) -> None:
@@ -361,3 +433,26 @@ def test_a_fact_drawn_from_the_same_turn_does_not_hide_the_change(
     hits = mem.recall("Which dog do I have these days?", 5).hits
     assert "Bella" in hits[0].memory.content
     assert "Rex" in " ".join(h.memory.content for h in hits[1:])
+
+
+def test_a_turn_restated_by_a_superseded_fact_is_as_stale_as_the_fact(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # ingest keeps the turn beside the fact drawn from it; once that fact is
+    # replaced, the turn states the old value too and must not answer "now"
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Bruno"}
+    first = mem.ingest([{**turn, "content": "I work at Nokia.", "at": OLD}], "s1")
+    mem.ingest([{**turn, "content": "Had pasta for lunch today.", "at": MID}], "s2")
+    mem.ingest([{**turn, "content": "I quit Nokia and joined Philips.", "at": NEW}], "s3")
+    (drawn,) = first.facts
+    old_fact = drawn.record
+    assert mem.get(old_fact.id).status is Status.SUPERSEDED
+    old_turn = first.turns[0].id
+    assert mem.get(old_turn).status is Status.ACTIVE  # the turn itself is kept as said
+    hits = mem.recall("Where do I work now?", 5).hits
+    assert "Philips" in hits[0].memory.content
+    assert old_turn not in [h.memory.id for h in hits]
+    # questions about before still find it
+    before = [h.memory.id for h in mem.recall("Where did I work before?", 5).hits]
+    assert old_turn in before or old_fact.id in before

@@ -214,6 +214,11 @@ class CurrencyRecall(BaseSettings):
     #: Questions about earlier values ("before", "previous", a past year) also
     #: search superseded memories.
     history: bool = True
+    #: Questions about the present value also search superseded memories, and a
+    #: superseded match hands its place to the memory that replaced it ("I work at
+    #: Nokia" matches "Where do I work now?"; "I quit Nokia and joined Philips"
+    #: answers it); the superseded one never shows.
+    successors: bool = True
 
 
 class RerankRecall(BaseSettings):

@@ -48,7 +48,9 @@ first rule with a candidate wins; among candidates, the most similar one):
      in 2019", "Alice speaks French" / "Alice speaks Spanish" stay ``ADD``.
    * *change marker* — the new text says something changed ("moved",
      "switched", "changed", "instead", "now", "rescheduled"), shares at least
-     two content words with the old one and adds a value the old one lacks
+     two content words with the old one (whom they are about and "new" or
+     "first" do not count: "Vera's new gym is Pulse Fitness" / "New job:
+     Vera is at Adidas now" share nothing) and adds a value the old one lacks
      ("The team switched from Jira to Linear" / "The team uses Jira").
    * *slot family* — both texts fill the same single-valued slot of the same
      subject (residence: lives in / based in / moved to; employer: works
@@ -64,7 +66,11 @@ first rule with a candidate wins; among candidates, the most similar one):
      value and adds its own), from cosine ``update_similarity``
      (0.1 lower when the new text repeats one of the old one's values): "We
      moved out of Berlin; our new home is in Lisbon" retires "My home is in
-     Berlin" though the two share one content word.
+     Berlin" though the two share one content word. A negation that ends a
+     value is no denial ("I quit Nokia and joined Philips" retires "I work at
+     Nokia"; "I'm not moving to Lisbon" retires nothing). A new text that
+     names all of the old one's values with no word that leaves them says the
+     old value again ("My first lecture at ETH Zurich" / "I live in Zurich").
 
    No signal links facts about different people: the speaker and someone else
    ("I live in Berlin" / "My sister just moved to Rome"), two different
@@ -214,8 +220,19 @@ _STOP = frozenset(
     "and or but so if then than about into over after before up out also just very really "
     "there here what which who whom whose when where how some any all each".split()
 )
-_NEGATIONS = frozenset("not no never cannot anymore stopped quit".split())
+_NEGATIONS = frozenset("not no never cannot anymore stopped stops quit quits".split())
 _NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"))
+#: Words that leave or change a value rather than begin one ("I quit Nokia", "we
+#: moved out of Berlin", "no longer vegan", "I switched from Nokia"): a text
+#: with one of them may name the value it ends, and a negated one may still
+#: update it.
+_ENDINGS = frozenset(
+    """anymore stopped stops quit quits left leave leaves leaving sold sells cancelled
+    canceled cancels closed closes replaced replaces retired resigned divorced separated
+    died passed ended dropped lost moved relocated switched changed swapped traded
+    transferred upgraded graduated""".split()
+)
+_END_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), ("broke", "up"), ("out", "of"))
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
     "moved switched changed replaced relocated rescheduled postponed became turned".split()
@@ -223,6 +240,8 @@ _CHANGE_VERBS = frozenset(
 #: Adverbs of change or time that sit outside the slot ("X is the lead now").
 _CHANGE_ADVERBS = frozenset("now currently nowadays instead anymore recently".split())
 _FILLERS = _CHANGE_ADVERBS | frozenset("just finally also still actually".split())
+#: Words that say a value is new, not what it is (the change-marker signal's overlap).
+_MARKER_NEUTRAL = frozenset("new first latest".split())
 #: Words that say how a fact changed, not what it is about: never content words.
 _SIGNALS = _NEGATIONS | _CHANGE_VERBS | _FILLERS | {"longer"}
 _AM_PM = frozenset({"am", "pm"})
@@ -345,6 +364,8 @@ class _Text:
     content: frozenset[str]
     numbers: frozenset[str]
     negated: bool
+    #: a negation that ends a value ("quit", "stopped", "gave up", "no longer")
+    ends: bool
     change_verbs: frozenset[str]
     slot: tuple[_Tok, ...]
     words: int
@@ -375,16 +396,17 @@ class _Text:
     def of(cls, text: str) -> _Text:
         toks = tuple(_tokens(text))
         lows = [t.low for t in toks]
+        pairs = set(zip(lows, lows[1:], strict=False))
+        ends = any(w in _ENDINGS for w in lows) or any(p in pairs for p in _END_PHRASES)
         negated = any(w in _NEGATIONS or w.endswith("n't") for w in lows)
-        if not negated and len(lows) > 1:
-            pairs = set(zip(lows, lows[1:], strict=False))
-            negated = any(p in pairs for p in _NEG_PHRASES)
+        negated = negated or any(p in pairs for p in _NEG_PHRASES)
         return cls(
             toks=toks,
             norm=" ".join(lows),
             content=frozenset(t.stem for t in toks if t.content),
             numbers=frozenset(t.low for t in toks if t.number),
             negated=negated,
+            ends=ends,
             change_verbs=frozenset(w for w in lows if w in _CHANGE_VERBS),
             slot=tuple(t for t in toks if t.low not in _CHANGE_ADVERBS),
             words=len(toks),
@@ -490,7 +512,10 @@ def _change_marker(old: _Text, new: _Text) -> str | None:
     marked = new.change_verbs - old.change_verbs
     if not marked and not (new.changes and not old.changes):
         return None
-    n, overlap, _ = _shared(old.content, new.content)
+    # what the two say, not whom about or that it is new: "Vera's new gym is Pulse
+    # Fitness" and "New job: Vera is at Adidas now" share nothing
+    said = _MARKER_NEUTRAL | {new.subject, old.subject}
+    n, overlap, _ = _shared(old.content - said, new.content - said)
     if n >= 2 and overlap >= 0.5 and new.content - old.content:
         word = sorted(marked)[0] if marked else "now"
         return f"contradiction: change marker '{word}'"
@@ -548,8 +573,14 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if cue is None or new.subject != "self" or old.subject != "self":
         return None
     names_old = bool(old.values & new.values)  # "we moved out of Berlin" / "I live in Berlin"
+    if old.values and old.values <= new.values and not new.ends:
+        return None  # the same value again, not left: "My first lecture at ETH Zurich"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
-    if sim < gate or old.negated != new.negated:
+    # a denial is no update ("I'm not moving to Lisbon"), but a negation that ends
+    # a value is ("I quit Nokia and joined Philips" / "I work at Nokia"; then "I
+    # left Philips for Spotify")
+    denied = old if old.negated else new
+    if sim < gate or (old.negated != new.negated and not denied.ends):
         return None
     if not (new.content - old.content) or not (names_old or old.content - new.content):
         return None

@@ -77,6 +77,8 @@ _FIRST_PERSON = frozenset(
 _THIRD_PRONOUNS = frozenset("he she they he's she's they're".split())
 _COPULAS = frozenset("is was are were 's".split())
 _NAMING = frozenset("called named".split())
+#: Words after which a name is company, not the subject ("Lunch with Tom was fun").
+_COMPANY = frozenset("with and".split())
 _LEADING = frozenset(
     "sadly so also just finally well oh today yesterday anyway honestly actually and but "
     "then now recently lately".split()
@@ -207,6 +209,17 @@ def subject_of(text: str) -> str:
         if named and (_verb_like(lows, i + 1) or lows[i + 1 : i + 2] == ["'s"]):
             return low  # "Alice lives in Paris", "Bob is the team lead", "Alice's home ..."
         break
+    # a name later in a sentence without a first person, followed by "is" or "was": a
+    # fact rewritten about that person ("Home for Olga is Helsinki", "New job: Olga is
+    # at Heineken"), unless it is company ("Lunch with Tom was fun")
+    for i in range(1, len(lows) - 1):
+        if (
+            words[i][:1].isupper()
+            and lows[i] not in _FUNCTION
+            and lows[i + 1] in _COPULAS
+            and lows[i - 1] not in _COMPANY
+        ):
+            return lows[i]
     # a sentence without a subject is the speaker's ("Got a new phone today");
     # one opening on a determiner or a question word says nothing about whom
     return "self" if lows and lows[0] not in _WH and lows[0] not in _FUNCTION else ""

@@ -22,6 +22,12 @@ normalisation and means the same in every query:
   instead of the author field, with the same coefficient (it never fires on
   the LoCoMo questions, which name third persons).
 
+A memory that took the place of the one it replaced (the currency step's
+``RecallContext.replaced``, for a question about now) takes the better of its
+own and that memory's ``dense``, ``keyword`` and ``coverage``: "I quit Nokia
+and joined Philips" answers "Where do I work now?" as well as "I work at
+Nokia" matched it.
+
 Each input belongs to the memory and the query alone (not to the other
 candidates or the hit's rank), so the same memory scores the same for the
 same query whatever else the store holds, and identical memories score alike.
@@ -97,20 +103,28 @@ def calibration_inputs(
     named = author_match(ctx.query, list(ctx.records), ctx.records, 1.0, fields)
     out: list[dict[str, float]] = []
     for mid in ids:
+        inputs = _answer_inputs(ctx, mid, terms)
+        prev = ctx.replaced.get(mid)
+        if prev is not None:  # it answers what the memory it replaced answered
+            theirs = _answer_inputs(ctx, prev, terms)
+            inputs = {name: max(value, theirs[name]) for name, value in inputs.items()}
         someone_else = mid in ctx.elsewhere
-        record = ctx.records.get(mid)
-        text = f"{record.content} {record.key or ''}" if record else ""
-        words = {_stem(t) for t in query_terms(text)}
-        bm25 = max(0.0, ctx.keyword.get(mid, 0.0))
-        out.append(
-            {
-                "dense": float(ctx.dense.get(mid) or 0.0),
-                "keyword": bm25 / (bm25 + BM25_HALF),
-                "coverage": len(terms & words) / len(terms) if terms else 0.0,
-                "other_named": 1.0 if (named and mid not in named) or someone_else else 0.0,
-            }
-        )
+        inputs["other_named"] = 1.0 if (named and mid not in named) or someone_else else 0.0
+        out.append(inputs)
     return out
+
+
+def _answer_inputs(ctx: RecallContext, mid: str, terms: frozenset[str]) -> dict[str, float]:
+    """The inputs that say how well memory ``mid`` answers the query."""
+    record = ctx.records.get(mid)
+    text = f"{record.content} {record.key or ''}" if record else ""
+    words = {_stem(t) for t in query_terms(text)}
+    bm25 = max(0.0, ctx.keyword.get(mid, 0.0))
+    return {
+        "dense": float(ctx.dense.get(mid) or 0.0),
+        "keyword": bm25 / (bm25 + BM25_HALF),
+        "coverage": len(terms & words) / len(terms) if terms else 0.0,
+    }
 
 
 def calibrate(inputs: Mapping[str, float]) -> tuple[float, dict[str, float]]:

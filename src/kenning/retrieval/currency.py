@@ -32,10 +32,22 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    left to the time signal. For a "before" question a superseded memory whose
    successor is among the best hits first swaps places with it.
 
-Superseded memories are searched only for "before" questions and questions
-naming a time (:func:`include_history`); they never reach a "now" question.
-``explain`` shows the change as the ``currency`` signal (the priority
-added or taken), beside the other signals.
+0. **Which memory holds the value now** (first, for a "now" question about
+   the asker or their relation; ``successors``). Superseded memories are
+   searched too, and each one found leaves the hits: the memory that replaced
+   it (the end of its chain of replacements, fetched in the reader's own view
+   if it is no candidate) takes the better of the two's priorities, and its
+   cosine to the question and calibrated score are the better of the two's.
+   "I work at Nokia" matches "Where do I work now?" word for word; "I quit
+   Nokia and joined Philips", which replaced it, shares no word with the
+   question yet answers it. A conversation turn that a superseded fact
+   restates (``ingest`` keeps both) is as stale as that fact, unless a
+   current fact restates it too.
+
+Otherwise superseded memories are searched only for "before" questions and
+questions naming a time (:func:`include_history`); they never reach a "now"
+question. ``explain`` shows the change as the ``currency`` signal (the
+priority added or taken), beside the other signals.
 """
 
 from __future__ import annotations
@@ -52,6 +64,7 @@ from ..models import Hit, MemoryRecord, Status
 from .collapse import evidence_turns
 from .context import author_of
 from .signals.base import RecallContext
+from .successors import meaning, successors_answer
 
 if TYPE_CHECKING:
     from ..access import ScopeFilter
@@ -87,12 +100,14 @@ def question_of(query: str, window: bool) -> Question:
 
 
 def include_history(q: Question, opts: CurrencyRecall) -> bool:
-    """Whether superseded memories are searched: questions about before or a time."""
-    return (
-        opts.enabled
-        and opts.history
-        and (q.aspect == "before" or (q.window and q.aspect is not None))
-    )
+    """Whether superseded memories are searched: questions about before or a time,
+    and (``successors``) questions about the present value, where a superseded
+    match hands its place to the memory that replaced it."""
+    if not opts.enabled:
+        return False
+    if opts.successors and q.reorders and q.aspect == "now":
+        return True
+    return opts.history and (q.aspect == "before" or (q.window and q.aspect is not None))
 
 
 def _subject(record: MemoryRecord, fields: Sequence[str]) -> tuple[str, str | None]:
@@ -133,6 +148,9 @@ def current_first(
         return hits
     fields = ctx.settings.retrieval.author.fields
     before = {h.memory.id: h.score for h in hits}
+    if q.aspect == "now":  # (nothing superseded is searched unless ``successors``)
+        hits = successors_answer(ctx, hits)
+        before.update((h.memory.id, h.score) for h in hits if h.memory.id not in before)
     read = hits[: max(SCAN, k, opts.window)]
     about = {h.memory.id: _subject(h.memory, fields) for h in read}
     match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
@@ -150,7 +168,7 @@ def current_first(
             lambda h: (
                 match[h.memory.id] is not False,
                 statement(h.memory.content).asserts,
-                ctx.dense.get(h.memory.id, 0.0),
+                meaning(ctx, h.memory.id),
             ),
         )
     if q.reorders and q.aspect == "before":
@@ -162,8 +180,8 @@ def current_first(
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
     if q.reorders:  # a question or request states no value: it is no newer one
         own = [h for h in top if match[h.memory.id] and statement(h.memory.content).asserts]
-        best = max((ctx.dense.get(h.memory.id, 0.0) for h in own), default=0.0)
-        own = [h for h in own if ctx.dense.get(h.memory.id, 0.0) >= best - _band(h, opts)]
+        best = max((meaning(ctx, h.memory.id) for h in own), default=0.0)
+        own = [h for h in own if meaning(ctx, h.memory.id) >= best - _band(h, opts)]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
         for group in _groups(ctx, own, pool, about, opts):
             _by_time(group, q.aspect == "before")

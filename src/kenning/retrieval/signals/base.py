@@ -102,6 +102,10 @@ class RecallContext:
     #: Candidates the currency step found to be about someone other than the
     #: person the query asks about (the calibrated score reads it).
     elsewhere: set[str] = field(default_factory=set)
+    #: For a question about now: each memory that replaced a superseded candidate,
+    #: with that candidate's id (the currency step; the calibrated score reads
+    #: the better of the two's inputs: the newer value answers what the older did).
+    replaced: dict[str, str] = field(default_factory=dict)
 
     def run_stage(self, stage: Stage, scores: Mapping[str, float]) -> dict[str, float]:
         """Run the stage's signals on ``scores``; their summed contribution per id."""
