@@ -20,6 +20,7 @@ from kenning.bench.currency_data import (
     kinds_of,
 )
 from kenning.bench.currency_phrases import KINDS, PROBE_KINDS
+from kenning.config import ABSTAIN_BELOW
 from kenning.embeddings import Embedder
 
 
@@ -147,6 +148,25 @@ def test_abstain_report_on_hand_built_scores() -> None:
     assert out["top1_auc"] == 1.0
 
 
+def test_abstaining_keeps_every_hit_of_a_question_something_answers() -> None:
+    # evidence 0.4 under a best hit of 0.6: min_score 0.5 drops it, abstaining keeps it;
+    # an unanswerable question whose second hit scores 0.55 has a hit kept at 0.5
+    rows = [
+        Asked(True, "now", 0.8, 0.8, 0.8, 1.0),
+        Asked(True, "now", 0.6, 0.4, 0.6, 0.5),
+        Asked(True, "now", 0.2, 0.2, 0.2, 1.0),
+        Asked(False, "unstated", 0.3, None, 0.55),
+        Asked(False, "unknown", 0.1, None, 0.1),
+    ]
+    out = report(rows, abstain_below=0.5)
+    at = out["at_abstain_below"]
+    assert at["answerable_kept"] == round(1 / 3, 4)
+    assert at["answerable_kept_abstaining"] == round(2 / 3, 4)
+    assert at["unanswerable_abstained"] == 0.5  # the best hit counts, not the first
+    assert at["recall"] == round((1.0 + 0.5 + 1.0) / 3, 4)
+    assert at["recall_abstaining"] == 0.5  # the third question gets no hits
+
+
 _KEYS = ("current@1", "current@5", "stale_above_current", "lookalike_above_current", "previous@3")
 
 
@@ -175,6 +195,7 @@ def test_a_small_abstain_run(embedder: Embedder) -> None:
     cur = result["currency"]
     assert cur["answerable"] > 0 and cur["unanswerable"] > 0
     assert len(cur["grid"]) == len(GRID) and "at_min_score" in cur
+    assert result["abstain_below"] == ABSTAIN_BELOW and "at_abstain_below" in cur
     for point in cur["grid"]:
         assert 0.0 <= point["unanswerable_abstained"] <= 1.0
         assert 0.0 <= point["answerable_kept"] <= 1.0

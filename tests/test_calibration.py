@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from kenning import FixedClock, Memory
 from kenning.cli.app import app
+from kenning.config import ABSTAIN_BELOW
 from kenning.embeddings import Embedder
 from kenning.errors import InvalidInput
 from kenning.mcp import build_mcp, fixed_resolver
@@ -43,6 +44,12 @@ UNRELATED = "What is the melting point of tungsten carbide in a vacuum furnace?"
 
 def _fill(mem: Memory, principal: Principal | None = None) -> None:
     mem.remember_many([{"content": f} for f in FACTS], principal=principal)
+
+
+def _abstaining(mem: Memory, bar: float | None = ABSTAIN_BELOW) -> None:
+    """Set ``retrieval.abstain_below`` (None: off, every hit comes back)."""
+    retrieval = mem.settings.retrieval.model_copy(update={"abstain_below": bar})
+    mem.settings = mem.settings.model_copy(update={"retrieval": retrieval})
 
 
 def test_scores_are_in_unit_interval_and_an_unanswered_question_scores_lower(
@@ -195,3 +202,87 @@ def test_min_score_at_the_mcp_door(mem: Memory) -> None:
     refused = asyncio.run(call(query=ANSWERED, min_score=3))
     assert refused.is_error
     assert "invalid_input: min_score must be from 0 to 1" in refused.content[0].text  # type: ignore[union-attr]
+
+
+# ----------------------------------------------------------------- abstention
+
+OTHER_ANSWERED = ("Where does Maya live?", "Who leads the Falcon project?")
+NOTHING = (UNRELATED, "What's my favourite colour?")
+
+
+def test_a_question_nothing_answers_gets_no_hits(mem: Memory) -> None:
+    _fill(mem)
+    # off by default: every question gets its hits
+    assert mem.settings.retrieval.abstain_below is None
+    assert len(mem.recall(UNRELATED, 8).hits) == 8
+    _abstaining(mem)
+    for query in NOTHING:
+        result = mem.recall(query, 8)
+        assert result.hits == [] and result.abstained, query
+        assert result.to_dict()["abstained"] is True
+    for query in (ANSWERED, *OTHER_ANSWERED):
+        result = mem.recall(query, 8)
+        assert not result.abstained and len(result.hits) == 8, query
+    # switched off, the same question gets its (low-scoring) hits
+    _abstaining(mem, None)
+    result = mem.recall(UNRELATED, 8)
+    assert not result.abstained and len(result.hits) == 8
+    assert max(h.score for h in result.hits) < ABSTAIN_BELOW
+    # the bar is a checked setting
+    with pytest.raises(ValueError, match="abstain_below"):
+        mem.settings.retrieval.model_validate({"abstain_below": 1.5})
+
+
+def test_abstaining_keeps_every_hit_of_an_answered_question(mem: Memory) -> None:
+    # unlike min_score, abstention keeps the low-scoring hits beside a good one
+    _fill(mem)
+    _abstaining(mem)
+    hits = mem.recall(ANSWERED, 8).hits
+    assert len(hits) == 8 and min(h.score for h in hits) < ABSTAIN_BELOW < hits[0].score
+
+
+def test_abstention_at_the_rest_cli_and_mcp_doors(
+    mem: Memory, tmp_path: Path, embedder: Embedder, clock: FixedClock
+) -> None:
+    _abstaining(mem)
+    keys = bootstrap_org(mem, "acme")
+    api = Api(mem)
+    try:
+        for fact in FACTS:
+            made = api.call("POST", "/v1/memories", key=keys["alice"], json={"content": fact})
+            assert made.status_code in (200, 201), made.text
+        body = {"query": UNRELATED, "k": 8}
+        out = api.call("POST", "/v1/recall", key=keys["alice"], json=body).json()
+        assert out["hits"] == [] and out["abstained"] is True
+        body = {"query": ANSWERED, "k": 8}
+        out = api.call("POST", "/v1/recall", key=keys["alice"], json=body).json()
+        assert len(out["hits"]) == 8 and out["abstained"] is False
+    finally:
+        api.close()
+    db = tmp_path / "kenning.db"
+    with Memory(db, embedder=embedder, clock=clock) as local:
+        _fill(local)
+    runner = CliRunner()
+    args = ["--db", str(db), "recall", UNRELATED, "-k", "8"]
+    env = {"COLUMNS": "220", "KENNING_RETRIEVAL_ABSTAIN_BELOW": str(ABSTAIN_BELOW)}
+    shown = runner.invoke(app, args, env=env)
+    assert shown.exit_code == 0, (shown.stdout, shown.exception)
+    assert "no memory answers this" in shown.stdout
+    data = json.loads(runner.invoke(app, [*args, "--json"], env=env).stdout)
+    assert data["hits"] == [] and data["abstained"] is True
+    plain = Memory(tmp_path / "mcp.db", embedder=embedder, clock=clock)
+    try:
+        _fill(plain)
+        _abstaining(plain)
+        server = build_mcp(plain, fixed_resolver(Principal()))
+
+        async def call(query: str) -> Any:
+            async with Client(server) as client:
+                return await client.call_tool("memory_recall", {"query": query})
+
+        nothing = asyncio.run(call(UNRELATED))
+        assert not nothing.is_error and nothing.structured_content == {"result": []}
+        found = asyncio.run(call(ANSWERED))
+        assert found.structured_content is not None and found.structured_content["result"]
+    finally:
+        plain.close()

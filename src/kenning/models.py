@@ -606,6 +606,9 @@ class RecallResult:
     graph: dict[str, float] = field(default_factory=dict)
     #: The time window the query named, as ISO strings (``start``/``end``), if any.
     time_window: dict[str, str | None] = field(default_factory=dict)
+    #: No hit scored ``retrieval.abstain_below``: nothing stored answers the
+    #: query, so no hit is returned.
+    abstained: bool = False
 
     def __iter__(self) -> Any:
         return iter(self.hits)
@@ -626,6 +629,7 @@ class RecallResult:
             "paths": [p.to_dict() for p in self.paths],
             "graph": self.graph,
             "time_window": self.time_window,
+            "abstained": self.abstained,
         }
 
 

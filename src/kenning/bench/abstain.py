@@ -16,13 +16,20 @@ Two question sets, each asked as its user with ``recall(q, k)``:
   1-4 questions with evidence turns, *unanswerable* the category-5
   (adversarial) questions, whose answer is "not mentioned".
 
-Recall runs without ``min_score`` and each threshold ``t`` is applied here (as
-``min_score`` does: a hit is kept when ``hit.score >= t``). For each ``t`` of
-:data:`GRID` (and ``min_score`` if given): ``unanswerable_abstained`` = share of
-unanswerable questions with no hit kept, ``answerable_kept`` = share of
-answerable questions whose evidence is among the top-k hits kept. Also the
-distribution of the top-1 score per class, and the grid's best threshold
-(highest abstained + kept).
+Recall runs without ``min_score`` and with abstention off
+(``retrieval.abstain_below``), and each threshold ``t`` is applied here. For
+each ``t`` of :data:`GRID` (and ``min_score`` if given):
+``unanswerable_abstained`` = share of unanswerable questions with no hit
+scoring ``t`` (no hit kept, either way); ``answerable_kept`` = share of
+answerable questions whose evidence is among the top-k hits kept as
+``min_score`` keeps them (a hit is kept when ``hit.score >= t``);
+``answerable_kept_abstaining`` = the same as ``abstain_below`` keeps them (every
+hit, unless none scores ``t``). ``at_abstain_below`` gives these at
+``abstain_below`` (default :data:`~kenning.config.ABSTAIN_BELOW`, the value the
+setting ``retrieval.abstain_below`` is advised to take), and ``recall@k``
+(share of evidence turns in the top k) without and with abstaining there.
+Also the distribution of the top-1 score per class, and the grid's best
+threshold (highest abstained + kept).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..clock import FixedClock
-from ..config import Settings
+from ..config import ABSTAIN_BELOW, Settings
 from ..embeddings import Embedder
 from ..engine import Memory
 from ..models import Hit
@@ -56,19 +63,46 @@ Split = Literal["dev", "holdout", "all"]
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """One question's outcome: its class, the top-1 score and the best evidence score."""
+    """One question's outcome: its class, the top-1 score, the best evidence score,
+    the best score of any hit, and the share of its evidence among the hits."""
 
     answerable: bool
     role: str
     top1: float | None
     evidence: float | None = None
+    best: float | None = None
+    recall: float = 0.0
+
+    @property
+    def highest(self) -> float | None:
+        """The best score of any hit (hits are in priority order, not by score)."""
+        return self.best if self.best is not None else self.top1
 
 
-def _asked(hits: Sequence[Hit], answerable: bool, role: str, is_evidence: Sequence[bool]) -> Asked:
-    """The scores of one recall (``is_evidence``: per hit, whether it is the evidence)."""
+def _asked(
+    hits: Sequence[Hit],
+    answerable: bool,
+    role: str,
+    is_evidence: Sequence[bool],
+    evidence_count: int = 1,
+) -> Asked:
+    """The scores of one recall (``is_evidence``: per hit, whether it is evidence;
+    ``evidence_count``: how many evidence memories the question has)."""
     top1 = hits[0].score if hits else None
     found = [h.score for h, ok in zip(hits, is_evidence, strict=True) if ok]
-    return Asked(answerable, role, top1, max(found) if found else None)
+    return Asked(
+        answerable,
+        role,
+        top1,
+        max(found) if found else None,
+        max((h.score for h in hits), default=None),
+        len(found) / evidence_count if evidence_count else 0.0,
+    )
+
+
+def _none_reaches(r: Asked, t: float) -> bool:
+    high = r.highest
+    return high is None or high < t
 
 
 def _share(flags: Sequence[bool]) -> float | None:
@@ -82,13 +116,25 @@ def _at(rows: Sequence[Asked], t: float) -> dict[str, Any]:
     roles = sorted({r.role for r in unans})
     return {
         "min_score": t,
-        "unanswerable_abstained": _share([r.top1 is None or r.top1 < t for r in unans]),
+        "unanswerable_abstained": _share([_none_reaches(r, t) for r in unans]),
         "answerable_kept": _share([r.evidence is not None and r.evidence >= t for r in ans]),
+        "answerable_kept_abstaining": _share(
+            [r.evidence is not None and not _none_reaches(r, t) for r in ans]
+        ),
         "abstained_by_role": {
-            role: _share([r.top1 is None or r.top1 < t for r in unans if r.role == role])
-            for role in roles
+            role: _share([_none_reaches(r, t) for r in unans if r.role == role]) for role in roles
         },
     }
+
+
+def _recall(rows: Sequence[Asked], bar: float | None) -> float | None:
+    """Mean share of the answerable questions' evidence among their hits, with the
+    hits of a question none of whose hits reaches ``bar`` left out (None: kept)."""
+    ans = [r for r in rows if r.answerable]
+    if not ans:
+        return None
+    kept = [0.0 if bar is not None and _none_reaches(r, bar) else r.recall for r in ans]
+    return round(statistics.fmean(kept), 4)
 
 
 def _quantiles(values: Sequence[float]) -> dict[str, float] | None:
@@ -111,8 +157,11 @@ def _auc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
     return round(wins / (len(pos) * len(neg)), 4)
 
 
-def report(rows: Sequence[Asked], min_score: float | None = None) -> dict[str, Any]:
-    """The abstention figures of a set of questions (see the module docstring)."""
+def report(
+    rows: Sequence[Asked], min_score: float | None = None, abstain_below: float | None = None
+) -> dict[str, Any]:
+    """The abstention figures of a set of questions (see the module docstring);
+    ``abstain_below``: the abstention threshold reported as ``at_abstain_below``."""
     grid = [_at(rows, t) for t in GRID]
     best = max(grid, key=lambda g: (g["unanswerable_abstained"] or 0) + (g["answerable_kept"] or 0))
     out: dict[str, Any] = {
@@ -136,6 +185,12 @@ def report(rows: Sequence[Asked], min_score: float | None = None) -> dict[str, A
     }
     if min_score is not None:
         out["at_min_score"] = _at(rows, min_score)
+    if abstain_below is not None:
+        out["at_abstain_below"] = {
+            **_at(rows, abstain_below),
+            "recall": _recall(rows, None),
+            "recall_abstaining": _recall(rows, abstain_below),
+        }
     return out
 
 
@@ -193,7 +248,7 @@ def _locomo(path: Path, split_name: Split, k: int, open_mem: Callable[..., Memor
                 evidence = set(q.evidence) if q.scorable else set()
                 role = "answerable" if q.scorable else "adversarial"
                 marks = [h.memory.metadata.get("dia_id") in evidence for h in hits]
-                rows.append(_asked(hits, q.scorable, role, marks))
+                rows.append(_asked(hits, q.scorable, role, marks, len(evidence)))
     finally:
         mem.close()
     return rows
@@ -204,6 +259,7 @@ def run_abstain(
     *,
     locomo: str | Path | None = None,
     min_score: float | None = None,
+    abstain_below: float | None = ABSTAIN_BELOW,
     via: Literal["write", "ingest"] = "write",
     n_users: int = 60,
     k: int = 10,
@@ -211,12 +267,15 @@ def run_abstain(
     embedder: Embedder | None = None,
 ) -> dict[str, Any]:
     """Ask the currency (and, with ``locomo``, LoCoMo) questions; JSON-ready figures."""
+    base = settings or Settings()
+    # every hit is read here: the thresholds apply below
+    bare = base.model_copy(
+        update={"retrieval": base.retrieval.model_copy(update={"abstain_below": None})}
+    )
     with tempfile.TemporaryDirectory(prefix="kenning-abstain-") as tmp:
 
         def open_mem(name: str, clock: FixedClock) -> Memory:
-            return open_bench_memory(
-                None, Path(tmp) / name, settings, embedder=embedder, clock=clock
-            )
+            return open_bench_memory(None, Path(tmp) / name, bare, embedder=embedder, clock=clock)
 
         out: dict[str, Any] = {
             "benchmark": "abstain",
@@ -224,9 +283,12 @@ def run_abstain(
             "via": via,
             "k": k,
             "min_score": min_score,
+            "abstain_below": abstain_below,
             "kinds": list(kinds_of(split_name)),
         }
-        out["currency"] = report(_currency(split_name, via, n_users, k, open_mem), min_score)
+        rows = _currency(split_name, via, n_users, k, open_mem)
+        out["currency"] = report(rows, min_score, abstain_below)
         if locomo is not None:
-            out["locomo"] = report(_locomo(Path(locomo), split_name, k, open_mem), min_score)
+            rows = _locomo(Path(locomo), split_name, k, open_mem)
+            out["locomo"] = report(rows, min_score, abstain_below)
     return out

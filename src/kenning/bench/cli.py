@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, cast
 
 import typer
 
-from ..config import Settings
+from ..config import ABSTAIN_BELOW, Settings
 from .overrides import set_dotted
 
 __all__ = ["bench_app"]
@@ -256,6 +256,9 @@ def abstain(
     min_score: Annotated[
         float | None, typer.Option(help="Threshold to report beside the grid.")
     ] = None,
+    abstain_below: Annotated[
+        float, typer.Option(help="Abstention threshold to report (retrieval.abstain_below).")
+    ] = ABSTAIN_BELOW,
     users: Annotated[int, typer.Option(help="Number of currency users.")] = 60,
     k: Annotated[int, typer.Option(help="Hits per recall.")] = 10,
     set_: Annotated[list[str], typer.Option("--set", help="Settings override key=value.")] = [],  # noqa: B006
@@ -271,6 +274,7 @@ def abstain(
         _split(split),
         locomo=locomo,
         min_score=min_score,
+        abstain_below=abstain_below,
         via=chosen,
         n_users=users,
         k=k,

@@ -40,6 +40,13 @@ __all__ = [
 ]
 
 
+#: What recall prints when it abstained (``RecallResult.abstained``).
+_NOTHING = (
+    "no memory answers this: no hit scored retrieval.abstain_below "
+    "(KENNING_RETRIEVAL_ABSTAIN_BELOW)"
+)
+
+
 def emit(data: Any) -> None:
     """One JSON document on stdout."""
     typer.echo(json.dumps(data, ensure_ascii=False))
@@ -141,7 +148,7 @@ def show_recall(result: RecallResult, explain: bool, width: int | None = None) -
             say(line)
         return
     if not result.hits:
-        say("no memories found")
+        say(_NOTHING if result.abstained else "no memories found")
         return
     cols: list[str | Column] = ["#", "score", _id_col(), "scope", "when", _text_col("content")]
     rows: list[list[Any]] = []
@@ -223,7 +230,7 @@ def explained_lines(result: RecallResult, width: int) -> list[str]:
     """The lines ``recall --explain`` prints, none longer than ``width``."""
     lines: list[str] = []
     if not result.hits:
-        lines.append("no memories found")
+        lines.append(_NOTHING if result.abstained else "no memories found")
     for n, hit in enumerate(result.hits, 1):
         if n > 1:
             lines.append("")

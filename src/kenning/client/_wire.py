@@ -240,6 +240,7 @@ def recall_result(data: Mapping[str, Any]) -> RecallResult:
         [graph_path(p) for p in data.get("paths") or ()],
         dict(data.get("graph") or {}),
         dict(data.get("time_window") or {}),
+        bool(data.get("abstained", False)),
     )
 
 

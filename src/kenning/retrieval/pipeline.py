@@ -171,7 +171,9 @@ class RecallPipeline:
         if settings.retrieval.collapse_restatements:
             hits, collapsed = collapse_restatements(hits)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
-        hits = _calibrated(ctx, hits, search_terms(text, pool.dropped), req)
+        hits = calibrated(ctx, hits, search_terms(text, pool.dropped), req.explain)
+        abstained = _abstains(hits, settings.retrieval.abstain_below)
+        hits = [] if abstained else _at_least(hits, req.min_score)
         pool.timings["rank"] = _ms(t)
         t = time.perf_counter()
         outcome = ctx.graph or GraphOutcome(dict(fused))
@@ -179,7 +181,7 @@ class RecallPipeline:
         pool.timings["graph"] += _ms(t)
         pool.timings["total"] = _ms(started)
         if not req.explain:
-            return RecallResult(hits, pool.timings)
+            return RecallResult(hits, pool.timings, abstained=abstained)
         return RecallResult(
             hits,
             pool.timings,
@@ -193,6 +195,7 @@ class RecallPipeline:
             paths=paths,
             graph=outcome.stats,
             time_window=_iso(window),
+            abstained=abstained,
         )
 
     # -- candidates ------------------------------------------------------------------
@@ -361,14 +364,15 @@ _ACTIVE = frozenset({Status.ACTIVE})
 _HISTORY = frozenset({Status.ACTIVE, Status.SUPERSEDED})
 
 
-def _calibrated(
-    ctx: RecallContext, hits: list[Hit], terms: frozenset[str], req: RecallRequest
-) -> list[Hit]:
-    """The hits with calibrated scores, without those below ``req.min_score``."""
-    hits = calibrated(ctx, hits, terms, req.explain)
-    if req.min_score is None:
-        return hits
-    return [h for h in hits if h.score >= req.min_score]
+def _abstains(hits: list[Hit], bar: float | None) -> bool:
+    """Whether no hit's calibrated score reaches ``bar`` (``retrieval.abstain_below``):
+    nothing stored answers the query."""
+    return bar is not None and bool(hits) and max(h.score for h in hits) < bar
+
+
+def _at_least(hits: list[Hit], min_score: float | None) -> list[Hit]:
+    """``hits`` without those whose calibrated score is below ``min_score``."""
+    return hits if min_score is None else [h for h in hits if h.score >= min_score]
 
 
 def _relevance(

@@ -379,6 +379,8 @@ class RecallOut(BaseModel):
     paths: list[dict[str, Any]]
     graph: dict[str, float]
     time_window: dict[str, str | None]
+    #: No hit scored ``retrieval.abstain_below``: nothing stored answers the query.
+    abstained: bool = False
 
 
 class HistoryOut(BaseModel):
