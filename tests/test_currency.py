@@ -456,3 +456,24 @@ def test_a_turn_restated_by_a_superseded_fact_is_as_stale_as_the_fact(
     # questions about before still find it
     before = [h.memory.id for h in mem.recall("Where did I work before?", 5).hits]
     assert old_turn in before or old_fact.id in before
+
+
+def test_a_replaced_value_answers_for_the_time_it_held(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # said in 2021, replaced in 2024: the value of 2022, though neither was said then
+    mem = make_memory(settings=_rules())
+    basic = _say(mem, "I go to Basic-Fit three times a week.", datetime(2021, 5, 1, tzinfo=UTC))
+    _say(mem, "Cooking for me means keto food only.", datetime(2022, 6, 1, tzinfo=UTC))
+    _say(mem, "The new season of that detective show is out.", datetime(2022, 6, 1, tzinfo=UTC))
+    _say(mem, "My GP is Dr. Silva.", datetime(2022, 8, 1, tzinfo=UTC))
+    _say(mem, "I switched gyms: Urban Gym is closer to home.", datetime(2024, 2, 1, tzinfo=UTC))
+    assert mem.get(basic).status is Status.SUPERSEDED
+    hits = mem.recall("Where did I work out in 2022?", 3, explain=True).hits
+    assert hits[0].memory.id == basic
+    assert hits[0].explain is not None
+    assert hits[0].explain.signals["time"] > 0  # it held during the window
+    # its confidence counts as before the contradiction cut it
+    assert hits[0].explain.confidence == pytest.approx(mem.get(basic).confidence + 0.2)
+    # a question about now never sees it, and its own confidence stays cut
+    assert basic not in [h.memory.id for h in mem.recall("Which gym do I go to now?", 5).hits]

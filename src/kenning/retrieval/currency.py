@@ -46,8 +46,11 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
 
 Otherwise superseded memories are searched only for "before" questions and
 questions naming a time (:func:`include_history`); they never reach a "now"
-question. ``explain`` shows the change as the ``currency`` signal (the
-priority added or taken), beside the other signals.
+question. For those questions their priority reads their confidence as it was
+before the contradiction cut it (``RecallContext.history``), and the time
+signal counts a superseded memory as from every day it held. ``explain``
+shows the change as the ``currency`` signal (the priority added or taken),
+beside the other signals.
 """
 
 from __future__ import annotations

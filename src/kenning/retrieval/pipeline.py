@@ -124,7 +124,9 @@ class RecallPipeline:
         tq = parse_time_query(req.query, now) if on else TimeQuery()
         text = strip_terms(_search_text(req.query, tq), aspect_words(req.query))
         question = question_of(req.query, bool(tq.start or tq.end or tq.anchor))
-        req = _with_history(req, question, settings)
+        searched = _with_history(req, question, settings)
+        # (for a question about now a superseded match only hands its place on)
+        history, req = searched is not req and question.aspect != "now", searched
         pool = self._candidates(text, req, settings)
         window = self._window(tq, req, pool)
         if window is not None:
@@ -149,6 +151,7 @@ class RecallPipeline:
             store=self.store,
             view=req.view,
             qvec=pool.qvec,
+            history=history,
         )
         adjusted = _relevance(ctx, fused, pool.timings)
         w = settings.scoring

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from ..config import ScoringWeights, Settings
-from ..models import Hit, Layer, MemoryRecord, Principal, ScoreBreakdown
-from ..scoring import fuse_convex, fuse_rrf, priority, temporal_score
+from ..models import FeedbackKind, Hit, Layer, MemoryRecord, Principal, ScoreBreakdown, Status
+from ..scoring import CONFIDENCE_ADJUSTMENTS, fuse_convex, fuse_rrf, priority, temporal_score
 from .signals import RecallContext, active_signals
 from .time_aware import Window
 
@@ -87,7 +87,7 @@ def score(
         strength = strengths.get(mid, record.strength)
         final = priority(
             relevance=rel,
-            confidence=record.confidence,
+            confidence=_confidence(record, ctx.history),
             temporal=temporal,
             strength=strength,
             weights=weights,
@@ -97,6 +97,17 @@ def score(
         hits.append(Hit(record, final, breakdown))
     hits.sort(key=lambda h: (-h.score, h.memory.id))
     return hits
+
+
+def _confidence(record: MemoryRecord, history: bool) -> float:
+    """The confidence the priority reads: for a question that searches history, a
+    superseded memory's as it was before its replacement's contradiction cut it
+    ("I go to Basic-Fit", replaced in 2023, answers "Where did I work out in 2022?"
+    as well as it did then)."""
+    if not history or record.status is not Status.SUPERSEDED:
+        return record.confidence
+    restored = record.confidence - CONFIDENCE_ADJUSTMENTS[FeedbackKind.CONTRADICT]
+    return min(1.0, restored)
 
 
 def _breakdown(
@@ -110,7 +121,7 @@ def _breakdown(
         keyword=ctx.keyword.get(mid),
         fused=ctx.fused.get(mid, 0.0),
         relevance=rel,
-        confidence=ctx.records[mid].confidence,
+        confidence=_confidence(ctx.records[mid], ctx.history),
         temporal=temporal,
         strength=strength,
         layer_boost=signals.get("layer", 0.0),

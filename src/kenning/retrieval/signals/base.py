@@ -102,6 +102,10 @@ class RecallContext:
     #: Candidates the currency step found to be about someone other than the
     #: person the query asks about (the calibrated score reads it).
     elsewhere: set[str] = field(default_factory=set)
+    #: Superseded memories are candidates (a question about before or about a
+    #: time): their confidence counts as it was before the contradiction cut it
+    #: (they were replaced, not found less reliable).
+    history: bool = False
     #: For a question about now: each memory that replaced a superseded candidate,
     #: with that candidate's id (the currency step; the calibrated score reads
     #: the better of the two's inputs: the newer value answers what the older did).
