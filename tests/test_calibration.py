@@ -141,13 +141,20 @@ def test_the_hint_leaves_out_what_does_not_answer(mem: Memory) -> None:
     assert not any(f[:20] in mem.build_hint(query=UNRELATED) for f in FACTS)
 
 
-def test_min_score_at_the_rest_door(mem: Memory) -> None:
+def _filled_api(mem: Memory) -> tuple[Api, dict[str, str]]:
+    """The REST door over ``mem`` with the facts written by alice, and the keys."""
     keys = bootstrap_org(mem, "acme")
     api = Api(mem)
+    made = [api.call("POST", "/v1/memories", key=keys["alice"], json={"content": f}) for f in FACTS]
+    if any(m.status_code not in (200, 201) for m in made):
+        api.close()
+        raise AssertionError([m.text for m in made])
+    return api, keys
+
+
+def test_min_score_at_the_rest_door(mem: Memory) -> None:
+    api, keys = _filled_api(mem)
     try:
-        for fact in FACTS:
-            made = api.call("POST", "/v1/memories", key=keys["alice"], json={"content": fact})
-            assert made.status_code in (200, 201), made.text
         full = api.call("POST", "/v1/recall", key=keys["alice"], json={"query": ANSWERED, "k": 8})
         hits = full.json()["hits"]
         t = (min(h["score"] for h in hits) + max(h["score"] for h in hits)) / 2
@@ -245,12 +252,8 @@ def test_abstention_at_the_rest_cli_and_mcp_doors(
     mem: Memory, tmp_path: Path, embedder: Embedder, clock: FixedClock
 ) -> None:
     _abstaining(mem)
-    keys = bootstrap_org(mem, "acme")
-    api = Api(mem)
+    api, keys = _filled_api(mem)
     try:
-        for fact in FACTS:
-            made = api.call("POST", "/v1/memories", key=keys["alice"], json={"content": fact})
-            assert made.status_code in (200, 201), made.text
         body = {"query": UNRELATED, "k": 8}
         out = api.call("POST", "/v1/recall", key=keys["alice"], json=body).json()
         assert out["hits"] == [] and out["abstained"] is True

@@ -192,6 +192,26 @@ def test_supersede_closes_the_window_and_restore_undoes_it(mem: Memory, clock: F
     assert back.confidence == pytest.approx(old.confidence)
 
 
+def test_a_supersede_within_one_batch_is_the_same_and_restore_undoes_it(mem: Memory) -> None:
+    # the old and the new value written together: the same retirement as across writes
+    old, new = mem.write([{"content": "I live in Paris"}, {"content": "I live in Berlin"}])
+    assert new.action.value == "supersede" and new.target == old.record.id
+    retired = mem.get(old.record.id)
+    assert retired.status is Status.SUPERSEDED and retired.superseded_by == new.record.id
+    assert retired.valid_to == new.record.said_at
+    assert retired.confidence == pytest.approx(new.record.confidence - 0.20)
+    back = mem.restore(old.record.id)  # its history holds no retirement: undone all the same
+    assert back.status is Status.ACTIVE and back.valid_to is None and back.superseded_by is None
+    assert back.confidence == pytest.approx(new.record.confidence)
+    # an elaboration within one batch keeps the window and the confidence
+    short, longer = mem.write(
+        [{"content": "Alice has a dog"}, {"content": "Alice has a dog named Rex, a beagle"}]
+    )
+    assert longer.action.value == "shadow"
+    back = mem.restore(short.record.id)
+    assert back.confidence == pytest.approx(longer.record.confidence) and back.valid_to is None
+
+
 def test_shadow_retires_the_shorter_statement(mem: Memory) -> None:
     old = mem.remember("Alice has a dog")
     (result,) = mem.write([{"content": "Alice has a dog named Rex, a two-year-old beagle"}])

@@ -46,7 +46,7 @@ from .models import (
 from .paging import page
 from .retrieval.pipeline import RecallRequest
 from .review import ReviewMethods
-from .scoring import SOURCE_RELIABILITY, adjust_confidence
+from .scoring import CONFIDENCE_ADJUSTMENTS, SOURCE_RELIABILITY, adjust_confidence
 from .validation import (
     UPDATABLE,
     Limits,
@@ -242,6 +242,9 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
                 if name in last.changes:
                     setattr(new, name, MemoryRecord.field_value(name, last.changes[name][0]))
             new.status = Status.ACTIVE
+        elif record.status is Status.SUPERSEDED and record.superseded_by:
+            found = self.store.get([record.superseded_by], self.policy.readable(who))
+            _undo_batch_retirement(new, found[0] if found else None)
         changes = record.changes_to(new, ("status", *_UNDONE))
         restored = self.writes.change(who, record, new, "restore", changes)
         # bringing a memory back is a use of it: without this, one that was forgotten
@@ -430,6 +433,18 @@ class Memory(LifecycleMethods, ReviewMethods, InsightMethods):
 
 
 #: History ops that take a memory out of recall; ``restore`` undoes the latest.
+def _undo_batch_retirement(new: MemoryRecord, succ: MemoryRecord | None) -> None:
+    """Undo a retirement by a later item of the memory's own write batch, which its
+    history does not hold (the memory was stored retired): the pointer to its
+    successor ``succ``, and for a contradiction (the window closed when ``succ``
+    begins) the window and the confidence it took."""
+    new.superseded_by = None
+    if succ is not None and new.valid_to == (succ.valid_from or succ.said_at):
+        new.valid_to = None
+        cut = CONFIDENCE_ADJUSTMENTS[FeedbackKind.CONTRADICT]
+        new.confidence = round(min(1.0, max(0.0, new.confidence - cut)), 4)
+
+
 RETIRING_OPS = frozenset({"archive", "supersede", "shadow", "forget", "retention", "evict"})
 #: The fields a retiring op may change besides the status, restored from its history row.
 _UNDONE = ("valid_to", "superseded_by", "confidence")

@@ -364,7 +364,7 @@ class _Text:
     content: frozenset[str]
     numbers: frozenset[str]
     negated: bool
-    #: a negation that ends a value ("quit", "stopped", "gave up", "no longer")
+    #: a word that leaves or changes a value ("quit", "moved", "gave up", "no longer")
     ends: bool
     change_verbs: frozenset[str]
     slot: tuple[_Tok, ...]

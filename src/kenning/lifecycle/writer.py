@@ -320,8 +320,9 @@ class WritePlanner:
         new.supersedes = first.id
         first.status = Status.SUPERSEDED
         first.superseded_by = new.id
-        if d.action is Action.SUPERSEDE:
+        if d.action is Action.SUPERSEDE:  # as against a stored memory
             first.valid_to = new.valid_from or new.said_at
+            first.confidence = adjust_confidence(first.confidence, FeedbackKind.CONTRADICT)
         relation = Relation.CONTRADICTION if d.action is Action.SUPERSEDE else Relation.ELABORATES
         plan.links.append(MemoryLink(new.id, first.id, relation, 1.0))
         return WriteResult(new, d.action, first.id, d.reason)

@@ -101,10 +101,10 @@ def score(
 
 def _confidence(record: MemoryRecord, history: bool) -> float:
     """The confidence the priority reads: for a question that searches history, a
-    superseded memory's as it was before its replacement's contradiction cut it
-    ("I go to Basic-Fit", replaced in 2023, answers "Where did I work out in 2022?"
-    as well as it did then)."""
-    if not history or record.status is not Status.SUPERSEDED:
+    memory a contradiction retired (superseded, with its ``valid_to`` set) reads it
+    as before the contradiction cut it ("I go to Basic-Fit", replaced in 2024,
+    answers "Where did I work out in 2022?" as well as it did then)."""
+    if not history or record.status is not Status.SUPERSEDED or record.valid_to is None:
         return record.confidence
     restored = record.confidence - CONFIDENCE_ADJUSTMENTS[FeedbackKind.CONTRADICT]
     return min(1.0, restored)

@@ -9,10 +9,11 @@ asks for a time. This module turns those into relevance bonuses:
   the window gets ``window_boost``; failing that, one whose text refers to a
   time in the window ("I went there yesterday", said the day after the
   window opened) gets it too (only the best ``content_scan`` candidates are
-  read, so the cost stays bounded), and so does a superseded memory that
-  held during the window (said before it closed, replaced after it opened:
-  "I go to Basic-Fit", said in 2021 and replaced in 2023, answers "Where did
-  I work out in 2022?");
+  read, so the cost stays bounded), and so does a memory whose validity
+  (``valid_from``, else its time, to ``valid_to``) overlaps the window: a
+  value replaced on write is valid until its replacement was said, so "I go
+  to Basic-Fit", said in 2021 and replaced in 2024, answers "Where did I
+  work out in 2022?";
 * for a "when" question, a candidate whose text names a time gets
   ``when_boost``: an answer to "when" usually carries its date.
 
@@ -63,10 +64,8 @@ def time_bonus(
     window_boost: float,
     when_boost: float,
     content_scan: int,
-    held_until: Mapping[str, datetime] | None = None,
 ) -> dict[str, float]:
-    """Relevance bonus per candidate id (``ranked`` best first; absent = 0);
-    ``held_until``: per superseded candidate, when its replacement was said."""
+    """Relevance bonus per candidate id (``ranked`` best first; absent = 0)."""
     out: dict[str, float] = {}
     if window is None and not asks_when:
         return out
@@ -77,8 +76,8 @@ def time_bonus(
         at = record.said_at
         bonus = 0.0
         in_window = window is not None and _inside(window, at)
-        if window is not None and not in_window and held_until and mid in held_until:
-            in_window = _spans_overlap(window, at, held_until[mid])
+        if window is not None and not in_window and record.valid_to is not None:
+            in_window = _spans_overlap(window, record.valid_from or at, record.valid_to)
         spans = content_times(record.content, at) if i < content_scan else []
         if window is not None and not in_window:
             in_window = any(_spans_overlap(window, s.start, s.end) for s in spans)

@@ -1,15 +1,12 @@
 """The ``time`` signal: memories from the window the query names ("last May",
-"before the trip"), or whose text refers to it, or which held then (a
-superseded memory until its replacement was said), and for "when ...?"
-memories whose text names a time, gain fused relevance; see
+"before the trip"), or whose text refers to it, and for "when ...?" memories
+whose text names a time, gain fused relevance; see
 :func:`kenning.retrieval.time_aware.time_bonus`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 
-from ...models import Status
 from ..time_aware import time_bonus
 from .base import RecallContext, Stage
 
@@ -38,21 +35,4 @@ class TimeMatch:
             window_boost=o.window_boost,
             when_boost=o.when_boost,
             content_scan=o.content_scan,
-            held_until=_held_until(ctx, scores) if ctx.window is not None else None,
         )
-
-
-def _held_until(ctx: RecallContext, scores: Mapping[str, float]) -> dict[str, datetime]:
-    """For each superseded candidate, when the memory that replaced it was said (as
-    the reader sees it): until then it was the value."""
-    succ = {
-        mid: r.superseded_by
-        for mid in scores
-        if (r := ctx.records.get(mid)) is not None
-        and r.status is Status.SUPERSEDED
-        and r.superseded_by
-    }
-    if not succ or ctx.store is None or ctx.view is None:
-        return {}
-    said = {r.id: r.said_at for r in ctx.store.get(sorted(set(succ.values())), ctx.view)}
-    return {mid: said[s] for mid, s in succ.items() if s in said}
