@@ -110,6 +110,7 @@ def test_explain_json_is_unchanged(db: Path) -> None:
         "paths",
         "graph",
         "time_window",
+        "abstained",
     }
     for a, b in zip(narrow["hits"], wide["hits"], strict=True):
         assert a["memory"] == b["memory"] and a["score"] == b["score"]
