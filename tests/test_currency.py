@@ -178,6 +178,12 @@ def test_ending_the_old_value_is_an_update_and_naming_it_again_is_not() -> None:
     # ... but with a word that leaves it, it changes
     d = _decide("We moved out of Zurich last spring.", "I live in Zurich.", 0.5)
     assert d.action is Action.SUPERSEDE
+    # leaving all the old text says is a change, not a restatement with more detail
+    d = _decide("I switched from paleo to a sugar-free diet.", "I'm paleo.", 0.67)
+    assert d.action is Action.SUPERSEDE, d.reason
+    assert _decide("I love hiking in the Alps with my dog.", "I love hiking.", 0.65).action is (
+        Action.SHADOW
+    )
 
 
 def test_facts_about_other_people_never_supersede_the_speakers() -> None:

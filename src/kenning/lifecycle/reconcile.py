@@ -70,7 +70,9 @@ first rule with a candidate wins; among candidates, the most similar one):
      value is no denial ("I quit Nokia and joined Philips" retires "I work at
      Nokia"; "I'm not moving to Lisbon" retires nothing). A new text that
      names all of the old one's values with no word that leaves them says the
-     old value again ("My first lecture at ETH Zurich" / "I live in Zurich").
+     old value again ("My first lecture at ETH Zurich" / "I live in Zurich");
+     one that leaves all the old one says is a change, not an elaboration ("I
+     switched from paleo to a sugar-free diet" / "I'm paleo").
 
    No signal links facts about different people: the speaker and someone else
    ("I live in Berlin" / "My sister just moved to Rome"), two different
@@ -572,7 +574,11 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # dev kinds through ingest), so the cosine says too little there
     if cue is None or new.subject != "self" or old.subject != "self":
         return None
-    names_old = bool(old.values & new.values)  # "we moved out of Berlin" / "I live in Berlin"
+    # the new text names the old value: "we moved out of Berlin" / "I live in Berlin", or
+    # leaves all the old text says: "I switched from paleo to sugar-free" / "I'm paleo"
+    names_old = bool(old.values & new.values) or (
+        new.ends and bool(old.content) and old.content <= new.content
+    )
     if old.values and old.values <= new.values and not new.ends:
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
