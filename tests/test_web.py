@@ -30,6 +30,7 @@ import uvicorn
 from serverkit import admin_of, bootstrap_org
 
 from kenning import Memory
+from kenning.config import ABSTAIN_BELOW
 from kenning.server import create_app
 from kenning.stores.postgres.throwaway import free_port
 
@@ -419,6 +420,17 @@ def test_filters_and_list_pagination(tab: Tab, site: Site) -> None:
     page.get_by_label("Minimum score").select_option("0")
     page.get_by_role("button", name="Search", exact=True).click()
     expect(_cards(page).first).to_be_visible()
+    page.get_by_role("button", name="Reset filters").click()
+    # a server that abstains says that nothing answers, not that nothing was found
+    settings = site.mem.settings
+    abstaining = settings.retrieval.model_copy(update={"abstain_below": ABSTAIN_BELOW})
+    site.mem.settings = settings.model_copy(update={"retrieval": abstaining})
+    try:
+        page.get_by_label("Search memories").fill("What is the melting point of tungsten?")
+        page.get_by_role("button", name="Search", exact=True).click()
+        expect(page.get_by_text("No memory answers this.")).to_be_visible()
+    finally:
+        site.mem.settings = settings
     page.get_by_role("button", name="Reset filters").click()
     # paging: 25 notes of alice's, 20 a page
     alice = site.mem.directory.principal(ACME, "alice")

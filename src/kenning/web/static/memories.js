@@ -240,7 +240,10 @@ async function search(results, quiet = false) {
         ? ` · candidates: ${Object.entries(r.candidates).map(([a, b]) => `${a} ${b}`).join(", ")}`
         : "",
       r.dropped_terms.length ? ` · ignored terms: ${r.dropped_terms.join(", ")}` : "")));
-  if (!r.hits.length) {
+  if (!r.hits.length && r.abstained) {
+    put(results, empty("No memory answers this.",
+      "None of the hits reached the server's abstention threshold (retrieval.abstain_below)."));
+  } else if (!r.hits.length) {
     put(results, empty("Nothing found.",
       "Try other words, widen the filters or lower the minimum score."));
   } else {
