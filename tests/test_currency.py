@@ -400,6 +400,20 @@ def test_the_replacement_answers_what_the_superseded_fact_matched(
     assert "Philips" not in _first(plain, "Where do I work now?")
 
 
+def test_a_replacement_outside_the_requests_filters_never_shows(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem = make_memory(settings=_rules())
+    (done,) = mem.write([{"content": "I work at Nokia.", "event_at": OLD, "tags": ["job"]}])
+    nokia = done.record.id
+    mem.write([{"content": "Work was exhausting today.", "event_at": MID, "tags": ["job"]}])
+    philips = _say(mem, "I quit Nokia and joined Philips.", NEW)  # untagged
+    assert mem.get(nokia).superseded_by == philips
+    hits = mem.recall("Where do I work now?", 5, filters={"tags_any": ["job"]}).hits
+    assert {h.memory.id for h in hits}.isdisjoint({nokia, philips})
+    assert [h.memory.id for h in mem.recall("Where do I work now?", 5).hits][:1] == [philips]
+
+
 def test_a_replacement_the_reader_cannot_see_never_shows(
     make_memory: Callable[..., Memory],
 ) -> None:

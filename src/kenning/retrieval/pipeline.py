@@ -151,6 +151,7 @@ class RecallPipeline:
             store=self.store,
             view=req.view,
             qvec=pool.qvec,
+            filtered=not req.filters.is_plain,
             history=history,
         )
         adjusted = _relevance(ctx, fused, pool.timings)

@@ -11,7 +11,9 @@ superseded match hand its place to the end of its chain of replacements:
 
 * the superseded memory leaves the hits (history never answers "now");
 * the replacement, fetched in the reader's own view when it is no candidate
-  (one it may not see stays unseen), takes the better of the two priorities;
+  (one it may not see stays unseen; none is fetched when the request filters
+  more than statuses, since it might not pass them), takes the better of the
+  two priorities;
 * what reads the hit's fit to the question afterwards (the step's order by
   meaning, the calibrated score) takes the better of the two's
   (:func:`meaning`, ``RecallContext.replaced``);
@@ -52,6 +54,8 @@ def successors_answer(ctx: RecallContext, hits: list[Hit]) -> list[Hit]:
         if rec is None or rec.status is not Status.ACTIVE:
             continue
         succ = current.get(rec.id)
+        if succ is None and ctx.filtered:  # it may not pass the request's filters
+            continue
         if succ is None:
             succ = Hit(rec, h.score, _inherited(h.explain))
             current[rec.id] = succ

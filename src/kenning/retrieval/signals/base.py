@@ -102,6 +102,9 @@ class RecallContext:
     #: Candidates the currency step found to be about someone other than the
     #: person the query asks about (the calibrated score reads it).
     elsewhere: set[str] = field(default_factory=set)
+    #: The request filters more than statuses (tags, type, times, ...): a memory
+    #: fetched from outside the candidates may not pass those filters.
+    filtered: bool = False
     #: Superseded memories are candidates (a question about before or about a
     #: time): their confidence counts as it was before the contradiction cut it
     #: (they were replaced, not found less reliable).
