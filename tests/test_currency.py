@@ -390,6 +390,10 @@ def test_the_replacement_answers_what_the_superseded_fact_matched(
     spotify = _say(mem, "I left Philips; I'm at Spotify now.", NEW.replace(month=9))
     assert mem.get(philips).superseded_by == spotify
     assert mem.recall("Where do I work now?", 5).hits[0].memory.id == spotify
+    # asked for history outright, the superseded memories are shown as they are
+    statuses = {"statuses": ["active", "superseded"]}
+    shown = [h.memory.id for h in mem.recall("Where do I work now?", 5, filters=statuses).hits]
+    assert nokia in shown and philips in shown
     # switched off, the replacement is left to its own words
     off = _rules().model_copy(update={"retrieval": Retrieval(currency={"successors": False})})
     plain = make_memory(settings=off)

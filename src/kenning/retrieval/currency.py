@@ -151,7 +151,7 @@ def current_first(
         return hits
     fields = ctx.settings.retrieval.author.fields
     before = {h.memory.id: h.score for h in hits}
-    if q.aspect == "now":  # (nothing superseded is searched unless ``successors``)
+    if ctx.successors:  # superseded memories were searched for this step alone
         hits = successors_answer(ctx, hits)
         before.update((h.memory.id, h.score) for h in hits if h.memory.id not in before)
     read = hits[: max(SCAN, k, opts.window)]

@@ -125,8 +125,10 @@ class RecallPipeline:
         text = strip_terms(_search_text(req.query, tq), aspect_words(req.query))
         question = question_of(req.query, bool(tq.start or tq.end or tq.anchor))
         searched = _with_history(req, question, settings)
-        # (for a question about now a superseded match only hands its place on)
-        history, req = searched is not req and question.aspect != "now", searched
+        # for a question about now a superseded match only hands its place on
+        added = searched is not req
+        history, successors = added and question.aspect != "now", added and question.aspect == "now"
+        req = searched
         pool = self._candidates(text, req, settings)
         window = self._window(tq, req, pool)
         if window is not None:
@@ -153,6 +155,7 @@ class RecallPipeline:
             qvec=pool.qvec,
             filtered=not req.filters.is_plain,
             history=history,
+            successors=successors,
         )
         adjusted = _relevance(ctx, fused, pool.timings)
         w = settings.scoring

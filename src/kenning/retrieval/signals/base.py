@@ -109,6 +109,9 @@ class RecallContext:
     #: time): their confidence counts as it was before the contradiction cut it
     #: (they were replaced, not found less reliable).
     history: bool = False
+    #: Superseded memories are candidates only so that each hands its place to the
+    #: memory that replaced it (a question about now, :mod:`..successors`).
+    successors: bool = False
     #: For a question about now: each memory that replaced a superseded candidate,
     #: with that candidate's id (the currency step; the calibrated score reads
     #: the better of the two's inputs: the newer value answers what the older did).
