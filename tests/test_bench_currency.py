@@ -201,6 +201,12 @@ def test_a_small_abstain_run(embedder: Embedder) -> None:
         assert 0.0 <= point["answerable_kept"] <= 1.0
 
 
+@pytest.mark.parametrize("option", ["--abstain-below", "--min-score"])
+def test_an_abstain_threshold_outside_0_1_is_refused(option: str) -> None:
+    out = CliRunner().invoke(bench_app, ["abstain", option, "1.5", "--json"])
+    assert out.exit_code == 2 and option in out.output and "less than or equal to 1" in out.output
+
+
 def test_an_unknown_split_is_refused_with_the_choices() -> None:
     runner = CliRunner()
     out = runner.invoke(bench_app, ["currency", "--split", "heldout", "--json"])

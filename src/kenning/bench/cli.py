@@ -254,10 +254,14 @@ def abstain(
     split: Annotated[str, typer.Option(help="dev | holdout | all")] = "dev",
     via: Annotated[str, typer.Option(help="How the currency users are loaded.")] = "write",
     min_score: Annotated[
-        float | None, typer.Option(help="Threshold to report beside the grid.")
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Threshold to report beside the grid."),
     ] = None,
     abstain_below: Annotated[
-        float, typer.Option(help="Abstention threshold to report (retrieval.abstain_below).")
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Abstention threshold to report (retrieval.abstain_below)."
+        ),
     ] = ABSTAIN_BELOW,
     users: Annotated[int, typer.Option(help="Number of currency users.")] = 60,
     k: Annotated[int, typer.Option(help="Hits per recall.")] = 10,
