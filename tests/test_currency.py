@@ -368,16 +368,21 @@ def test_an_update_of_another_attribute_never_takes_the_askeds_place(
     assert "Honda" in _first(mem, "What car did I drive before?")
 
 
+def _job_change(mem: Memory) -> tuple[str, str]:
+    """The old employer, two memories between, the change: (old id, new id)."""
+    nokia = _say(mem, "I work at Nokia.", OLD)
+    _say(mem, "I bank with ING.", MID)
+    _say(mem, "Work was exhausting today, so many meetings.", MID)
+    return nokia, _say(mem, "I quit Nokia and joined Philips.", NEW)
+
+
 def test_the_replacement_answers_what_the_superseded_fact_matched(
     make_memory: Callable[..., Memory],
 ) -> None:
     # "I work at Nokia" matches "Where do I work now?" word for word; the fact that
     # replaced it shares no word with the question, yet it is the answer
     mem = make_memory(settings=_rules())
-    nokia = _say(mem, "I work at Nokia.", OLD)
-    _say(mem, "I bank with ING.", MID)
-    _say(mem, "Work was exhausting today, so many meetings.", MID)
-    philips = _say(mem, "I quit Nokia and joined Philips.", NEW)
+    nokia, philips = _job_change(mem)
     assert mem.get(nokia).superseded_by == philips
     hits = mem.recall("Where do I work now?", 5, explain=True).hits
     assert hits[0].memory.id == philips
@@ -397,10 +402,7 @@ def test_the_replacement_answers_what_the_superseded_fact_matched(
     # switched off, the replacement is left to its own words
     off = _rules().model_copy(update={"retrieval": Retrieval(currency={"successors": False})})
     plain = make_memory(settings=off)
-    _say(plain, "I work at Nokia.", OLD)
-    _say(plain, "I bank with ING.", MID)
-    _say(plain, "Work was exhausting today, so many meetings.", MID)
-    _say(plain, "I quit Nokia and joined Philips.", NEW)
+    _job_change(plain)
     assert "Philips" not in _first(plain, "Where do I work now?")
 
 

@@ -46,7 +46,7 @@ from .models import (
 from .paging import page
 from .retrieval.pipeline import RecallRequest
 from .review import ReviewMethods
-from .scoring import CONFIDENCE_ADJUSTMENTS, SOURCE_RELIABILITY, adjust_confidence
+from .scoring import SOURCE_RELIABILITY, adjust_confidence, before_contradiction
 from .validation import (
     UPDATABLE,
     Limits,
@@ -441,8 +441,7 @@ def _undo_batch_retirement(new: MemoryRecord, succ: MemoryRecord | None) -> None
     new.superseded_by = None
     if succ is not None and new.valid_to == (succ.valid_from or succ.said_at):
         new.valid_to = None
-        cut = CONFIDENCE_ADJUSTMENTS[FeedbackKind.CONTRADICT]
-        new.confidence = round(min(1.0, max(0.0, new.confidence - cut)), 4)
+        new.confidence = before_contradiction(new.confidence)
 
 
 RETIRING_OPS = frozenset({"archive", "supersede", "shadow", "forget", "retention", "evict"})

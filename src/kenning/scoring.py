@@ -17,6 +17,7 @@ __all__ = [
     "confidence_level",
     "adjust_confidence",
     "CONFIDENCE_ADJUSTMENTS",
+    "before_contradiction",
     "normalise",
     "fuse_convex",
     "fuse_rrf",
@@ -119,6 +120,14 @@ def confidence_level(confidence: float) -> str:
 def adjust_confidence(confidence: float, kind: FeedbackKind) -> float:
     """Apply one seed-000 adjustment, clamped to [0, 1]."""
     return round(min(1.0, max(0.0, confidence + CONFIDENCE_ADJUSTMENTS[kind])), 4)
+
+
+def before_contradiction(confidence: float) -> float:
+    """The confidence a memory had before a contradiction's adjustment cut it
+    (clamped to [0, 1]): what undoing a supersede gives back."""
+    return round(
+        min(1.0, max(0.0, confidence - CONFIDENCE_ADJUSTMENTS[FeedbackKind.CONTRADICT])), 4
+    )
 
 
 def normalise(scores: Mapping[str, float], how: str, window: int | None = None) -> dict[str, float]:

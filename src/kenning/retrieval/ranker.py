@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from ..config import ScoringWeights, Settings
-from ..models import FeedbackKind, Hit, Layer, MemoryRecord, Principal, ScoreBreakdown, Status
-from ..scoring import CONFIDENCE_ADJUSTMENTS, fuse_convex, fuse_rrf, priority, temporal_score
+from ..models import Hit, Layer, MemoryRecord, Principal, ScoreBreakdown, Status
+from ..scoring import before_contradiction, fuse_convex, fuse_rrf, priority, temporal_score
 from .signals import RecallContext, active_signals
 from .time_aware import Window
 
@@ -106,8 +106,7 @@ def _confidence(record: MemoryRecord, history: bool) -> float:
     answers "Where did I work out in 2022?" as well as it did then)."""
     if not history or record.status is not Status.SUPERSEDED or record.valid_to is None:
         return record.confidence
-    restored = record.confidence - CONFIDENCE_ADJUSTMENTS[FeedbackKind.CONTRADICT]
-    return min(1.0, restored)
+    return before_contradiction(record.confidence)
 
 
 def _breakdown(
