@@ -57,6 +57,11 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Home for Olga is Helsinki, in a small flat near the river.", "olga"),
         ("New job: Olga is at Heineken now.", "olga"),
         ("Lunch with Tom was fun.", "self"),  # company, not the subject
+        # a name before a verb in any tense or mood is the subject
+        ("Anna got a new job at Siemens.", "anna"),
+        ("Tom became a nurse last year.", "tom"),
+        ("Mia will start school in May.", "mia"),
+        ("Just got back from Rome.", "self"),  # a leading word, then no subject
         ("The team uses Jira.", ""),
     ],
 )

@@ -218,6 +218,35 @@ def test_change_marker_with_shared_subject_supersedes() -> None:
     assert act("I moved my desk to the window", "The team uses Jira", 0.55) is Action.ADD
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("My dog is called Rex.", "Rex, my dog, turned five today.", 0.68),
+        ("I drive a Volvo XC60.", "My Volvo XC60 turned 100,000 km today.", 0.64),
+        ("My partner is Tom.", "Tom became a nurse last year.", 0.49),
+        ("I work at Nokia.", "Anna got a new job at Siemens.", 0.45),
+    ],
+)
+def test_a_change_word_about_a_value_that_stays_changes_nothing(
+    old: str, new: str, sim: float
+) -> None:
+    """A text that names every value of the old one and leaves none says more about
+    it, and a named person's news is theirs: neither retires the speaker's fact."""
+    assert act(new, old, sim) is Action.ADD
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("My meeting with Anna is on Monday.", "My meeting with Anna moved to Tuesday.", 0.83),
+        ("My phone is a Pixel 7.", "My Pixel 7 died, so I got an iPhone 15.", 0.74),
+        ("I work at Nokia.", "I quit Nokia and joined Philips.", 0.55),
+    ],
+)
+def test_a_value_left_or_replaced_is_still_a_change(old: str, new: str, sim: float) -> None:
+    assert act(new, old, sim) is Action.SUPERSEDE
+
+
 def test_slot_family_catches_far_apart_paraphrased_changes() -> None:
     d = decide(
         "I moved to Berlin",
@@ -445,8 +474,8 @@ def test_bad_cases_file_is_rejected(tmp_path: Path) -> None:
 
 def test_rules_on_the_shipped_cases_with_the_real_model(embedder: Embedder) -> None:
     result = run_reconcile_bench(embedder=embedder)
-    # measured 0.9412 overall (96/102): dev 1.0 (63, written with the rules),
-    # holdout 0.8462 (33/39; 0.7692 before two general fixes it prompted)
+    # measured 0.9537 overall (103/108): dev 1.0 (69, written with the rules),
+    # holdout 0.8718 (34/39; 0.7692 before the general fixes it prompted)
     assert result["accuracy"] >= 0.90
     assert result["by_split"]["holdout"]["accuracy"] >= 0.80
     assert result["cases"] == sum(c["n"] for c in result["by_category"].values())

@@ -375,6 +375,8 @@ class _Text:
     family: tuple[str, tuple[str, ...], frozenset[str], str] | None
     #: distinctive values: capitalised words after the first, and numbers
     values: frozenset[str]
+    #: every word, folded: what a text names, wherever it names it
+    named: frozenset[str]
     #: the text itself
     text: str
 
@@ -417,6 +419,7 @@ class _Text:
                 t.low for i, t in enumerate(toks) if t.number or (i and t.text[:1].isupper())
             )
             - {"i"},
+            named=frozenset(lows),
             text=text,
         )
 
@@ -510,9 +513,18 @@ def _definite_role(prefix: Sequence[_Tok], suffix: Sequence[_Tok]) -> bool:
     return suffix[0].low in _COPULAS and suffix[1].low in {"the", "our", "my", "their"}
 
 
+def _keeps_values(old: _Text, new: _Text) -> bool:
+    """Whether ``new`` names every value of ``old`` (anywhere, its first word too) and
+    no word of it leaves one: it says more about the same value, it changes none
+    ("Rex, my dog, turned five today" / "My dog is called Rex")."""
+    return bool(old.values) and not new.ends and old.values <= new.named
+
+
 def _change_marker(old: _Text, new: _Text) -> str | None:
     marked = new.change_verbs - old.change_verbs
     if not marked and not (new.changes and not old.changes):
+        return None
+    if _keeps_values(old, new):
         return None
     # what the two say, not whom about or that it is new: "Vera's new gym is Pulse
     # Fitness" and "New job: Vera is at Adidas now" share nothing
@@ -579,7 +591,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     names_old = bool(old.values & new.values) or (
         new.ends and bool(old.content) and old.content <= new.content
     )
-    if old.values and old.values <= new.values and not new.ends:
+    if _keeps_values(old, new):
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
     # a denial is no update ("I'm not moving to Lisbon"), but a negation that ends

@@ -230,12 +230,22 @@ def _asks(text: str, lows: list[str]) -> bool:
     return text.rstrip().endswith("?") or (bool(lows) and (lows[0] in _WH or lows[0] in _AUX))
 
 
+#: Irregular past forms: after a name they make it the subject, as "-ed" does
+#: ("Anna got a new job", "Tom became a nurse").
+_IRREGULAR_PAST = frozenset(
+    "became began bought brought built came caught chose drove ate fell felt flew forgot "
+    "found gave got grew heard held kept knew led left lost made met paid ran said saw "
+    "sent sold spent stood swam taught told thought took went won wrote".split()
+)
+
+
 def _verb_like(lows: list[str], j: int) -> bool:
-    """Whether the word at ``j`` reads as a verb after a name: an auxiliary, or "-s"/"-ed"."""
+    """Whether the word at ``j`` reads as a verb after a name: an auxiliary or modal,
+    an irregular past form, or "-s"/"-ed"."""
     if j >= len(lows) or not lows[j].isalpha():
         return False
     w = lows[j]
-    return w in _COPULAS or w in _PRESENT_AUX or w in _PAST_AUX or w.endswith(("s", "ed"))
+    return w in _AUX or w in _COPULAS or w in _IRREGULAR_PAST or w.endswith(("s", "ed"))
 
 
 def _relation_at(lows: list[str], start: int) -> tuple[str | None, int]:
