@@ -164,6 +164,17 @@ def test_a_duplicate_confirms_instead_of_piling_up(mem: Memory) -> None:
     assert len(mem.list().items) == 1
 
 
+def test_the_same_words_about_someone_else_leave_the_speakers_fact_visible(mem: Memory) -> None:
+    """ "My son is allergic to peanuts" is the son's fact: it hides nothing of the
+    speaker's own allergy (it shadowed it before, and a recall lost it)."""
+    own = mem.remember("I'm allergic to peanuts.")
+    (son,) = mem.write([{"content": "My son is allergic to peanuts."}])
+    assert son.action.value == "add"
+    assert mem.get(own.id).status is Status.ACTIVE
+    hits = mem.recall("Am I allergic to anything?", 2).hits
+    assert hits[0].memory.id == own.id
+
+
 def test_same_key_updates_in_place(mem: Memory) -> None:
     first = mem.remember("Deploys happen on Tuesdays", key="deploy day")
     (result,) = mem.write([{"content": "Deploys happen on Thursdays", "key": "deploy day"}])

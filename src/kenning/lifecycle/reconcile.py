@@ -72,7 +72,16 @@ first rule with a candidate wins; among candidates, the most similar one):
      names all of the old one's values with no word that leaves them says the
      old value again ("My first lecture at ETH Zurich" / "I live in Zurich");
      one that leaves all the old one says is a change, not an elaboration ("I
-     switched from paleo to a sugar-free diet" / "I'm paleo").
+     switched from paleo to a sugar-free diet" / "I'm paleo"). A word that
+     leaves one of the old values right after it, or right before it when
+     nothing it acts on follows, is a cue of its own ("Today was my last day
+     at Nokia", "Tom and I split up"); "Nokia moved our team to Espoo" leaves
+     nothing.
+
+   A change marker or an update cue needs a changed value: a new text that
+   names every value of the old one, anywhere, and leaves none of them says
+   more about the same value ("Rex, my dog, turned five today" / "My dog is
+   called Rex").
 
    No signal links facts about different people: the speaker and someone else
    ("I live in Berlin" / "My sister just moved to Rome"), two different
@@ -87,8 +96,11 @@ first rule with a candidate wins; among candidates, the most similar one):
    two-year-old beagle").
 5. **Add** — anything else.
 
-The LLM's answer is validated the same way: a ``supersede`` between facts about
-different people is refused (and the rules decide).
+Neither does a duplicate or an elaboration: "My sister lives in Berlin" is
+another fact beside "I live in Berlin", not a repeat of it, so rules 2 and 4
+skip neighbours about someone else. The LLM's answer is validated the same
+way: a ``supersede``, ``noop`` or ``shadow`` between facts about different
+people is refused (and the rules decide).
 
 Known limits of the rules: word order is ignored by the paraphrase overlap
 ("Alice likes Bob" / "Bob likes Alice"), repeated events with a different
@@ -234,7 +246,15 @@ _ENDINGS = frozenset(
     died passed ended dropped lost moved relocated switched changed swapped traded
     transferred upgraded graduated""".split()
 )
-_END_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), ("broke", "up"), ("out", "of"))
+_END_PHRASES = (
+    ("no", "longer"),
+    ("any", "more"),
+    ("gave", "up"),
+    ("broke", "up"),
+    ("split", "up"),
+    ("out", "of"),
+    ("last", "day"),
+)
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
     "moved switched changed replaced relocated rescheduled postponed became turned".split()
@@ -513,11 +533,37 @@ def _definite_role(prefix: Sequence[_Tok], suffix: Sequence[_Tok]) -> bool:
     return suffix[0].low in _COPULAS and suffix[1].low in {"the", "our", "my", "their"}
 
 
+#: How far an ending reaches: the value it leaves comes within this many words
+#: after it ("I quit my job at Nokia"), or before it when nothing it acts on
+#: follows ("Dr. Petrov retired, so ...", "Tom and I broke up").
+_ENDS_AFTER = 4
+_ENDS_BEFORE = 3
+
+
+def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
+    """Whether a word of ``new`` that ends a value ends one of ``old``'s, named
+    within ``reach`` words after it or just before it: "I sold my Volvo", "My
+    Pixel 7 died", but not "Nokia moved our team to Espoo" or "Dr. Rossi changed
+    my prescription", where the value acts on something else."""
+    lows = [t.low for t in new.toks]
+    for i, low in enumerate(lows):
+        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        if not (phrase or low in _ENDINGS):
+            continue
+        if old.values & set(lows[i + 1 : i + 1 + reach]):
+            return True
+        start = i - 1 if phrase else i
+        acts_on = i + 1 < len(lows) and lows[i + 1] in _DETERMINERS
+        if not acts_on and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start]):
+            return True
+    return False
+
+
 def _keeps_values(old: _Text, new: _Text) -> bool:
     """Whether ``new`` names every value of ``old`` (anywhere, its first word too) and
-    no word of it leaves one: it says more about the same value, it changes none
-    ("Rex, my dog, turned five today" / "My dog is called Rex")."""
-    return bool(old.values) and not new.ends and old.values <= new.named
+    leaves none of them: it says more about the same value, it changes none ("Rex,
+    my dog, turned five today" / "My dog is called Rex")."""
+    return bool(old.values) and old.values <= new.named and not _leaves(old, new)
 
 
 def _change_marker(old: _Text, new: _Text) -> str | None:
@@ -579,7 +625,10 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     """The same subject, a new value, and the new text says so ("We relocated to
     Lisbon" / "I live in Berlin"): the embedding gate is low because such pairs
     share few words, so the cue, the subject and a changed value must all hold."""
-    cue = new.cue
+    # a word that leaves one of the old values at once says the value changed as
+    # well as a cue does: "Today was my last day at Nokia", "Tom and I split up"
+    # (not "My last day in the Berlin office is Friday" / "I live in Berlin")
+    cue = new.cue or ("ends" if _leaves(old, new, reach=2) else None)
     # the speaker's own words only: a fact rewritten about a named person ("Alice's
     # employer is Airbus" / "Alice's back hurts after moving furniture") shares the
     # name, which lifts the cosine of unrelated facts (precision .17 on the currency
@@ -684,7 +733,12 @@ class RuleReconciler(Reconciler):
             n.id: _contradiction(old, text, n.similarity, k, (n.author, new.author))
             for n, old in olds
         }
-        for n, old in olds:
+        # a fact about someone else neither repeats nor details the old one: "My
+        # sister lives in Berlin" leaves "I live in Berlin" as it is
+        same = [
+            (n, old) for n, old in olds if not _other_subjects(old, text, (n.author, new.author))
+        ]
+        for n, old in same:
             if clash[n.id]:
                 continue
             if n.similarity >= k.duplicate_similarity:
@@ -714,7 +768,7 @@ class RuleReconciler(Reconciler):
                         n.similarity,
                     )
                 return Decision(Action.SUPERSEDE, n.id, reason, n.similarity)
-        for n, old in olds:
+        for n, old in same:
             if n.similarity >= k.shadow_similarity and _elaborates(old, text, k):
                 return Decision(
                     Action.SHADOW,
@@ -876,8 +930,7 @@ def _validate(raw: Any, new: Incoming, shown: Sequence[Neighbour]) -> Decision:
     if not isinstance(target, str) or target not in by_id:
         raise ValueError(f"target {target!r} is not one of the neighbours shown")
     n = by_id[target]
-    if act is Action.SUPERSEDE and _other_subjects(
-        _analysed(n.content), _analysed(new.content), (n.author, new.author)
-    ):
-        raise ValueError(f"supersede of {target!r}: the two are about different people")
+    # a fact about someone else neither retires, repeats nor details the old one
+    if _other_subjects(_analysed(n.content), _analysed(new.content), (n.author, new.author)):
+        raise ValueError(f"{act.value} of {target!r}: the two are about different people")
     return Decision(act, target, reason, n.similarity, decided_by="llm")
