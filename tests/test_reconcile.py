@@ -274,6 +274,58 @@ def test_a_fact_about_someone_else_neither_repeats_nor_details_the_speakers(
     assert act("I live in Berlin, in Kreuzberg.", "I live in Berlin.", 0.85) is Action.SHADOW
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        # someone named, with a verb after the name
+        ("I'm allergic to peanuts.", "Alice is allergic to peanuts.", 0.70),
+        ("I live in Berlin.", "Anna said she lives in Berlin now.", 0.54),
+        # one word is no fact to detail
+        ("I'm vegetarian.", "Alice, who is vegetarian, joined us for dinner.", 0.58),
+    ],
+)
+def test_a_named_person_or_a_passing_mention_does_not_retire_the_speakers_fact(
+    old: str, new: str, sim: float
+) -> None:
+    assert act(new, old, sim) is Action.ADD
+
+
+def test_a_capitalised_first_word_is_not_taken_for_a_person() -> None:
+    """ "Production deployments happen ..." opens on a thing: the paraphrase stands."""
+    old, new = (
+        "We deploy to production every Thursday",
+        "Production deployments happen every Thursday",
+    )
+    assert act(new, old, 0.86) is Action.NOOP
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("I live in Berlin.", "I might move to Lisbon next year.", 0.41),
+        ("I live in Berlin.", "I'm thinking about moving to Lisbon.", 0.45),
+        ("I drive a Volvo.", "If I sold my Volvo I'd buy a Tesla.", 0.66),
+        ("I work at Nokia.", "Should I quit Nokia?", 0.62),
+        ("I live in Berlin.", "I lived in Paris for two years in my twenties.", 0.41),
+        ("I'm based in Berlin.", "I was based in Munich until last year.", 0.68),
+    ],
+)
+def test_a_supposition_a_question_or_a_past_state_retires_nothing(
+    old: str, new: str, sim: float
+) -> None:
+    """Only a statement of the present value changes it: "I might move", "Should I
+    quit?" and "I lived in Paris in my twenties" leave the current home and job."""
+    assert act(new, old, sim) is Action.ADD
+
+
+def test_a_state_since_a_time_is_the_present_one() -> None:
+    d = decide("I have lived in Lisbon since March.", nb("m1", "I live in Berlin.", 0.39))
+    assert (d.action, d.reason) == (
+        Action.SUPERSEDE,
+        "contradiction: residence changed 'Berlin' -> 'Lisbon since March'",
+    )
+
+
 def test_slot_family_catches_far_apart_paraphrased_changes() -> None:
     d = decide(
         "I moved to Berlin",
@@ -514,7 +566,7 @@ def test_bad_cases_file_is_rejected(tmp_path: Path) -> None:
 
 def test_rules_on_the_shipped_cases_with_the_real_model(embedder: Embedder) -> None:
     result = run_reconcile_bench(embedder=embedder)
-    # measured 0.9558 overall (108/113): dev 1.0 (74, written with the rules),
+    # measured 0.9576 overall (113/118): dev 1.0 (79, written with the rules),
     # holdout 0.8718 (34/39; 0.7692 before the general fixes it prompted)
     assert result["accuracy"] >= 0.90
     assert result["by_split"]["holdout"]["accuracy"] >= 0.80

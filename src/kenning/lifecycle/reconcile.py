@@ -81,7 +81,11 @@ first rule with a candidate wins; among candidates, the most similar one):
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says
    more about the same value ("Rex, my dog, turned five today" / "My dog is
-   called Rex").
+   called Rex"). A slot in the simple past is history, not the present value
+   ("I lived in Paris for two years" / "I live in Berlin"; "I have lived in
+   Lisbon since March" is the present). Only a statement retires or details
+   another: a question, a request or a supposition ("I might move to Lisbon",
+   "If I sold my Volvo ...") leaves every neighbour as it is.
 
    No signal links facts about different people: the speaker and someone else
    ("I live in Berlin" / "My sister just moved to Rome"), two different
@@ -91,14 +95,15 @@ first rule with a candidate wins; among candidates, the most similar one):
    it contradicts, it must not retire the newer fact: the decision is ``ADD``
    (kept as history) with the reason saying so.
 4. **Shadow** — cosine ``>= shadow_similarity``, the new text covers at least
-   ``shadow_coverage`` of the old one's content words, adds content words of
-   its own and is longer ("Alice has a dog" → "Alice has a dog named Rex, a
+   ``shadow_coverage`` of the old one's content words (two at least), adds
+   content words of its own and is longer ("Alice has a dog" → "Alice has a dog named Rex, a
    two-year-old beagle").
 5. **Add** — anything else.
 
 Neither does a duplicate or an elaboration: "My sister lives in Berlin" is
 another fact beside "I live in Berlin", not a repeat of it, so rules 2 and 4
-skip neighbours about someone else. The LLM's answer is validated the same
+skip neighbours about someone else, a name before a verb included ("Alice is
+allergic to peanuts" / "I'm allergic to peanuts"). The LLM's answer is validated the same
 way: a ``supersede``, ``noop`` or ``shadow`` between facts about different
 people is refused (and the rules decide).
 
@@ -129,7 +134,7 @@ from typing import Any, NamedTuple
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from .knobs import ReconcileKnobs
-from .slots import is_person, statement, subject_of
+from .slots import is_person, named_subject, statement, subject_of
 
 __all__ = [
     "Action",
@@ -254,6 +259,20 @@ _END_PHRASES = (
     ("split", "up"),
     ("out", "of"),
     ("last", "day"),
+)
+#: Words that make a text suppose, wish or weigh a value rather than state it ("I
+#: might move to Lisbon", "If I sold my Volvo ...", "Should I quit Nokia?" is a
+#: question): such a text retires nothing.
+_SUPPOSING = frozenset("if might could would should wish maybe perhaps considering".split())
+_SUPPOSING_PHRASES = frozenset(
+    {
+        ("thinking", "about"),
+        ("thinking", "of"),
+        ("planning", "to"),
+        ("hoping", "to"),
+        ("want", "to"),
+        ("wants", "to"),
+    }
 )
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
@@ -397,6 +416,8 @@ class _Text:
     values: frozenset[str]
     #: every word, folded: what a text names, wherever it names it
     named: frozenset[str]
+    #: whether it states a fact: not a question or request, no supposition
+    states: bool
     #: the text itself
     text: str
 
@@ -440,6 +461,9 @@ class _Text:
             )
             - {"i"},
             named=frozenset(lows),
+            states=statement(text).asserts
+            and not any(w in _SUPPOSING or w.endswith("'d") for w in lows)
+            and not pairs & _SUPPOSING_PHRASES,
             text=text,
         )
 
@@ -585,14 +609,38 @@ def _change_marker(old: _Text, new: _Text) -> str | None:
 def _family_slot(
     toks: Sequence[_Tok],
 ) -> tuple[str, tuple[str, ...], frozenset[str], str] | None:
-    """(family, subject stems, object content, object phrase) of the first slot trigger."""
+    """(family, subject stems, object content, object phrase) of the first slot trigger.
+
+    A state in the past ("I lived in Paris for two years", "worked at Nokia") is
+    history, no slot: it changes nothing of the present one. A move is not a
+    state: "I moved to Berlin" says where one lives now."""
     for i in range(len(toks) - 1):
         family = _FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
         if family is not None:
-            subject = tuple(t.stem for t in toks[:i] if t.low not in _FILLERS)
+            if _past_state(toks, i):
+                return None
+            # "I have lived in Lisbon" has the subject of "I live in Berlin"
+            subject = tuple(t.stem for t in toks[:i] if t.low not in _FILLERS | _PERFECT)
             obj = toks[i + 2 :]
             return family, subject, _content_of(obj), _phrase(obj)
     return None
+
+
+#: Slot triggers that name a state (a move or a relocation names a change).
+_STATES = frozenset({"liv", "work", "resid", "employ", "bas"})
+_PERFECT = frozenset("have has 've i've we've you've they've".split())
+
+
+def _past_state(toks: Sequence[_Tok], i: int) -> bool:
+    """Whether the trigger at ``i`` is a state in the simple past ("lived", "was
+    based"), not the present or the present perfect ("have lived")."""
+    t = toks[i]
+    if t.stem not in _STATES:
+        return False
+    before = toks[i - 1].low if i else ""
+    if before in ("was", "were"):
+        return True
+    return t.low.endswith("ed") and before not in _PERFECT
 
 
 #: (trigger stem, preposition) -> the first family of ``_FAMILIES`` it belongs to.
@@ -619,6 +667,23 @@ def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | Non
     if "self" in (a, b):
         return any(people)  # a leading capitalised word may be a thing: no verdict
     return a != b and all(people)
+
+
+def _maybe_others(old: _Text, new: _Text, authors: tuple[str | None, str | None]) -> bool:
+    """:func:`_other_subjects`, or the speaker and someone named ("Alice is allergic
+    to peanuts" / "I'm allergic to peanuts") unless the name is the speaker's own
+    (the other text's author). A leading name may be a thing ("Berlin got cold"),
+    so this does not stop a contradiction; it stops a repeat or an elaboration,
+    which would retire the speaker's fact for another's."""
+    if _other_subjects(old, new, authors):
+        return True
+    if (old.subject == "self") == (new.subject == "self"):
+        return False
+    # the text that is not the speaker's opens on a name, and the name is not the
+    # speaker's (the other text's author)
+    other, author = (new, authors[0]) if old.subject == "self" else (old, authors[1])
+    named = named_subject(other.text)
+    return named is not None and not (author and author.split()[0].lower() == named)
 
 
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
@@ -689,8 +754,10 @@ def _contradiction(
 
 
 def _elaborates(old: _Text, new: _Text, k: ReconcileKnobs) -> bool:
-    """``new`` covers ``old``'s content words and numbers, adds its own and is longer."""
-    if not old.terms or new.words <= old.words:
+    """``new`` covers ``old``'s content words and numbers (two at least: one word
+    is no fact to detail, "Alice, who is vegetarian, joined us" says nothing more
+    of "I'm vegetarian"), adds its own and is longer."""
+    if len(old.terms) < 2 or new.words <= old.words:
         return False
     coverage = len(old.terms & new.terms) / len(old.terms)
     return coverage >= k.shadow_coverage and bool(new.terms - old.terms)
@@ -729,15 +796,17 @@ class RuleReconciler(Reconciler):
         for n, old in olds:  # exact text first, whatever the similarity says
             if old.norm == text.norm:
                 return Decision(Action.NOOP, n.id, "same text", n.similarity)
+        # only a statement of fact retires or details another: a question, a
+        # request or a supposition ("I might move to Lisbon") leaves them be
         clash = {
             n.id: _contradiction(old, text, n.similarity, k, (n.author, new.author))
+            if text.states
+            else None
             for n, old in olds
         }
         # a fact about someone else neither repeats nor details the old one: "My
         # sister lives in Berlin" leaves "I live in Berlin" as it is
-        same = [
-            (n, old) for n, old in olds if not _other_subjects(old, text, (n.author, new.author))
-        ]
+        same = [(n, old) for n, old in olds if not _maybe_others(old, text, (n.author, new.author))]
         for n, old in same:
             if clash[n.id]:
                 continue
@@ -769,6 +838,8 @@ class RuleReconciler(Reconciler):
                     )
                 return Decision(Action.SUPERSEDE, n.id, reason, n.similarity)
         for n, old in same:
+            if not text.states:
+                break
             if n.similarity >= k.shadow_similarity and _elaborates(old, text, k):
                 return Decision(
                     Action.SHADOW,

@@ -47,6 +47,7 @@ __all__ = [
     "aspect_words",
     "asserts",
     "is_person",
+    "named_subject",
     "question_subject",
     "statement",
     "subject_of",
@@ -223,6 +224,26 @@ def subject_of(text: str) -> str:
     # a sentence without a subject is the speaker's ("Got a new phone today");
     # one opening on a determiner or a question word says nothing about whom
     return "self" if lows and lows[0] not in _WH and lows[0] not in _FUNCTION else ""
+
+
+@functools.lru_cache(maxsize=50_000)
+def named_subject(text: str) -> str | None:
+    """The name ``text`` opens with as its subject, when the word after it can only
+    be a verb ("Alice is allergic to peanuts", "Anna said ...", "Tom became a
+    nurse"), folded; else None. :func:`subject_of` also takes a capitalised word
+    before an "-s" word for a subject, which may be a thing ("Production
+    deployments happen on Thursdays")."""
+    who = subject_of(text)
+    if not who or who == "self" or is_person(who):
+        return None
+    lows = [w.lower() for w in _split_clitic(_head(text))]
+    for i, low in enumerate(lows[:-1]):
+        if low in _LEADING:
+            continue
+        after = lows[i + 1]
+        strict = after in _AUX or after in _COPULAS or after in _IRREGULAR_PAST
+        return who if low == who and (strict or after.endswith("ed")) else None
+    return None
 
 
 def _asks(text: str, lows: list[str]) -> bool:
