@@ -19,6 +19,7 @@ from kenning.lifecycle.slots import (
     aspect_words,
     asserts,
     question_subject,
+    statement,
     subject_of,
     update_cue,
 )
@@ -292,6 +293,45 @@ def test_a_question_or_request_never_answers_a_value_question(
     _say(plain, "Most mornings I cycle to the office.", OLD)
     _say(plain, "Can you suggest a good podcast for my commute?", MID)
     assert "podcast" in _first(plain, "How do I commute these days?")
+
+
+@pytest.mark.parametrize(
+    ("text", "supposed", "past"),
+    [
+        ("I might move to Lisbon next year.", True, False),
+        ("I'm thinking about moving to Lisbon.", True, False),
+        ("If I sold my Volvo I'd buy a Tesla.", True, False),
+        ("I live in Berlin.", False, False),
+        ("I lived in Paris for two years in my twenties.", False, True),
+        ("I was based in Munich until last year.", False, True),
+        ("I had a Volvo for years.", False, True),
+        # the present after all: a change, a state since a time, a perfect
+        ("Today was my first day at Philips.", False, False),
+        ("I have lived in Lisbon since March.", False, False),
+        ("I've had a Volvo for years.", False, False),
+    ],
+)
+def test_suppositions_and_past_states(text: str, supposed: bool, past: bool) -> None:
+    said = statement(text)
+    assert (said.supposes, said.past) == (supposed, past)
+    assert said.states is not supposed
+    assert said.states_now is not (supposed or past)
+
+
+def test_a_supposition_or_a_past_state_never_answers_now(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "I might move to Lisbon" is no home and "I lived in Paris" no longer one,
+    though both were said after "I live in Berlin"; for "before", Paris answers."""
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    berlin = _say(mem, "I live in Berlin.", OLD)
+    _say(mem, "I might move to Lisbon next year.", MID)
+    paris = _say(mem, "I lived in Paris for two years in my twenties.", NEW)
+    assert mem.recall("Where do I live now?", 3).hits[0].memory.id == berlin
+    assert mem.recall("Where did I live before?", 3).hits[0].memory.id == paris
+    drives = _say(mem, "I drive a Volvo.", OLD)
+    _say(mem, "If I sold my Volvo I'd buy a Tesla.", NEW)
+    assert mem.recall("What car do I drive now?", 3).hits[0].memory.id == drives
 
 
 def test_the_step_can_be_switched_off(make_memory: Callable[..., Memory]) -> None:

@@ -260,20 +260,6 @@ _END_PHRASES = (
     ("out", "of"),
     ("last", "day"),
 )
-#: Words that make a text suppose, wish or weigh a value rather than state it ("I
-#: might move to Lisbon", "If I sold my Volvo ...", "Should I quit Nokia?" is a
-#: question): such a text retires nothing.
-_SUPPOSING = frozenset("if might could would should wish maybe perhaps considering".split())
-_SUPPOSING_PHRASES = frozenset(
-    {
-        ("thinking", "about"),
-        ("thinking", "of"),
-        ("planning", "to"),
-        ("hoping", "to"),
-        ("want", "to"),
-        ("wants", "to"),
-    }
-)
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
     "moved switched changed replaced relocated rescheduled postponed became turned".split()
@@ -461,9 +447,7 @@ class _Text:
             )
             - {"i"},
             named=frozenset(lows),
-            states=statement(text).asserts
-            and not any(w in _SUPPOSING or w.endswith("'d") for w in lows)
-            and not pairs & _SUPPOSING_PHRASES,
+            states=statement(text).states,
             text=text,
         )
 

@@ -48,9 +48,11 @@ __all__ = [
     "asserts",
     "is_person",
     "named_subject",
+    "past_state",
     "question_subject",
     "statement",
     "subject_of",
+    "supposes",
     "update_cue",
 ]
 
@@ -390,6 +392,50 @@ def asserts(text: str) -> bool:
     return False
 
 
+#: Words that make a text suppose, wish or weigh a value rather than state it ("I
+#: might move to Lisbon", "If I sold my Volvo ...").
+_SUPPOSING = frozenset("if might could would should wish maybe perhaps considering".split())
+_SUPPOSING_PHRASES = frozenset(
+    {
+        ("thinking", "about"),
+        ("thinking", "of"),
+        ("planning", "to"),
+        ("hoping", "to"),
+        ("want", "to"),
+        ("wants", "to"),
+    }
+)
+#: Verbs of a state in the simple past ("I was based in Munich", "I had a Volvo",
+#: "I lived in Paris"), and what makes one the present after all ("I have lived
+#: here since March", "I've had an account at N26 since I was a student").
+_PAST_STATES = frozenset("was were had lived worked owned studied used".split())
+_PRESENT_AFTER_ALL = frozenset("since now currently still nowadays".split())
+
+
+def supposes(text: str) -> bool:
+    """Whether ``text`` supposes, wishes or weighs a value instead of stating it."""
+    lows = [w.lower().replace("\u2019", "'") for w in _WORD.findall(text)]
+    if any(w in _SUPPOSING or w.endswith("'d") for w in lows):
+        return True
+    return any(p in _SUPPOSING_PHRASES for p in zip(lows, lows[1:], strict=False))
+
+
+def past_state(text: str) -> bool:
+    """Whether ``text`` says how things were, not how they are: its first verb of
+    state is in the simple past ("I was based in Munich until last year", "I
+    lived in Paris for two years"), and nothing says it holds now or changed
+    ("Today was my first day at Philips" is an update; "I've had an account at
+    N26 since I was a student" holds now)."""
+    lows = [w.lower() for w in _split_clitic(_words(text))]
+    if any(w in _PRESENT_AFTER_ALL for w in lows) or update_cue(text) is not None:
+        return False
+    for i, w in enumerate(lows):
+        if w in _PAST_STATES:
+            before = lows[i - 1] if i else ""
+            return not (before in _PRESENT_AUX or before.endswith("'ve"))
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """What the currency rules know about one memory's text."""
@@ -398,12 +444,28 @@ class Statement:
     cue: str | None
     #: Whether it states something (:func:`asserts`), rather than only asking.
     asserts: bool = True
+    #: Whether it supposes a value rather than stating it (:func:`supposes`).
+    supposes: bool = False
+    #: Whether it says how things were (:func:`past_state`).
+    past: bool = False
+
+    @property
+    def states(self) -> bool:
+        """Whether it states a value: asserts it and does not only suppose it."""
+        return self.asserts and not self.supposes
+
+    @property
+    def states_now(self) -> bool:
+        """Whether it states a value that holds now (not only one that held)."""
+        return self.states and not self.past
 
 
 @functools.lru_cache(maxsize=50_000)
 def statement(text: str) -> Statement:
-    """The subject, update cue and assertion of ``text``, cached."""
-    return Statement(subject_of(text), update_cue(text), asserts(text))
+    """The subject, update cue, assertion, supposition and tense of ``text``, cached."""
+    return Statement(
+        subject_of(text), update_cue(text), asserts(text), supposes(text), past_state(text)
+    )
 
 
 def is_person(subject: str) -> bool:

@@ -13,10 +13,13 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
    to the question (``by_meaning``), statements before the asker's own
-   questions and requests ("Can you suggest a podcast for my commute?" states
-   no way of commuting). Among them, statements about the question's
-   subject that answer it alike form a group (a question or request is no
-   newer value, whatever words of change it has: "Remind me to buy milk"):
+   questions, requests and suppositions ("Can you suggest a podcast for my
+   commute?" states no way of commuting, "I might move to Lisbon" no home),
+   and for a question about now, statements of how things are before those of
+   how they were ("I lived in Paris for two years"). Among them, statements
+   about the question's subject that answer it alike form a group (a question,
+   request or supposition is no newer value, whatever words of change it has:
+   "Remind me to buy milk"; nor, for a question about now, a past state):
    their embeddings' cosine at least ``pair_similarity``
    (``cue_pair_similarity`` when the newer one says its value changed); each
    with words the other lacks; each with a cosine to the question within
@@ -27,7 +30,8 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    car is a Tesla" when "My phone is a Galaxy" is there. A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
-   question the newest gets the group's last and the one before it the best.
+   question the newest gets the group's last and the one before it the best
+   (a past state counts as older than any present one, whenever it was said).
    Past-tense questions about events and questions naming a time window are
    left to the time signal. For a "before" question a superseded memory whose
    successor is among the best hits first swaps places with it.
@@ -165,14 +169,19 @@ def current_first(
         # the hits read stay ahead of the rest (unread, so not judged either way)
         hits[: len(read)] = sorted(read, key=lambda h: (-h.score, h.memory.id))
     top = hits[: opts.window]
+    now = q.aspect == "now"
+
+    def states(h: Hit) -> bool:
+        """Whether the hit states a value: a question, a request or a supposition
+        ("I might move to Lisbon") states none, and for a question about now
+        neither does one that held once ("I lived in Paris for two years")."""
+        said = statement(h.memory.content)
+        return said.states_now if now else said.states
+
     if q.reorders and opts.by_meaning:  # someone else's facts, and questions, stay below
         _hand_out(
             top,
-            lambda h: (
-                match[h.memory.id] is not False,
-                statement(h.memory.content).asserts,
-                meaning(ctx, h.memory.id),
-            ),
+            lambda h: (match[h.memory.id] is not False, states(h), meaning(ctx, h.memory.id)),
         )
     if q.reorders and q.aspect == "before":
         _predecessors_up(hits, top)
@@ -181,8 +190,8 @@ def current_first(
             if h.memory.id not in about:
                 about[h.memory.id] = _subject(h.memory, fields)
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
-    if q.reorders:  # a question or request states no value: it is no newer one
-        own = [h for h in top if match[h.memory.id] and statement(h.memory.content).asserts]
+    if q.reorders:  # what states no value is no newer one
+        own = [h for h in top if match[h.memory.id] and states(h)]
         best = max((meaning(ctx, h.memory.id) for h in own), default=0.0)
         own = [h for h in own if meaning(ctx, h.memory.id) >= best - _band(h, opts)]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
@@ -319,9 +328,15 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _by_time(group: list[Hit], before: bool) -> None:
-    """Hand the group's priorities out by said-at time (see the module docstring)."""
+    """Hand the group's priorities out by said-at time (see the module docstring); a
+    memory saying how things were ("I lived in Paris for two years") is older than
+    any saying how they are, whenever it was said."""
     slots = sorted((h.score for h in group), reverse=True)
-    newest = sorted(group, key=lambda h: (h.memory.said_at, h.memory.id), reverse=True)
+    newest = sorted(
+        group,
+        key=lambda h: (not statement(h.memory.content).past, h.memory.said_at, h.memory.id),
+        reverse=True,
+    )
     order = [*newest[1:], newest[0]] if before else newest
     for h, value in zip(order, slots, strict=True):
         h.score = value
