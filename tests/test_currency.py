@@ -63,6 +63,12 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Tom became a nurse last year.", "tom"),
         ("Mia will start school in May.", "mia"),
         ("Just got back from Rome.", "self"),  # a leading word, then no subject
+        # a fact rewritten about "the user" is the speaker's
+        ("The user is allergic to peanuts.", "self"),
+        ("The user's son is allergic to peanuts too.", "son"),
+        ("Rex, the user's dog, turned five.", "self"),
+        ("User works at Nokia.", "self"),
+        ("The user interface is slow.", ""),
         ("The team uses Jira.", ""),
     ],
 )

@@ -92,6 +92,34 @@ def test_a_repeated_fact_confirms_instead_of_piling_up(mem: Memory) -> None:
     assert again.facts[0].record.id == first.facts[0].record.id
 
 
+@pytest.mark.parametrize("name", [None, "Caroline"])
+def test_facts_about_the_speakers_family_never_retire_the_speakers_own(
+    mem: Memory, name: str | None
+) -> None:
+    """Drawn facts name the speaker in the third person ("The user is allergic to
+    peanuts", "Caroline lives in Berlin"): the son's allergy and the sister's move
+    are theirs, and the speaker's own facts stay current beside them."""
+    lines = [
+        "I'm allergic to peanuts.",
+        "My son is allergic to peanuts too.",
+        "I live in Berlin, near Tempelhof.",
+        "My sister just moved to Berlin as well.",
+    ]
+    messages = [
+        {"content": text, "role": "user", **({"name": name} if name else {})} for text in lines
+    ]
+    result = mem.ingest(messages, "family")
+    assert len(result.facts) == 4
+    assert [f.action.value for f in result.facts] == ["add"] * 4
+    assert all(mem.get(f.record.id).status is Status.ACTIVE for f in result.facts)
+    asker = "I" if name is None else name
+    where = "do I" if name is None else f"does {name}"
+    top = mem.recall(f"Where {where} live now?", 3).hits[0].memory.content
+    assert "Tempelhof" in top, top
+    allergy = mem.recall(f"Is {asker} allergic to anything?".replace("Is I", "Am I"), 3).hits
+    assert "son" not in allergy[0].memory.content
+
+
 def test_review_policy_makes_extracted_facts_pending(mem: Memory) -> None:
     mem.set_policy("layer:personal", review=True)
     result = mem.ingest(_chat(3, T0), "s-3")

@@ -262,6 +262,9 @@ def test_a_value_left_or_replaced_is_still_a_change(old: str, new: str, sim: flo
         ("I'm allergic to peanuts.", "My son is allergic to peanuts.", 0.85),
         ("I have a dog named Rex.", "My sister has a dog named Rex.", 0.95),
         ("I work at Google.", "My wife works at Google.", 0.93),
+        # a name and that name's relation, as drawn facts name their speaker
+        ("Caroline lives in Berlin.", "Caroline's sister just moved to Berlin as well.", 0.8),
+        ("The user lives in Berlin.", "The user's sister just moved to Berlin as well.", 0.8),
     ],
 )
 def test_a_fact_about_someone_else_neither_repeats_nor_details_the_speakers(

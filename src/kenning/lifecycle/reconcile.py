@@ -650,7 +650,11 @@ def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | Non
     people = (is_person(a), is_person(b))
     if "self" in (a, b):
         return any(people)  # a leading capitalised word may be a thing: no verdict
-    return a != b and all(people)
+    if not (a and b and a != b):
+        return False
+    # two relations, or a name and that name's relation ("Caroline's sister moved
+    # to Berlin" / "Caroline lives in Berlin")
+    return all(people) or f"{a}'s" in new.named or f"{b}'s" in old.named
 
 
 def _maybe_others(old: _Text, new: _Text, authors: tuple[str | None, str | None]) -> bool:

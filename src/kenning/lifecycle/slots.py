@@ -169,9 +169,29 @@ def _first_person_anywhere(text: str) -> bool:
     return any(_mine(m.group(0)) for m in _FIRST_PERSON_RE.finditer(text.replace("\u2019", "'")))
 
 
+#: How a fact rewritten in the third person names the speaker ("The user is
+#: allergic to peanuts", "Rex, the user's dog, ...", "User works at Nokia").
+_THE_USERS = re.compile(r"\b(?:the\s+)?user['\u2019]s\b", re.IGNORECASE)
+_THE_USER = re.compile(
+    r"(?:\bthe\s+|^\s*)user\b(?!['\u2019])"
+    r"(?!\s+(?:interface|base|experience|group|guide|stor(?:y|ies)|account|id|name|data"
+    r"|agent|manual|research|profile|settings)s?\b)",
+    re.IGNORECASE,
+)
+
+
+def _first_person(text: str) -> str:
+    """``text`` with "the user" read as the speaker: "I", "my"."""
+    if "user" not in text.lower():
+        return text
+    return _THE_USER.sub("I", _THE_USERS.sub("my", text))
+
+
 @functools.lru_cache(maxsize=50_000)
 def subject_of(text: str) -> str:
-    """Whom ``text`` is about: ``"self"``, a relation noun, a pronoun or name, or ``""``."""
+    """Whom ``text`` is about: ``"self"``, a relation noun, a pronoun or name, or ``""``.
+    A fact rewritten about "the user" is the speaker's, as in the speaker's words."""
+    text = _first_person(text)
     words = _split_clitic(_head(text))
     lows = [w.lower() for w in words]
     possessive = False  # a "my"/"our" the loop went past
