@@ -245,6 +245,12 @@ def test_a_change_word_about_a_value_that_stays_changes_nothing(
         ("My meeting with Anna is on Monday.", "My meeting with Anna moved to Tuesday.", 0.83),
         ("My phone is a Pixel 7.", "My Pixel 7 died, so I got an iPhone 15.", 0.74),
         ("I work at Nokia.", "I quit Nokia and joined Philips.", 0.55),
+        # the old value again, and a value of its own in its place
+        (
+            "My laptop is a MacBook Pro.",
+            "Handed the MacBook Pro back; I'm on an Asus Zenbook now.",
+            0.55,
+        ),
         # an ending is a change even with no word of change: the value is left
         ("I work at Nokia.", "Today was my last day at Nokia.", 0.63),
         ("My partner is Tom.", "Tom and I split up last month.", 0.66),
@@ -285,6 +291,8 @@ def test_a_fact_about_someone_else_neither_repeats_nor_details_the_speakers(
         ("I live in Berlin.", "Anna said she lives in Berlin now.", 0.54),
         # one word is no fact to detail
         ("I'm vegetarian.", "Alice, who is vegetarian, joined us for dinner.", 0.58),
+        # one day's event is no fuller standing fact
+        ("The standup is at 9am.", "The standup ran late again at 9am today.", 0.70),
     ],
 )
 def test_a_named_person_or_a_passing_mention_does_not_retire_the_speakers_fact(
@@ -569,7 +577,7 @@ def test_bad_cases_file_is_rejected(tmp_path: Path) -> None:
 
 def test_rules_on_the_shipped_cases_with_the_real_model(embedder: Embedder) -> None:
     result = run_reconcile_bench(embedder=embedder)
-    # measured 0.9576 overall (113/118): dev 1.0 (79, written with the rules),
+    # measured 0.9583 overall (115/120): dev 1.0 (81, written with the rules),
     # holdout 0.8718 (34/39; 0.7692 before the general fixes it prompted)
     assert result["accuracy"] >= 0.90
     assert result["by_split"]["holdout"]["accuracy"] >= 0.80

@@ -574,11 +574,26 @@ def _keeps_values(old: _Text, new: _Text) -> bool:
     return bool(old.values) and old.values <= new.named and not _leaves(old, new)
 
 
+def _names_another(old: _Text, new: _Text) -> bool:
+    """Whether ``new`` names a value of its own apart from ``old``'s: a run of
+    capitalised words none of which ``old`` names ("I'm on an Asus Zenbook now" /
+    "My laptop is a MacBook Pro"); "ETH Zurich" extends "Zurich" instead."""
+    run: list[str] = []
+    for i, t in enumerate((*new.toks, None)):
+        if t is not None and i and t.low in new.values and not t.number:
+            run.append(t.low)
+            continue
+        if run and not old.values & set(run):
+            return True
+        run = []
+    return False
+
+
 def _change_marker(old: _Text, new: _Text) -> str | None:
     marked = new.change_verbs - old.change_verbs
     if not marked and not (new.changes and not old.changes):
         return None
-    if _keeps_values(old, new):
+    if _keeps_values(old, new) and not _names_another(old, new):
         return None
     # what the two say, not whom about or that it is new: "Vera's new gym is Pulse
     # Fitness" and "New job: Vera is at Adidas now" share nothing
@@ -741,11 +756,25 @@ def _contradiction(
     return _update(old, new, sim, k)
 
 
+#: Words that make a text one day's event: "The standup ran late again today" is
+#: no fuller "The standup is at 9am", however many of its words it repeats.
+_ONE_DAY = frozenset("today yesterday tonight again".split())
+_ONE_DAY_PHRASES = frozenset({("this", "morning"), ("last", "night"), ("this", "afternoon")})
+
+
+def _one_day(text: _Text) -> bool:
+    lows = [t.low for t in text.toks]
+    return any(w in _ONE_DAY for w in lows) or any(
+        p in _ONE_DAY_PHRASES for p in zip(lows, lows[1:], strict=False)
+    )
+
+
 def _elaborates(old: _Text, new: _Text, k: ReconcileKnobs) -> bool:
     """``new`` covers ``old``'s content words and numbers (two at least: one word
     is no fact to detail, "Alice, who is vegetarian, joined us" says nothing more
-    of "I'm vegetarian"), adds its own and is longer."""
-    if len(old.terms) < 2 or new.words <= old.words:
+    of "I'm vegetarian"), adds its own, is longer and is no one day's event of a
+    standing fact."""
+    if len(old.terms) < 2 or new.words <= old.words or (_one_day(new) and not _one_day(old)):
         return False
     coverage = len(old.terms & new.terms) / len(old.terms)
     return coverage >= k.shadow_coverage and bool(new.terms - old.terms)
