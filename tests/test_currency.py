@@ -340,6 +340,29 @@ def test_a_supposition_or_a_past_state_never_answers_now(
     assert mem.recall("What car do I drive now?", 3).hits[0].memory.id == drives
 
 
+def test_another_speakers_own_words_never_answer_a_named_question_about_now(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """In a transcript of two speakers, "Melanie: I live in Munich" is Melanie's
+    home, not the answer to "Where does Caroline live now?"."""
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+
+    def turn(speaker: str, text: str, at: datetime) -> str:
+        (done,) = mem.write([{"content": text, "event_at": at, "metadata": {"speaker": speaker}}])
+        return done.record.id
+
+    berlin = turn("Caroline", "I live in Berlin.", OLD)
+    munich = turn("Melanie", "I live in Munich.", NEW)
+    hits = mem.recall("Where does Caroline live now?", 3, explain=True).hits
+    assert hits[0].memory.id == berlin
+    melanie = next(h for h in hits if h.memory.id == munich)
+    assert melanie.explain is not None and melanie.explain.signals["currency"] < 0
+    assert mem.recall("Where does Melanie live now?", 3).hits[0].memory.id == munich
+    # a question without "now" is left to the dialogue: one speaker's turn is often
+    # the evidence about the other ("What did Melanie say about Caroline's move?")
+    assert question_of("Where does Caroline live?", False).says_now is False
+
+
 def test_the_step_can_be_switched_off(make_memory: Callable[..., Memory]) -> None:
     off = Settings(
         lifecycle=Lifecycle(reconcile="off"),

@@ -50,6 +50,7 @@ __all__ = [
     "named_subject",
     "past_state",
     "question_subject",
+    "says_now",
     "statement",
     "subject_of",
     "supposes",
@@ -363,6 +364,14 @@ def aspect_of(query: str) -> Aspect | None:
     if past:
         return "past"
     return "now"
+
+
+def says_now(query: str) -> bool:
+    """Whether ``query`` says it asks about the present in so many words ("now",
+    "currently", "these days", ...), not only by its tense."""
+    lows = [w.lower() for w in _split_clitic(_words(query))]
+    grams = [tuple(lows[i : i + n]) for n in (2, 3) for i in range(len(lows) - n + 1)]
+    return any(w in _NOW_WORDS for w in lows) or any(g in _NOW_PHRASES for g in grams)
 
 
 #: Objects after which a sentence's first word reads as a request's verb ("Remind

@@ -9,7 +9,11 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    other than the question's subject
    ("My sister lives in Rome" for "Where do I live now?"; the speaker's own
    facts for "Where does my sister live?") has its priority multiplied by
-   ``retrieval.currency.other_subject_factor``.
+   ``retrieval.currency.other_subject_factor``. For a question about a named
+   person that says "now" in so many words, another speaker's own words
+   ("Melanie: I live in Munich" for "Where does Caroline live now?") are
+   someone else's too; without it a named question is mostly about the
+   events of a dialogue, where one speaker's turn is evidence about the other.
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
    to the question (``by_meaning``), statements before the asker's own
@@ -66,7 +70,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..config import CurrencyRecall
-from ..lifecycle.slots import Aspect, aspect_of, is_person, question_subject, statement
+from ..lifecycle.slots import (
+    Aspect,
+    aspect_of,
+    is_person,
+    question_subject,
+    says_now,
+    statement,
+)
 from ..models import Hit, MemoryRecord, Status
 from .collapse import evidence_turns
 from .context import author_of
@@ -87,6 +98,8 @@ class Question:
     aspect: Aspect | None
     subject: str
     window: bool
+    #: The query says "now" (or "currently", "these days") in so many words.
+    says_now: bool = False
 
     @property
     def reorders(self) -> bool:
@@ -103,7 +116,7 @@ class Question:
 
 def question_of(query: str, window: bool) -> Question:
     """The aspect and subject of ``query``; ``window``: the query names a time."""
-    return Question(aspect_of(query), question_subject(query), window)
+    return Question(aspect_of(query), question_subject(query), window, says_now(query))
 
 
 def include_history(q: Question, opts: CurrencyRecall) -> bool:
@@ -126,8 +139,14 @@ def _subject(record: MemoryRecord, fields: Sequence[str]) -> tuple[str, str | No
     return ("self" if name and who == name else who), name
 
 
-def _matches(q: str, who: str, author: str | None) -> bool | None:
-    """True: about the question's subject; False: about someone else; None: can't say."""
+def _matches(q: str, who: str, author: str | None, now: bool = False) -> bool | None:
+    """True: about the question's subject; False: about someone else; None: can't say.
+
+    ``now``: the question asks about the present in so many words, so another
+    speaker's own words are about that speaker ("Melanie: I live in Munich" for
+    "Where does Caroline live now?"). A question without them ("What is
+    Caroline's job?") is mostly about the events of a dialogue, where one
+    speaker's turn is often the evidence about the other."""
     if q == "self":
         if who == "self":
             return True
@@ -138,6 +157,8 @@ def _matches(q: str, who: str, author: str | None) -> bool | None:
         return False if who == "self" or is_person(who) else None
     if who == q or (who == "self" and author == q):
         return True
+    if now and who == "self" and author is not None:
+        return False
     return None
 
 
@@ -160,7 +181,7 @@ def current_first(
         before.update((h.memory.id, h.score) for h in hits if h.memory.id not in before)
     read = hits[: max(SCAN, k, opts.window)]
     about = {h.memory.id: _subject(h.memory, fields) for h in read}
-    match = {mid: _matches(q.subject, *who) for mid, who in about.items()}
+    match = {mid: _matches(q.subject, *who, q.says_now) for mid, who in about.items()}
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
         for h in read:
@@ -189,7 +210,7 @@ def current_first(
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
                 about[h.memory.id] = _subject(h.memory, fields)
-                match[h.memory.id] = _matches(q.subject, *about[h.memory.id])
+                match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now)
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
         best = max((meaning(ctx, h.memory.id) for h in own), default=0.0)
