@@ -229,6 +229,9 @@ def test_change_marker_with_shared_subject_supersedes() -> None:
         ("I work at Nokia.", "Nokia moved our team to the Espoo office.", 0.58),
         ("My doctor is Dr. Rossi.", "Dr. Rossi changed my prescription.", 0.75),
         ("I live in Berlin.", "My last day in the Berlin office is Friday.", 0.56),
+        # what is changed is something of the value, not the value
+        ("I study at KU Leuven.", "I switched programmes at KU Leuven.", 0.64),
+        ("I work at Google.", "I changed teams at Google.", 0.48),
     ],
 )
 def test_a_change_word_about_a_value_that_stays_changes_nothing(
@@ -253,6 +256,9 @@ def test_a_change_word_about_a_value_that_stays_changes_nothing(
         ),
         # an ending is a change even with no word of change: the value is left
         ("I work at Nokia.", "Today was my last day at Nokia.", 0.63),
+        # what one holds with the value, left with it
+        ("I work at Nokia.", "I quit my job at Nokia.", 0.79),
+        ("I go to Basic-Fit.", "I cancelled my membership at Basic-Fit.", 0.57),
         ("My partner is Tom.", "Tom and I split up last month.", 0.66),
         ("My doctor is Dr. Petrov.", "Dr. Petrov retired, so my new GP is Dr. Rossi.", 0.67),
     ],
@@ -577,7 +583,7 @@ def test_bad_cases_file_is_rejected(tmp_path: Path) -> None:
 
 def test_rules_on_the_shipped_cases_with_the_real_model(embedder: Embedder) -> None:
     result = run_reconcile_bench(embedder=embedder)
-    # measured 0.9583 overall (115/120): dev 1.0 (81, written with the rules),
+    # measured 0.9590 overall (117/122): dev 1.0 (83, written with the rules),
     # holdout 0.8718 (34/39; 0.7692 before the general fixes it prompted)
     assert result["accuracy"] >= 0.90
     assert result["by_split"]["holdout"]["accuracy"] >= 0.80

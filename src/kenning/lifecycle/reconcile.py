@@ -72,16 +72,20 @@ first rule with a candidate wins; among candidates, the most similar one):
      names all of the old one's values with no word that leaves them says the
      old value again ("My first lecture at ETH Zurich" / "I live in Zurich");
      one that leaves all the old one says is a change, not an elaboration ("I
-     switched from paleo to a sugar-free diet" / "I'm paleo"). A word that
-     leaves one of the old values right after it, or right before it when
-     nothing it acts on follows, is a cue of its own ("Today was my last day
-     at Nokia", "Tom and I split up"); "Nokia moved our team to Espoo" leaves
-     nothing.
+     switched from paleo to a sugar-free diet" / "I'm paleo"). An ending
+     leaves an old value named after it before anything else it could act on
+     (what one holds with a value does not count: "I quit my job at Nokia",
+     but "I switched programmes at KU Leuven" leaves KU Leuven), or named just
+     before it when nothing it acts on follows ("Dr. Petrov retired"); "Nokia
+     moved our team to Espoo" leaves nothing. One that leaves a value at once
+     is a cue of its own ("Today was my last day at Nokia", "Tom and I split
+     up").
 
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says
    more about the same value ("Rex, my dog, turned five today" / "My dog is
-   called Rex"). A slot in the simple past is history, not the present value
+   called Rex"; the template rule likewise, unless the differing words are a
+   name or numbers). A slot in the simple past is history, not the present value
    ("I lived in Paris for two years" / "I live in Berlin"; "I have lived in
    Lisbon since March" is the present). Only a statement retires or details
    another: a question, a request or a supposition ("I might move to Lisbon",
@@ -515,6 +519,12 @@ def _template(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
     numbers = any(t.number for t in da) and any(t.number for t in db)
     if not (numbers or new.changes or _functional(a[:p]) or _definite_role(a[:p], a[len(a) - s :])):
         return None
+    # the words around the span keep every value: what differs is said of the
+    # value, not a new one ("I switched programmes at KU Leuven" / "I study at KU
+    # Leuven"); a name in the span is a value ("Bob now leads the Berlin team")
+    named = any(t.text[:1].isupper() for t in (*da, *db))
+    if not (numbers or named) and _keeps_values(old, new):
+        return None
     return f"contradiction: value changed '{_phrase(da)}' -> '{_phrase(db)}'"
 
 
@@ -553,17 +563,41 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     within ``reach`` words after it or just before it: "I sold my Volvo", "My
     Pixel 7 died", but not "Nokia moved our team to Espoo" or "Dr. Rossi changed
     my prescription", where the value acts on something else."""
-    lows = [t.low for t in new.toks]
+    toks = new.toks
+    lows = [t.low for t in toks]
     for i, low in enumerate(lows):
         phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
         if not (phrase or low in _ENDINGS):
             continue
-        if old.values & set(lows[i + 1 : i + 1 + reach]):
+        if _left_after(old, toks[i + 1 : i + 1 + reach]):
             return True
         start = i - 1 if phrase else i
         acts_on = i + 1 < len(lows) and lows[i + 1] in _DETERMINERS
         if not acts_on and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start]):
             return True
+    return False
+
+
+#: What one holds with a value and leaves with it ("I quit my job at Nokia",
+#: "cancelled my membership at Basic-Fit"), as opposed to something of the value
+#: one changes and stays ("I switched programmes at KU Leuven"), by stem.
+_HOLDINGS = frozenset(
+    "job account membership subscription contract lease place position role seat plan".split()
+)
+_HOLDING_STEMS = frozenset(_stem(w) for w in _HOLDINGS)
+_ON_THE_WAY = _DETERMINERS | _SLOT_PREPS | frozenset("from of out with".split())
+
+
+def _left_after(old: _Text, after: Sequence[_Tok]) -> bool:
+    """Whether one of ``old``'s values is what the ending before ``after`` leaves:
+    named before any other thing the ending could act on."""
+    for t in after:
+        if t.low in old.values:
+            return True
+        if t.low in _ON_THE_WAY or _stem(t.low) in _HOLDING_STEMS:
+            continue
+        if t.content:
+            return False
     return False
 
 
