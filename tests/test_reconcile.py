@@ -259,6 +259,14 @@ def test_a_change_word_about_a_value_that_stays_changes_nothing(
         # what one holds with the value, left with it
         ("I work at Nokia.", "I quit my job at Nokia.", 0.79),
         ("I go to Basic-Fit.", "I cancelled my membership at Basic-Fit.", 0.57),
+        # the value leaves a place it was in; a dose raised; a value "these days"
+        ("My manager is Priya.", "Priya left the company; my new manager is Omar.", 0.74),
+        ("I take 50mg of sertraline daily.", "My doctor raised my sertraline to 100mg.", 0.84),
+        (
+            "My favourite band is Radiohead.",
+            "These days my favourite band is Arctic Monkeys.",
+            0.67,
+        ),
         ("My partner is Tom.", "Tom and I split up last month.", 0.66),
         ("My doctor is Dr. Petrov.", "Dr. Petrov retired, so my new GP is Dr. Rossi.", 0.67),
     ],
@@ -583,7 +591,7 @@ def test_bad_cases_file_is_rejected(tmp_path: Path) -> None:
 
 def test_rules_on_the_shipped_cases_with_the_real_model(embedder: Embedder) -> None:
     result = run_reconcile_bench(embedder=embedder)
-    # measured 0.9590 overall (117/122): dev 1.0 (83, written with the rules),
+    # measured 0.9597 overall (119/124): dev 1.0 (85, written with the rules),
     # holdout 0.8718 (34/39; 0.7692 before the general fixes it prompted)
     assert result["accuracy"] >= 0.90
     assert result["by_split"]["holdout"]["accuracy"] >= 0.80

@@ -43,11 +43,12 @@ first rule with a candidate wins; among candidates, the most similar one):
      functional predicate ("is", "lives in", "works at", "named"); or the
      span is the subject and the rest is a definite role ("X is the team
      lead"); or the new text has a change marker ("now", "switched").
+     Change adverbs and phrases of time ("these days") sit outside the slot.
      Without such a cue a different filler is a *different fact*: "Alice
      likes tea" / "Bob likes tea", "I visited Paris in 2019" / "I visited Rome
      in 2019", "Alice speaks French" / "Alice speaks Spanish" stay ``ADD``.
    * *change marker* — the new text says something changed ("moved",
-     "switched", "changed", "instead", "now", "rescheduled"), shares at least
+     "switched", "changed", "raised", "instead", "now", "rescheduled"), shares at least
      two content words with the old one (whom they are about and "new" or
      "first" do not count: "Vera's new gym is Pulse Fitness" / "New job:
      Vera is at Adidas now" share nothing) and adds a value the old one lacks
@@ -76,8 +77,9 @@ first rule with a candidate wins; among candidates, the most similar one):
      leaves an old value named after it before anything else it could act on
      (what one holds with a value does not count: "I quit my job at Nokia",
      but "I switched programmes at KU Leuven" leaves KU Leuven), or named just
-     before it when nothing it acts on follows ("Dr. Petrov retired"); "Nokia
-     moved our team to Espoo" leaves nothing. One that leaves a value at once
+     before it when nothing it acts on follows ("Dr. Petrov retired"), or only
+     a place it is left from ("Priya left the company"); "Nokia moved our
+     team to Espoo" leaves nothing. One that leaves a value at once
      is a cue of its own ("Today was my last day at Nokia", "Tom and I split
      up").
 
@@ -266,7 +268,8 @@ _END_PHRASES = (
 )
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
-    "moved switched changed replaced relocated rescheduled postponed became turned".split()
+    """moved switched changed replaced relocated rescheduled postponed became turned
+    raised increased lowered decreased reduced doubled halved""".split()
 )
 #: Adverbs of change or time that sit outside the slot ("X is the lead now").
 _CHANGE_ADVERBS = frozenset("now currently nowadays instead anymore recently".split())
@@ -443,7 +446,7 @@ class _Text:
             negated=negated,
             ends=ends,
             change_verbs=frozenset(w for w in lows if w in _CHANGE_VERBS),
-            slot=tuple(t for t in toks if t.low not in _CHANGE_ADVERBS),
+            slot=_slot(toks),
             words=len(toks),
             family=_family_slot(toks),
             values=frozenset(
@@ -572,8 +575,9 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         if _left_after(old, toks[i + 1 : i + 1 + reach]):
             return True
         start = i - 1 if phrase else i
-        acts_on = i + 1 < len(lows) and lows[i + 1] in _DETERMINERS
-        if not acts_on and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start]):
+        if not _acts_on(toks[i + 1 :]) and old.values & set(
+            lows[max(0, start - _ENDS_BEFORE) : start]
+        ):
             return True
     return False
 
@@ -586,6 +590,25 @@ _HOLDINGS = frozenset(
 )
 _HOLDING_STEMS = frozenset(_stem(w) for w in _HOLDINGS)
 _ON_THE_WAY = _DETERMINERS | _SLOT_PREPS | frozenset("from of out with".split())
+
+
+#: Where one leaves from: "Priya left the company" ends Priya's place as well as
+#: "Priya left" does, where "Nokia moved our team" acts on the team.
+_PLACES = (
+    frozenset(
+        _stem(w) for w in "company firm business practice clinic school country city town".split()
+    )
+    | _HOLDING_STEMS
+)
+
+
+def _acts_on(after: Sequence[_Tok]) -> bool:
+    """Whether an ending is followed by something it acts on (a determiner and a
+    thing, "changed my prescription"), not by a place it is left from or nothing."""
+    if not after or after[0].low not in _DETERMINERS:
+        return False
+    thing = next((t for t in after[1:] if t.content), None)
+    return thing is None or _stem(thing.low) not in _PLACES
 
 
 def _left_after(old: _Text, after: Sequence[_Tok]) -> bool:
@@ -754,6 +777,23 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if not (new.content - old.content) or not (names_old or old.content - new.content):
         return None
     return f"contradiction: the same subject's value changed ('{cue}', cos {sim:.2f})"
+
+
+#: Phrases of time that sit outside the slot, as the adverbs do ("These days my
+#: favourite band is Arctic Monkeys" / "My favourite band is Radiohead").
+_TIME_PHRASES = frozenset({("these", "days"), ("at", "the", "moment"), ("right", "now")})
+
+
+def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
+    """The tokens that may fill a slot: without change adverbs and time phrases."""
+    lows = [t.low for t in toks]
+    drop = {i for i, low in enumerate(lows) if low in _CHANGE_ADVERBS}
+    for phrase in _TIME_PHRASES:
+        n = len(phrase)
+        for i in range(len(lows) - n + 1):
+            if tuple(lows[i : i + n]) == phrase:
+                drop.update(range(i, i + n))
+    return tuple(t for i, t in enumerate(toks) if i not in drop)
 
 
 @functools.lru_cache(maxsize=50_000)
