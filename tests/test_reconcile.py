@@ -232,6 +232,9 @@ def test_change_marker_with_shared_subject_supersedes() -> None:
         # what is changed is something of the value, not the value
         ("I study at KU Leuven.", "I switched programmes at KU Leuven.", 0.64),
         ("I work at Google.", "I changed teams at Google.", 0.48),
+        # a second value beside the first
+        ("I have a cat named Milo.", "We also got a kitten, Nala.", 0.42),
+        ("I drive a Volvo.", "We bought a second car, a Tesla.", 0.45),
     ],
 )
 def test_a_change_word_about_a_value_that_stays_changes_nothing(
@@ -261,6 +264,7 @@ def test_a_change_word_about_a_value_that_stays_changes_nothing(
         ("I go to Basic-Fit.", "I cancelled my membership at Basic-Fit.", 0.57),
         # the value leaves a place it was in; a dose raised; a value "these days"
         ("My manager is Priya.", "Priya left the company; my new manager is Omar.", 0.74),
+        ("My dog is called Rex.", "Rex died; we adopted another dog, Luna.", 0.62),
         ("I take 50mg of sertraline daily.", "My doctor raised my sertraline to 100mg.", 0.84),
         (
             "My favourite band is Radiohead.",
@@ -591,7 +595,7 @@ def test_bad_cases_file_is_rejected(tmp_path: Path) -> None:
 
 def test_rules_on_the_shipped_cases_with_the_real_model(embedder: Embedder) -> None:
     result = run_reconcile_bench(embedder=embedder)
-    # measured 0.9597 overall (119/124): dev 1.0 (85, written with the rules),
+    # measured 0.9603 overall (121/126): dev 1.0 (87, written with the rules),
     # holdout 0.8718 (34/39; 0.7692 before the general fixes it prompted)
     assert result["accuracy"] >= 0.90
     assert result["by_split"]["holdout"]["accuracy"] >= 0.80

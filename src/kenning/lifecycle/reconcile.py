@@ -91,7 +91,9 @@ first rule with a candidate wins; among candidates, the most similar one):
    ("I lived in Paris for two years" / "I live in Berlin"; "I have lived in
    Lisbon since March" is the present). Only a statement retires or details
    another: a question, a request or a supposition ("I might move to Lisbon",
-   "If I sold my Volvo ...") leaves every neighbour as it is.
+   "If I sold my Volvo ...") leaves every neighbour as it is. An addition
+   changes nothing either: "We also got a kitten, Nala", "a second car"
+   (unless it leaves a value too: "Rex died; we adopted another dog").
 
    No signal links facts about different people: the speaker and someone else
    ("I live in Berlin" / "My sister just moved to Rome"), two different
@@ -266,6 +268,10 @@ _END_PHRASES = (
     ("out", "of"),
     ("last", "day"),
 )
+#: Words that add a value beside the one there is ("We adopted another dog", "a
+#: second car", "We also got a kitten"): an addition changes nothing.
+_ADDING = frozenset("another second third".split())
+_GETTING = frozenset("have has got get adopted bought own owns".split())
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
     """moved switched changed replaced relocated rescheduled postponed became turned
@@ -411,6 +417,8 @@ class _Text:
     named: frozenset[str]
     #: whether it states a fact: not a question or request, no supposition
     states: bool
+    #: whether it adds a value beside one ("another", "a second", "also got")
+    adds: bool
     #: the text itself
     text: str
 
@@ -455,6 +463,8 @@ class _Text:
             - {"i"},
             named=frozenset(lows),
             states=statement(text).states,
+            adds=any(w in _ADDING for w in lows)
+            or any(a == "also" and b in _GETTING for a, b in pairs),
             text=text,
         )
 
@@ -648,7 +658,7 @@ def _names_another(old: _Text, new: _Text) -> bool:
 
 def _change_marker(old: _Text, new: _Text) -> str | None:
     marked = new.change_verbs - old.change_verbs
-    if not marked and not (new.changes and not old.changes):
+    if not marked and not (new.changes and not old.changes) or new.adds:
         return None
     if _keeps_values(old, new) and not _names_another(old, new):
         return None
@@ -754,6 +764,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # well as a cue does: "Today was my last day at Nokia", "Tom and I split up"
     # (not "My last day in the Berlin office is Friday" / "I live in Berlin")
     cue = new.cue or ("ends" if _leaves(old, new, reach=2) else None)
+    if new.adds and not _leaves(old, new):
+        return None  # a second value beside the first: "We also got a kitten, Nala"
     # the speaker's own words only: a fact rewritten about a named person ("Alice's
     # employer is Airbus" / "Alice's back hurts after moving furniture") shares the
     # name, which lifts the cosine of unrelated facts (precision .17 on the currency
