@@ -31,23 +31,22 @@ import argparse
 import json
 import re
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kenning.bench.locomo import conversation_user, load_conversations
+from kenning.bench.locomo import Recall, ask_questions, load_conversations
 from kenning.bench.locomo_data import Conversation, Question, load_locomo, score, split
 from kenning.bench.stores import open_bench_memory
 from kenning.bench.timing import percentiles
 from kenning.clock import FixedClock
 from kenning.config import Settings
 from kenning.embeddings import Embedder, create_embedder
-from kenning.embeddings.base import Vectors
+from kenning.embeddings.base import Vectors, WrappingEmbedder
 from kenning.engine import Memory
+from kenning.models import Hit, Principal
 from kenning.retrieval.signals import BUILTINS, RecallContext, register_signal
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json"
@@ -83,25 +82,14 @@ class Neighbours:
         return {i: v for i, v in lift.items() if i in ctx.records}
 
 
-class Rewriting(Embedder):
+class Rewriting(WrappingEmbedder):
     """The model, with each text rewritten (or replaced by a stored vector) first."""
 
     def __init__(
         self, inner: Embedder, table: Mapping[str, np.ndarray], rewrite: Callable[[str], str]
     ) -> None:
-        self.inner, self.table, self.rewrite = inner, table, rewrite
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def parallel_query(self) -> bool:
-        return self.inner.parallel_query
+        super().__init__(inner)
+        self.table, self.rewrite = table, rewrite
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         out = np.array(self.inner.embed_batch([self.rewrite(t) for t in texts]), copy=True)
@@ -128,63 +116,42 @@ def _context_vectors(
     return table
 
 
-def _ask(
-    mem: Memory,
-    convs: Sequence[Conversation],
-    clock: FixedClock,
-    k: int,
-    query: Callable[[Memory, str, Any, int], list[str]],
-) -> tuple[list[list[str]], list[Question], list[float]]:
-    rankings: list[list[str]] = []
-    questions: list[Question] = []
-    latencies: list[float] = []
-    for conv in convs:
-        who = conversation_user(conv)
-        clock.set(conv.last_session_date + timedelta(days=1))
-        for q in conv.questions:
-            if q.scorable:
-                t = time.perf_counter()
-                rankings.append(query(mem, q.question, who, k))
-                latencies.append((time.perf_counter() - t) * 1000)
-                questions.append(q)
-    return rankings, questions, latencies
+def _hits(mem: Memory, text: str, who: Principal, k: int) -> list[Hit]:
+    return mem.recall(text, k, principal=who).hits
 
 
-def _ids(mem: Memory, text: str, who: Any, k: int) -> list[str]:
-    return [h.memory.metadata["dia_id"] for h in mem.recall(text, k, principal=who).hits]
-
-
-def _decompose(mem: Memory, text: str, who: Any, k: int) -> list[str]:
-    base = _ids(mem, text, who, k)
+def _decompose(mem: Memory, text: str, who: Principal, k: int) -> list[Hit]:
+    base = _hits(mem, text, who, k)
     m = _PAIR.search(text)
     if not m:
         return base
     subs = []
     for name in (m.group(2), m.group(3)):
         sub = text[: m.start()] + name + (m.group(4) or "") + text[m.end() :]
-        subs.append(_ids(mem, re.sub(r"\bboth\b\s*", "", sub), who, k))
-    merged: list[str] = []
+        subs.append(_hits(mem, re.sub(r"\bboth\b\s*", "", sub), who, k))
+    merged: dict[str, Hit] = {}
     for trio in zip(base, *subs, strict=False):
-        merged.extend(x for x in trio if x not in merged)
-    return merged[:k]
+        merged.update((h.memory.id, h) for h in trio if h.memory.id not in merged)
+    return list(merged.values())[:k]
 
 
-def _mmr(turn_vectors: Mapping[str, np.ndarray], lam: float) -> Callable[..., list[str]]:
-    def query(mem: Memory, text: str, who: Any, k: int) -> list[str]:
-        ranked = _ids(mem, text, who, 40)
-        ids = [d for d in ranked if d in turn_vectors]
-        if not ids:
+def _mmr(per_conv: Mapping[str, Mapping[str, np.ndarray]], lam: float) -> Recall:
+    def query(mem: Memory, text: str, who: Principal, k: int) -> list[Hit]:
+        vectors = per_conv[who.user_id or ""]
+        ranked = _hits(mem, text, who, 40)
+        hits = [h for h in ranked if h.memory.metadata.get("dia_id") in vectors]
+        if not hits:
             return ranked[:k]
-        v = np.stack([turn_vectors[d] for d in ids])
-        rel = 10.0 / (np.arange(len(ids)) + 10.0)
+        v = np.stack([vectors[h.memory.metadata["dia_id"]] for h in hits])
+        rel = 10.0 / (np.arange(len(hits)) + 10.0)
         chosen: list[int] = []
-        left = list(range(len(ids)))
+        left = list(range(len(hits)))
         while left and len(chosen) < k:
             sim = (v[left] @ v[chosen].T).max(1) if chosen else np.zeros(len(left))
             j = left[int(np.argmax(lam * rel[left] - (1 - lam) * sim))]
             chosen.append(j)
             left.remove(j)
-        return [ids[j] for j in chosen]
+        return [hits[j] for j in chosen]
 
     return query
 
@@ -256,20 +223,20 @@ def main() -> None:
                         continue
                     mem.settings = conf
                     Neighbours.weight = 0.2 if lever == "neighbours-0.2" else 0.1
-                    print(json.dumps(_report(lever, *_ask(mem, convs, clock, 20, query))))
+                    rankings, _, questions, latencies = ask_questions(
+                        mem, convs, clock, 20, recall=query
+                    )
+                    print(json.dumps(_report(lever, rankings, questions, latencies)))
             finally:
                 mem.close()
 
-    def mmr(mem: Memory, text: str, who: Any, k: int) -> list[str]:
-        return _mmr(per_conv[who.user_id], 0.8)(mem, text, who, k)
-
-    asks: dict[str, Any] = {name: (conf, _ids) for name, conf in read_side.items()}
+    asks: dict[str, Any] = {name: (conf, _hits) for name, conf in read_side.items()}
     asks["decompose"] = (plain, _decompose)
-    asks["mmr-0.8"] = (plain, mmr)
+    asks["mmr-0.8"] = (plain, _mmr(per_conv, 0.8))
     run("default store", model, asks)
     for name, embedder in stores.items():
         if not only or name in only:
-            run(name, embedder, {name: (plain, _ids)})
+            run(name, embedder, {name: (plain, _hits)})
 
 
 if __name__ == "__main__":

@@ -20,12 +20,19 @@ from ..clock import FixedClock
 from ..config import Settings
 from ..embeddings import Embedder
 from ..engine import Memory
-from ..models import Principal, Role
+from ..models import Hit, Principal, Role
 from .locomo_data import Conversation, Question, combined_report, load_locomo, score, split
 from .stores import open_bench_memory
 from .timing import percentiles
 
-__all__ = ["conversation_user", "load_conversations", "run_locomo", "run_locomo_variants"]
+__all__ = [
+    "Recall",
+    "ask_questions",
+    "conversation_user",
+    "load_conversations",
+    "run_locomo",
+    "run_locomo_variants",
+]
 
 
 def run_locomo(
@@ -94,7 +101,9 @@ def run_locomo_variants(
             ingest_s = time.perf_counter() - started
             for name, variant in variants.items():
                 mem.settings = variant or base
-                rankings, scores, questions, latencies = _ask(mem, convs, clock, k_max, progress)
+                rankings, scores, questions, latencies = ask_questions(
+                    mem, convs, clock, k_max, progress
+                )
                 result = score(rankings, questions, ks=(1, 5, 10, 20))
                 if min_score is not None:
                     result["min_score"] = _thresholded(
@@ -152,15 +161,25 @@ def load_conversations(
     return n_turns
 
 
-def _ask(
+#: How a question is recalled: (memory, question, principal, k) -> hits, best first.
+Recall = Callable[[Memory, str, Principal, int], Sequence[Hit]]
+
+
+def _recall(mem: Memory, text: str, who: Principal, k: int) -> Sequence[Hit]:
+    return mem.recall(text, k, principal=who).hits
+
+
+def ask_questions(
     mem: Memory,
     convs: Sequence[Conversation],
     clock: FixedClock,
     k_max: int,
-    progress: Callable[[str, int], None] | None,
+    progress: Callable[[str, int], None] | None = None,
+    recall: Recall = _recall,
 ) -> tuple[list[list[str]], list[list[float]], list[Question], list[float]]:
-    """Every scorable question, recalled as its conversation's user:
-    rankings, the hits' scores, the questions and the latencies."""
+    """Every scorable question, recalled as its conversation's user (by ``recall``,
+    the memory's own by default): rankings, the hits' scores, the questions and
+    the latencies."""
     rankings: list[list[str]] = []
     scores: list[list[float]] = []
     questions: list[Question] = []
@@ -172,7 +191,7 @@ def _ask(
             if not q.scorable:
                 continue
             t = time.perf_counter()
-            hits = mem.recall(q.question, k_max, principal=who)
+            hits = recall(mem, q.question, who, k_max)
             latencies.append((time.perf_counter() - t) * 1000)
             rankings.append([h.memory.metadata["dia_id"] for h in hits])
             scores.append([h.score for h in hits])

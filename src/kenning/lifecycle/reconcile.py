@@ -415,8 +415,6 @@ class _Text:
     values: frozenset[str]
     #: every word, folded: what a text names, wherever it names it
     named: frozenset[str]
-    #: whether it states a fact: not a question or request, no supposition
-    states: bool
     #: whether it adds a value beside one ("another", "a second", "also got")
     adds: bool
     #: the text itself
@@ -426,6 +424,11 @@ class _Text:
     def subject(self) -> str:
         """Whom the text is about (:func:`.slots.subject_of`, cached)."""
         return subject_of(self.text)
+
+    @property
+    def states(self) -> bool:
+        """Whether it states a fact: no question, request or supposition (cached)."""
+        return statement(self.text).states
 
     @property
     def cue(self) -> str | None:
@@ -462,7 +465,6 @@ class _Text:
             )
             - {"i"},
             named=frozenset(lows),
-            states=statement(text).states,
             adds=any(w in _ADDING for w in lows)
             or any(a == "also" and b in _GETTING for a, b in pairs),
             text=text,

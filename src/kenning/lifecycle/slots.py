@@ -359,7 +359,7 @@ def aspect_of(query: str) -> Aspect | None:
     past = any(w in _PAST_AUX for w in lows[:4])
     if past and any(w in _ENDING for w in lows):
         return "before"
-    if any(w in _NOW_WORDS for w in lows) or any(g in _NOW_PHRASES for g in grams):
+    if says_now(query):
         return "now"
     if past:
         return "past"
