@@ -315,6 +315,12 @@ def test_a_question_or_request_never_answers_a_value_question(
         ("Today was my first day at Philips.", False, False),
         ("I have lived in Lisbon since March.", False, False),
         ("I've had a Volvo for years.", False, False),
+        # an event in the passive is no state; a past clause after a present one
+        # leaves the text present
+        ("I was promoted to head nurse.", False, False),
+        ("I was born in Porto.", False, False),
+        ("I have a dog named Rex who was a rescue.", False, False),
+        ("My dog's name was Rex.", False, True),
     ],
 )
 def test_suppositions_and_past_states(text: str, supposed: bool, past: bool) -> None:

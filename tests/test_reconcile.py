@@ -347,6 +347,40 @@ def test_a_supposition_a_question_or_a_past_state_retires_nothing(
     assert act(new, old, sim) is Action.ADD
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("I'm a software engineer.", "I used to be a software engineer.", 0.81),
+        ("I live in Berlin.", "I used to live in Berlin.", 0.84),
+        ("I live in Berlin.", "I lived in Berlin for two years.", 0.78),
+        ("I have a dog named Rex.", "I had a dog named Rex.", 0.93),
+        ("I'm vegetarian.", "I used to be vegetarian.", 0.80),
+    ],
+)
+def test_the_same_state_said_in_the_past_has_ended(old: str, new: str, sim: float) -> None:
+    """ "I used to be a software engineer" after "I'm a software engineer" says the
+    job ended: it retires the present fact instead of detailing or repeating it."""
+    d = decide(new, nb("m1", old, sim))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert d.reason == "contradiction: said in the past, the state has ended"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        # a past period of its own, an event, a visit, someone else
+        ("I have a cat.", "I had a cat when I was a kid.", 0.71),
+        ("I work at Nokia as a designer.", "I was promoted at Nokia last week.", 0.71),
+        ("I live in Berlin.", "I was in Berlin last weekend.", 0.77),
+        ("I live in Berlin.", "My sister used to live in Berlin.", 0.77),
+        # the present after the past is no repeat: the user is back
+        ("I used to live in Berlin.", "I live in Berlin.", 0.84),
+    ],
+)
+def test_a_past_period_an_event_or_a_return_ends_nothing(old: str, new: str, sim: float) -> None:
+    assert act(new, old, sim) is Action.ADD
+
+
 def test_a_state_since_a_time_is_the_present_one() -> None:
     d = decide("I have lived in Lisbon since March.", nb("m1", "I live in Berlin.", 0.39))
     assert (d.action, d.reason) == (

@@ -431,6 +431,11 @@ class _Text:
         return statement(self.text).states
 
     @property
+    def past(self) -> bool:
+        """Whether it says how things were (:func:`.slots.past_state`, cached)."""
+        return statement(self.text).past
+
+    @property
     def cue(self) -> str | None:
         """The text's update cue (:func:`.slots.statement`, cached). Read of new
         texts only, so a stored neighbour is never searched for one."""
@@ -674,6 +679,26 @@ def _change_marker(old: _Text, new: _Text) -> str | None:
     return None
 
 
+#: Words that set a past state in a period of its own ("I had a cat when I was a
+#: kid", "I lived in Berlin as a student", "back in 2015"): another time, not an end.
+_PERIOD = frozenset("when while as back during growing".split())
+
+
+def _ended(old: _Text, new: _Text) -> str | None:
+    """``new`` says in the past what ``old`` says in the present: "I used to be a
+    software engineer" / "I'm a software engineer", "I lived in Berlin for two
+    years" / "I live in Berlin". The state has ended, so it is a change, not a
+    repeat or a detail that would keep the old fact current. A past state set in a
+    period of its own ("I had a cat when I was a kid") ends nothing."""
+    if not new.past or old.past or not old.content or not new.states:
+        return None
+    if any(t.low in _PERIOD for t in new.toks):
+        return None
+    if old.content <= new.content and old.values <= new.named:
+        return "contradiction: said in the past, the state has ended"
+    return None
+
+
 def _family_slot(
     toks: Sequence[_Tok],
 ) -> tuple[str, tuple[str, ...], frozenset[str], str] | None:
@@ -834,6 +859,7 @@ def _contradiction(
             _number_change(old, new),
             _template(old, new, k),
             _change_marker(old, new),
+            _ended(old, new),
         ):
             if reason:
                 return reason
@@ -911,7 +937,13 @@ class RuleReconciler(Reconciler):
         }
         # a fact about someone else neither repeats nor details the old one: "My
         # sister lives in Berlin" leaves "I live in Berlin" as it is
-        same = [(n, old) for n, old in olds if not _maybe_others(old, text, (n.author, new.author))]
+        # nor does how things were repeat how they are: "I live in Berlin" after "I
+        # used to live in Berlin" says the user is back
+        same = [
+            (n, old)
+            for n, old in olds
+            if not _maybe_others(old, text, (n.author, new.author)) and old.past == text.past
+        ]
         for n, old in same:
             if clash[n.id]:
                 continue

@@ -439,6 +439,30 @@ _SUPPOSING_PHRASES = frozenset(
 #: here since March", "I've had an account at N26 since I was a student").
 _PAST_STATES = frozenset("was were had lived worked owned studied used".split())
 _PRESENT_AFTER_ALL = frozenset("since now currently still nowadays".split())
+#: Verbs of state in the present: the first one before any past one makes the text
+#: present ("I have a dog named Rex who was a rescue"). Not "'s", which may be a
+#: possessive ("My dog's name was Rex").
+_PRESENT_STATES = frozenset(
+    "am is are 'm 're i'm we're you're they're have has live lives work works own owns".split()
+)
+#: Participles that name a state after "was"/"were" ("I was based in Munich",
+#: "we were married for ten years"); any other participle names an event ("I was
+#: promoted", "I was born in Porto"), which says nothing of how things were.
+_STATE_PARTICIPLES = frozenset(
+    "based located stationed employed enrolled married engaged registered subscribed "
+    "signed named called known allowed".split()
+)
+_IRREGULAR_PARTICIPLES = frozenset(
+    "born bitten chosen driven given hit hurt made paid sent shown stolen taken told "
+    "thrown won written".split()
+)
+
+
+def _event_participle(word: str) -> bool:
+    """Whether ``word`` after "was"/"were" makes the clause a passive event."""
+    if word in _STATE_PARTICIPLES:
+        return False
+    return word in _IRREGULAR_PARTICIPLES or (len(word) > 4 and word.endswith("ed"))
 
 
 def supposes(text: str) -> bool:
@@ -454,13 +478,20 @@ def past_state(text: str) -> bool:
     state is in the simple past ("I was based in Munich until last year", "I
     lived in Paris for two years"), and nothing says it holds now or changed
     ("Today was my first day at Philips" is an update; "I've had an account at
-    N26 since I was a student" holds now)."""
+    N26 since I was a student" holds now). A passive event is no state ("I was
+    promoted to head nurse"), nor is a past clause after a present one ("I have a
+    dog who was a rescue")."""
     lows = [w.lower() for w in _split_clitic(_words(text))]
     if any(w in _PRESENT_AFTER_ALL for w in lows) or update_cue(text) is not None:
         return False
     for i, w in enumerate(lows):
+        if w in _PRESENT_STATES:
+            return False  # "I have a dog named Rex who was a rescue"
         if w in _PAST_STATES:
             before = lows[i - 1] if i else ""
+            after = lows[i + 1] if i + 1 < len(lows) else ""
+            if w in ("was", "were") and _event_participle(after):
+                return False  # "I was promoted to head nurse" is an event
             return not (before in _PRESENT_AUX or before.endswith("'ve"))
     return False
 
