@@ -223,10 +223,37 @@ def test_multi_sentence_turns_split_and_skip_small_talk() -> None:
         "Take a look at this painting!",
         "The weather was lovely at the beach.",
         "Me too!",
+        "Help me write an email to my landlord about the heater.",
+        "Remember when we went to Rome together?",
     ],
 )
 def test_skipped_sentences(text: str) -> None:
     assert rules(f"Anna: {text}") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Remember that I'm allergic to peanuts.", "Anna is allergic to peanuts."),
+        ("Please remember: my wife's name is Ana.", "Anna's wife's name is Ana."),
+        ("Please note that I live in Berlin now.", "Anna lives in Berlin now."),
+        ("Don't forget that I hate cilantro.", "Anna hates cilantro."),
+        (
+            "Keep in mind that my daughter is lactose intolerant.",
+            "Anna's daughter is lactose intolerant.",
+        ),
+        ("Just so you know, I'm vegan now.", "Anna is vegan now."),
+        ("FYI I switched to Android.", "Anna switched to Android."),
+        ("Note: I moved to Lisbon.", "Anna moved to Lisbon."),
+        ("Remember, I'm vegan.", "Anna is vegan."),
+    ],
+)
+def test_a_fact_asked_to_be_kept_is_drawn_without_the_request(text: str, content: str) -> None:
+    """ "Remember that ..." asks the memory to keep what follows: the fact is what
+    follows, as important as who the speaker is."""
+    fact = one(f"Anna: {text}")
+    assert fact.content == content
+    assert fact.importance >= 4
 
 
 def test_you_is_the_addressee_and_assistant_turns_are_context() -> None:

@@ -87,7 +87,19 @@ _FILLER = re.compile(
 _IMPERATIVE = re.compile(
     r"^(?:let'?s|let me|let us|take|check|look|tell|keep|give|go|come|try|see|make sure"
     r"|remember|imagine|suppose|don't|do not|please|have a|enjoy your|stay|hang|show|send|text"
-    r"|call|ping|shoot|hit me)\b",
+    r"|call|ping|shoot|hit me|help (?:me|us))\b",
+    re.IGNORECASE,
+)
+#: Words that ask the listener to keep what follows, or flag it as information:
+#: "Remember that I'm allergic to peanuts", "Please note: I moved to Lisbon", "Just
+#: so you know, I'm vegan now", "For the record, ...". What follows is the fact;
+#: "Remember to buy milk" (no clause after it) is left to the other rules.
+_DIRECTIVE = re.compile(
+    r"^(?:please\s+)?(?:(?:do\s+)?(?:remember|note|keep in mind|bear in mind|don't forget"
+    r"|do not forget|make a note|take note|note down)(?:\s+(?:of\s+)?(?:this|that))?"
+    r"(?:\s*:|\s*,|\s+(?=(?:that\s+)?(?:i|i'm|i've|i'd|we|we're|my|our|me)\b))"
+    r"|(?:(?:just\s+)?so you know|(?:just\s+)?fyi|for your information|for the record"
+    r"|heads up|note to self)\b|(?:note|important|nb)\s*:)[\s,:;.-]*(?:that\s+)?",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
@@ -136,6 +148,16 @@ def _sentences(text: str) -> list[str]:
 def _is_vocative(word: str, names: frozenset[str]) -> bool:
     w = word.lower()
     return len(w) >= 3 and any(n.startswith(w) for n in names)
+
+
+def _directive(sentence: str) -> tuple[str, bool]:
+    """``sentence`` without a leading request to keep it ("Remember that ...",
+    "FYI, ..."), and whether it had one."""
+    m = _DIRECTIVE.match(sentence)
+    if m is None or m.end() == len(sentence):
+        return sentence, False
+    rest = sentence[m.end() :]
+    return rest[:1].upper() + rest[1:], True
 
 
 def _strip_discourse(sentence: str, names: frozenset[str]) -> str:

@@ -14,18 +14,25 @@ is not ``assistant``/``system`` (those only serve as context: who "you" is):
    caption (the form of ``kenning.bench.locomo_data.Turn.document``) becomes a
    "shared a photo" event. Leading interjections and vocatives ("Wow, Mel!",
    "Yeah Jon,") and a trailing vocative (", Mel") are stripped.
-2. **Skips.** Questions (ending in "?"), greetings, thanks, agreement fillers
-   ("I totally agree"), suggestions and imperatives ("Let's ...", "We should
-   ..."), hypotheticals ("if ...", "I wish", "I'd be", "would have") and
-   fragments under four words are dropped, as are sentences with no first
-   person at all (nothing in them is said about the speaker).
-3. **Dropped subjects.** Chat often drops the "I": "Lost my job yesterday",
+2. **Asked to keep.** A leading request to keep what follows, or a flag that it
+   is information ("Remember that ...", "Please note: ...", "Don't forget that
+   ...", "Just so you know, ...", "FYI", "For the record, ..."), is dropped and
+   what follows read as the sentence, with importance at least 4 and a fragment
+   of two words kept ("Remember, I'm vegan"). "Remember to buy milk" asks for
+   an action, not a fact to keep, and goes on to the skips.
+3. **Skips.** Questions (ending in "?"), greetings, thanks, agreement fillers
+   ("I totally agree"), suggestions, imperatives and requests ("Let's ...",
+   "We should ...", "Help me ..."), hypotheticals ("if ...", "I wish", "I'd
+   be", "would have") and fragments under four words are dropped, as are
+   sentences with no first person at all (nothing in them is said about the
+   speaker).
+4. **Dropped subjects.** Chat often drops the "I": "Lost my job yesterday",
    "Been busy volunteering", "Gonna continue my edu", "Researching adoption
    agencies", "Excited to start", "Love that painting" are read as "I lost",
    "I've been", "I'm going to", "I'm researching", "I'm excited", "I love".
    A gerund followed by its own verb ("Taking care of ourselves is vital")
    is a subject, not a dropped "I'm"; "Reminds me ..." drops an "it".
-4. **Kind**, first match wins:
+5. **Kind**, first match wins:
    *event* (dated) — a past-tense first-person sentence, or one whose time
    expression lies before the turn ("I went to a support group yesterday");
    *plan* — going to / will / 'll / plan to / want to / hope to / thinking
@@ -40,13 +47,13 @@ is not ``assistant``/``system`` (those only serve as context: who "you" is):
    ``event_at`` the turn's time; *opinion* — "I think / believe ...";
    *statement* — everything else that is first person ("I'm a nurse",
    "I have two kids", "my job is ...", "we ..." statements).
-5. **Time.** Expressions are resolved against ``Turn.at`` with
+6. **Time.** Expressions are resolved against ``Turn.at`` with
    :func:`kenning.retrieval.timeq.content_times` ("yesterday", "last week",
    "next month", "on May 5"); the first gives ``event_at`` (its window's
    start, or the turn's time for a rolling "recently") and each whole-day,
    week, month or year window is written out absolutely in the content
    ("yesterday" said on 8 May 2023 -> "on 7 May 2023").
-6. **Third person.** I -> <name>, me -> <name>, my/mine -> <name>'s, I'm ->
+7. **Third person.** I -> <name>, me -> <name>, my/mine -> <name>'s, I'm ->
    <name> is, I've -> <name> has, I'd -> <name> would/had, I'll -> <name>
    will, myself -> themself; the verb after "I" (past an adverb or two) agrees:
    love -> loves, have -> has, go -> goes, do -> does, don't -> doesn't; past
@@ -54,7 +61,7 @@ is not ``assistant``/``system`` (those only serve as context: who "you" is):
    (the speaker is the subject). "you/your" -> the addressee (the nearest
    other speaker before the turn, else after it), with are/were/have agreeing.
    "gonna", "wanna", "gotta", "'cause" are spelled out.
-7. **Scores.** importance 4 for relationships, identity statements ("I'm a",
+8. **Scores.** importance 4 for relationships, identity statements ("I'm a",
    "I work", "I live", "my name is") and life events (married, moved, lost my
    job, adopted ...); 3 for plans, preferences, skills, habits, dated events; 2
    otherwise. confidence 0.7, 0.6 for a dropped subject, 0.55 for hedged
@@ -100,6 +107,7 @@ from ._fact_rules import (
     _RELATIONSHIP,
     _TAG_QUESTION,
     _absolute_dates,
+    _directive,
     _importance,
     _kind,
     _Names,
@@ -282,10 +290,13 @@ class RuleFactExtractor(FactExtractor):
     def _sentence_facts(
         self, sentence: str, turn: Turn, who: _Names, names: frozenset[str], at: datetime | None
     ) -> list[Fact]:
-        s = _strip_discourse(sentence, names)
+        s, asked = _directive(_strip_discourse(sentence, names))
         if tag := _TAG_QUESTION.match(s):  # "I can bring it tomorrow, how does that sound?"
             s = tag["stem"]
-        if len(s.split()) < 4 or s.rstrip().endswith("?") or len(s) > _MAX_CONTENT:
+        # a fragment says too little, unless the speaker asked to keep it ("Remember,
+        # I'm vegan")
+        shortest = 2 if asked else 4
+        if len(s.split()) < shortest or s.rstrip().endswith("?") or len(s) > _MAX_CONTENT:
             return []
         if _GREETING.match(s) or _IMPERATIVE.match(s) or _FILLER.match(s):
             return []
@@ -312,7 +323,9 @@ class RuleFactExtractor(FactExtractor):
             kind,
             turn,
             who,
-            importance=_importance(kind, fp, when is not None),
+            # what the speaker asks to be kept matters to them at least as much as
+            # who they are ("Remember that I'm allergic to peanuts")
+            importance=max(_importance(kind, fp, when is not None), 4 if asked else 1),
             event_at=event_at,
             tags=((rel["rel"] or rel["state"]).lower(),) if rel else (),
             confidence=confidence,
