@@ -381,6 +381,40 @@ def test_a_past_period_an_event_or_a_return_ends_nothing(old: str, new: str, sim
     assert act(new, old, sim) is Action.ADD
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "sim", "reason"),
+    [
+        # a move names the old home as where it came from, and goes to another
+        (
+            "I live in Paris.",
+            "I moved back to Berlin after two years in Paris.",
+            0.58,
+            "contradiction: the same subject's value changed ('moved', cos 0.58)",
+        ),
+        # being laid off ends a job as quitting does
+        (
+            "I work at Nokia.",
+            "I got laid off from Nokia.",
+            0.77,
+            "contradiction: the same subject's value changed ('got', cos 0.77)",
+        ),
+        # an age is a number with no word of its own to share
+        ("I'm 34.", "I turned 35 yesterday.", 0.72, "contradiction: age changed '34' -> '35'"),
+    ],
+)
+def test_a_move_a_layoff_and_a_birthday_change_the_value(
+    old: str, new: str, sim: float, reason: str
+) -> None:
+    d = decide(new, nb("m1", old, sim))
+    assert (d.action, d.target, d.reason) == (Action.SUPERSEDE, "m1", reason)
+
+
+def test_an_ending_that_acts_on_part_of_something_leaves_no_value() -> None:
+    """ "Nokia laid off half my team" says nothing of the user's own job."""
+    assert act("Nokia laid off half my team.", "I work at Nokia.", 0.66) is Action.ADD
+    assert act("My son turned 5 today.", "I'm 34.", 0.5) is Action.ADD
+
+
 def test_a_state_since_a_time_is_the_present_one() -> None:
     d = decide("I have lived in Lisbon since March.", nb("m1", "I live in Berlin.", 0.39))
     assert (d.action, d.reason) == (

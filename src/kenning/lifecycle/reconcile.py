@@ -36,6 +36,8 @@ first rule with a candidate wins; among candidates, the most similar one):
      new text says it changed ("my son Leo is 7" / "my son Leo turned 8",
      "standup is at 9am" / "standup moved to 9:30am"). Without that, "Maya's
      birthday is on 4 July" / "Maya's anniversary is on 12 July" are two facts.
+     The speaker's age has no word to share: "I'm 34" / "I turned 35" is a
+     change of the age they give.
    * *template* — the token sequences share a prefix and suffix around one
      short differing span (``template_max_span`` tokens each, no shared
      content word) and something says the span is a *single-valued slot*:
@@ -60,6 +62,14 @@ first rule with a candidate wins; among candidates, the most similar one):
      lower gate ``slot_similarity``; the subject match keeps "My wife works at
      Google" / "I work at Google" apart.
 
+   * *ended* — the new text says in the simple past what the old one says in
+     the present, naming all its words and values ("I used to be a software
+     engineer" / "I'm a software engineer", "I lived in Berlin for two years" /
+     "I live in Berlin"): the state has ended. Not when a period of its own
+     bounds it ("I had a cat when I was a kid" / "I have a cat"), nor for an
+     event ("I was promoted at Nokia"). The reverse, the present after the same
+     past ("I live in Berlin" / "I used to live in Berlin"), is no repeat: the
+     user is back.
    * *update* — both texts in the speaker's own words (:mod:`.slots`; the
      same author when known), an update cue in the new text ("we relocated",
      "my new home", "first day at", "quit", "adopted") and a changed value
@@ -71,7 +81,9 @@ first rule with a candidate wins; among candidates, the most similar one):
      value is no denial ("I quit Nokia and joined Philips" retires "I work at
      Nokia"; "I'm not moving to Lisbon" retires nothing). A new text that
      names all of the old one's values with no word that leaves them says the
-     old value again ("My first lecture at ETH Zurich" / "I live in Zurich");
+     old value again ("My first lecture at ETH Zurich" / "I live in Zurich"),
+     unless its word of change goes to another value ("I moved back to Berlin
+     after two years in Paris" / "I live in Paris");
      one that leaves all the old one says is a change, not an elaboration ("I
      switched from paleo to a sugar-free diet" / "I'm paleo"). An ending
      leaves an old value named after it before anything else it could act on
@@ -79,7 +91,8 @@ first rule with a candidate wins; among candidates, the most similar one):
      but "I switched programmes at KU Leuven" leaves KU Leuven), or named just
      before it when nothing it acts on follows ("Dr. Petrov retired"), or only
      a place it is left from ("Priya left the company"); "Nokia moved our
-     team to Espoo" leaves nothing. One that leaves a value at once
+     team to Espoo" and "Nokia laid off half my team" leave nothing. One that
+     leaves a value at once
      is a cue of its own ("Today was my last day at Nokia", "Tom and I split
      up").
 
@@ -257,7 +270,7 @@ _ENDINGS = frozenset(
     """anymore stopped stops quit quits left leave leaves leaving sold sells cancelled
     canceled cancels closed closes replaced replaces retired resigned divorced separated
     died passed ended dropped lost moved relocated switched changed swapped traded
-    transferred upgraded graduated""".split()
+    transferred upgraded graduated fired""".split()
 )
 _END_PHRASES = (
     ("no", "longer"),
@@ -267,6 +280,9 @@ _END_PHRASES = (
     ("split", "up"),
     ("out", "of"),
     ("last", "day"),
+    ("laid", "off"),
+    ("let", "go"),
+    ("made", "redundant"),
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
 #: second car", "We also got a kitten"): an addition changes nothing.
@@ -509,7 +525,26 @@ def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
     return None
 
 
+#: How a text gives the speaker's age: "I'm 34", "I am 34 years old", "I turned 35".
+#: The number stands alone (no unit after it: "I'm 34 sure" is no age); a time or a
+#: conjunction may follow.
+_AGE = re.compile(
+    r"\b(?:i'm|i am|turned|turning|turn)\s+(?P<n>[0-9]{1,3})"
+    r"(?=$|\s+(?:years?|now|today|yesterday|tomorrow|soon|this|last|next|on|in|and|but|so)\b)"
+    r"|\b(?P<m>[0-9]{1,3})\s+years?\s+old\b"
+)
+
+
+def _age(text: _Text) -> str | None:
+    """The speaker's age, when the text gives it."""
+    m = _AGE.search(text.norm)
+    return (m["n"] or m["m"]) if m else None
+
+
 def _number_change(old: _Text, new: _Text) -> str | None:
+    a, b = _age(old), _age(new)
+    if a and b and a != b and old.subject == new.subject == "self":
+        return f"contradiction: age changed '{a}' -> '{b}'"
     gone, came = old.numbers - new.numbers, new.numbers - old.numbers
     kinds = {_number_kind(w) for w in gone} & {_number_kind(w) for w in came}
     if not kinds or not old.content & new.content:
@@ -619,9 +654,18 @@ _PLACES = (
 )
 
 
+#: Words of quantity before what an ending acts on ("Nokia laid off half my team").
+_QUANTITIES = _NUMBER_WORDS | frozenset("half all most some many several part much of".split())
+
+
 def _acts_on(after: Sequence[_Tok]) -> bool:
     """Whether an ending is followed by something it acts on (a determiner and a
-    thing, "changed my prescription"), not by a place it is left from or nothing."""
+    thing, "changed my prescription", "laid off half my team"), not by a place it
+    is left from or nothing."""
+    k = 0
+    while k < len(after) and after[k].low in _QUANTITIES:
+        k += 1
+    after = after[k:]
     if not after or after[0].low not in _DETERMINERS:
         return False
     thing = next((t for t in after[1:] if t.content), None)
@@ -660,6 +704,25 @@ def _names_another(old: _Text, new: _Text) -> bool:
         if run and not old.values & set(run):
             return True
         run = []
+    return False
+
+
+#: Words between a word of change and the value it goes to ("moved back to Berlin").
+_TOWARDS = _DETERMINERS | _SLOT_PREPS | frozenset("back over finally into up".split())
+
+
+def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
+    """Whether the word of change in ``new`` goes to a value ``old`` does not name:
+    "I moved back to Berlin after two years in Paris" names Paris, the old home,
+    but moves to Berlin."""
+    word = cue.split()[-1]
+    lows = [t.low for t in new.toks]
+    if word not in lows:
+        return False
+    for t in new.toks[lows.index(word) + 1 :]:
+        if t.low in _TOWARDS:
+            continue
+        return t.low in new.values and not t.number and t.low not in old.values
     return False
 
 
@@ -804,7 +867,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     names_old = bool(old.values & new.values) or (
         new.ends and bool(old.content) and old.content <= new.content
     )
-    if _keeps_values(old, new):
+    if _keeps_values(old, new) and not _changes_to_another(old, new, cue):
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
     # a denial is no update ("I'm not moving to Lisbon"), but a negation that ends
