@@ -409,6 +409,19 @@ def test_a_move_a_layoff_and_a_birthday_change_the_value(
     assert (d.action, d.target, d.reason) == (Action.SUPERSEDE, "m1", reason)
 
 
+def test_a_value_that_ends_ends_the_speakers_fact_about_it() -> None:
+    """ "Rex passed away" is about Rex, the value of "I have a dog named Rex", and
+    ends it there; a value that goes elsewhere or loses its own thing goes on."""
+    d = decide("Rex passed away last month.", nb("m1", "I have a dog named Rex.", 0.52))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("Priya left the company.", "My manager is Priya.", 0.63) is Action.SUPERSEDE
+    assert act("Anna moved to Berlin.", "My girlfriend is Anna.", 0.46) is Action.ADD
+    assert act("Tom lost his job.", "My best friend is Tom.", 0.50) is Action.ADD
+    assert act("Dr. Weber moved his practice to Mitte.", "My dentist is Dr. Weber.", 0.48) is (
+        Action.ADD
+    )
+
+
 def test_an_ending_that_acts_on_part_of_something_leaves_no_value() -> None:
     """ "Nokia laid off half my team" says nothing of the user's own job."""
     assert act("Nokia laid off half my team.", "I work at Nokia.", 0.66) is Action.ADD

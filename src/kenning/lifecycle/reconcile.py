@@ -71,7 +71,10 @@ first rule with a candidate wins; among candidates, the most similar one):
      past ("I live in Berlin" / "I used to live in Berlin"), is no repeat: the
      user is back.
    * *update* — both texts in the speaker's own words (:mod:`.slots`; the
-     same author when known), an update cue in the new text ("we relocated",
+     same author when known) or the new one about a value of the old one that
+     ends there ("Rex passed away" / "I have a dog named Rex", "Priya left the
+     company" / "My manager is Priya"; not "Anna moved to Berlin", "Tom lost
+     his job"), an update cue in the new text ("we relocated",
      "my new home", "first day at", "quit", "adopted") and a changed value
      (each side has words the other lacks, or the new text names the old
      value and adds its own), from cosine ``update_similarity``
@@ -654,6 +657,7 @@ _PLACES = (
 )
 
 
+_THEIR_OWN = frozenset("his her their its".split())
 #: Words of quantity before what an ending acts on ("Nokia laid off half my team").
 _QUANTITIES = _NUMBER_WORDS | frozenset("half all most some many several part much of".split())
 
@@ -666,6 +670,8 @@ def _acts_on(after: Sequence[_Tok]) -> bool:
     while k < len(after) and after[k].low in _QUANTITIES:
         k += 1
     after = after[k:]
+    if after and after[0].low in _THEIR_OWN:
+        return True  # the value's own thing: "Dr. Weber moved his practice", "Tom lost his job"
     if not after or after[0].low not in _DETERMINERS:
         return False
     thing = next((t for t in after[1:] if t.content), None)
@@ -846,6 +852,22 @@ def _maybe_others(old: _Text, new: _Text, authors: tuple[str | None, str | None]
     return named is not None and not (author and author.split()[0].lower() == named)
 
 
+def _value_ends(old: _Text, new: _Text) -> bool:
+    """Whether ``new`` is about a value of the speaker's ``old`` fact and ends it
+    there, going nowhere: "Rex passed away" / "I have a dog named Rex", "Priya
+    left the company" / "My manager is Priya"; not "Anna moved to Berlin" / "My
+    girlfriend is Anna", nor "Tom lost his job" / "My best friend is Tom"."""
+    return (
+        new.subject in old.values
+        and _leaves(old, new)
+        and not any(t.low in _ELSEWHERE for t in new.toks)
+    )
+
+
+#: Words that send an ending elsewhere ("Anna moved to Berlin"): the value goes on.
+_ELSEWHERE = frozenset("to into".split())
+
+
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
     """The same subject, a new value, and the new text says so ("We relocated to
     Lisbon" / "I live in Berlin"): the embedding gate is low because such pairs
@@ -860,7 +882,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # employer is Airbus" / "Alice's back hurts after moving furniture") shares the
     # name, which lifts the cosine of unrelated facts (precision .17 on the currency
     # dev kinds through ingest), so the cosine says too little there
-    if cue is None or new.subject != "self" or old.subject != "self":
+    if cue is None or old.subject != "self" or not (new.subject == "self" or _value_ends(old, new)):
         return None
     # the new text names the old value: "we moved out of Berlin" / "I live in Berlin", or
     # leaves all the old text says: "I switched from paleo to sugar-free" / "I'm paleo"
