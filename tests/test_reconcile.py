@@ -422,6 +422,24 @@ def test_a_value_that_ends_ends_the_speakers_fact_about_it() -> None:
     )
 
 
+def test_a_fact_about_a_thing_is_no_detail_of_the_speakers_own() -> None:
+    """ "The payments team got a new lead" says nothing more of "I'm on the
+    payments team"; hiding the user's membership behind it would lose it."""
+    assert act("The payments team got a new lead.", "I'm on the payments team.", 0.56) is (
+        Action.ADD
+    )
+
+
+def test_a_state_that_is_gone_and_an_hour_that_moves_are_changes() -> None:
+    d = decide("My cat allergy is gone after the shots.", nb("m1", "I'm allergic to cats.", 0.65))
+    assert (d.action, d.reason) == (Action.SUPERSEDE, "contradiction: negation flipped")
+    d = decide("Standup moves to 10 from next week.", nb("m1", "Our standup is at 9:30.", 0.54))
+    assert (d.action, d.reason) == (
+        Action.SUPERSEDE,
+        "contradiction: number changed '9:30' -> '10'",
+    )
+
+
 def test_an_ending_that_acts_on_part_of_something_leaves_no_value() -> None:
     """ "Nokia laid off half my team" says nothing of the user's own job."""
     assert act("Nokia laid off half my team.", "I work at Nokia.", 0.66) is Action.ADD

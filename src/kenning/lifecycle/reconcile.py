@@ -26,7 +26,7 @@ first rule with a candidate wins; among candidates, the most similar one):
    said otherwise), any one of these signals:
 
    * *negation flip* — one side is negated (not, n't, never, no longer,
-     anymore, stopped, quit) and the other is not, over mostly the same
+     anymore, stopped, quit, is gone) and the other is not, over mostly the same
      content words ("I don't drink coffee anymore" / "I drink coffee every
      morning"); both negated is agreement ("doesn't eat meat" = "never eats").
    * *number change* — a number of the old text is gone and the new one has
@@ -34,7 +34,8 @@ first rule with a candidate wins; among candidates, the most similar one):
      content word, and either nothing else changed (the old content words are
      all in the new text: "rent is 1200 euros" / "rent is 1350 euros") or the
      new text says it changed ("my son Leo is 7" / "my son Leo turned 8",
-     "standup is at 9am" / "standup moved to 9:30am"). Without that, "Maya's
+     "standup is at 9am" / "standup moved to 9:30am"; a plain hour counts as
+     a time when the text says it changed: "Standup moves to 10"). Without that, "Maya's
      birthday is on 4 July" / "Maya's anniversary is on 12 July" are two facts.
      The speaker's age has no word to share: "I'm 34" / "I turned 35" is a
      change of the age they give.
@@ -118,7 +119,9 @@ first rule with a candidate wins; among candidates, the most similar one):
    If both said-at times are known and the new memory is *older* than the one
    it contradicts, it must not retire the newer fact: the decision is ``ADD``
    (kept as history) with the reason saying so.
-4. **Shadow** — cosine ``>= shadow_similarity``, the new text covers at least
+4. **Shadow** — about the same subject (a text about a thing details no fact
+   of the speaker's: "The payments team got a new lead" / "I'm on the payments
+   team"), cosine ``>= shadow_similarity``, the new text covers at least
    ``shadow_coverage`` of the old one's content words (two at least), adds
    content words of its own and is longer ("Alice has a dog" → "Alice has a dog named Rex, a
    two-year-old beagle").
@@ -264,7 +267,7 @@ _STOP = frozenset(
     "there here what which who whom whose when where how some any all each".split()
 )
 _NEGATIONS = frozenset("not no never cannot anymore stopped stops quit quits".split())
-_NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"))
+_NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), ("is", "gone"), ("are", "gone"))
 #: Words that leave or change a value rather than begin one ("I quit Nokia", "we
 #: moved out of Berlin", "no longer vegan", "I switched from Nokia"): a text
 #: with one of them may name the value it ends, and a negated one may still
@@ -286,6 +289,8 @@ _END_PHRASES = (
     ("laid", "off"),
     ("let", "go"),
     ("made", "redundant"),
+    ("is", "gone"),
+    ("are", "gone"),
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
 #: second car", "We also got a kitten"): an addition changes nothing.
@@ -293,7 +298,7 @@ _ADDING = frozenset("another second third".split())
 _GETTING = frozenset("have has got get adopted bought own owns".split())
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
-    """moved switched changed replaced relocated rescheduled postponed became turned
+    """moved moves switched changed replaced relocated rescheduled postponed became turned
     raised increased lowered decreased reduced doubled halved""".split()
 )
 #: Adverbs of change or time that sit outside the slot ("X is the lead now").
@@ -544,12 +549,27 @@ def _age(text: _Text) -> str | None:
     return (m["n"] or m["m"]) if m else None
 
 
+def _clock(numbers: frozenset[str]) -> bool:
+    return any(_number_kind(w) == "time" for w in numbers)
+
+
+def _hours(numbers: frozenset[str]) -> bool:
+    """Whether a plain number among ``numbers`` may be an hour of the clock ("at 10")."""
+    return any(w.isdigit() and 1 <= int(w) <= 24 for w in numbers)
+
+
 def _number_change(old: _Text, new: _Text) -> str | None:
     a, b = _age(old), _age(new)
     if a and b and a != b and old.subject == new.subject == "self":
         return f"contradiction: age changed '{a}' -> '{b}'"
     gone, came = old.numbers - new.numbers, new.numbers - old.numbers
     kinds = {_number_kind(w) for w in gone} & {_number_kind(w) for w in came}
+    if (
+        not kinds
+        and new.changes
+        and (_clock(gone) and _hours(came) or _clock(came) and _hours(gone))
+    ):
+        kinds = {"time"}  # "Our standup is at 9:30" / "Standup moves to 10"
     if not kinds or not old.content & new.content:
         return None
     if old.content <= new.content or new.changes:
@@ -1062,6 +1082,10 @@ class RuleReconciler(Reconciler):
         for n, old in same:
             if not text.states:
                 break
+            # a text about a thing does not detail the speaker's own fact: "The
+            # payments team got a new lead" / "I'm on the payments team"
+            if old.subject == "self" and text.subject == "":
+                continue
             if n.similarity >= k.shadow_similarity and _elaborates(old, text, k):
                 return Decision(
                     Action.SHADOW,
