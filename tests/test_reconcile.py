@@ -440,6 +440,48 @@ def test_a_state_that_is_gone_and_an_hour_that_moves_are_changes() -> None:
     )
 
 
+def test_someone_elses_value_changes_when_the_text_leaves_it_or_switches() -> None:
+    """Another person's fact changes when the new text leaves its value outright or
+    switches to a named one; a cue alone ("got into") is no change of another
+    attribute, and another person's change is not theirs."""
+    assert act("Alice left Google for Meta.", "Alice works at Google.", 0.67) is (Action.SUPERSEDE)
+    assert act("My son switched to Elm School.", "My son goes to Oak School.", 0.55) is (
+        Action.SUPERSEDE
+    )
+    assert act("Bob left Google for Meta.", "Alice works at Google.", 0.43) is Action.ADD
+    assert act(
+        "My brother got into Charles University.", "My brother works at Unilever.", 0.41
+    ) is (Action.ADD)
+    assert act("Alice's back hurts after moving furniture.", "Alice works at Google.", 0.37) is (
+        Action.ADD
+    )
+
+
+def test_a_persons_own_name_is_no_value_they_leave() -> None:
+    """In facts drawn in the third person the name recurs: "since Julia graduated"
+    ends no value of Julia's other fact."""
+    assert (
+        act(
+            "Julia has had a job at Airbus since Julia graduated.",
+            "Julia has had an account at UniCredit since Julia was a student.",
+            0.65,
+        )
+        is Action.ADD
+    )
+    d = decide(
+        "Dr. Costa retired, so Quinn's new GP is Dr. Novak.",
+        nb("m1", "Quinn's family doctor is Dr. Costa.", 0.72),
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+
+
+def test_a_slipped_deadline_is_a_changed_date() -> None:
+    d = decide(
+        "The deadline slipped to April 15.", nb("m1", "The project deadline is March 1.", 0.53)
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+
+
 def test_an_ending_that_acts_on_part_of_something_leaves_no_value() -> None:
     """ "Nokia laid off half my team" says nothing of the user's own job."""
     assert act("Nokia laid off half my team.", "I work at Nokia.", 0.66) is Action.ADD

@@ -78,7 +78,10 @@ first rule with a candidate wins; among candidates, the most similar one):
      same author when known) or the new one about a value of the old one that
      ends there ("Rex passed away" / "I have a dog named Rex", "Priya left the
      company" / "My manager is Priya"; not "Anna moved to Berlin", "Tom lost
-     his job"), an update cue in the new text ("we relocated",
+     his job"), or both about the same other person when the new one leaves the
+     old value outright or switches to a named one ("Alice left Google for
+     Meta" / "Alice works at Google", "My son switched to Elm School"; the
+     person's own name is no value they leave), an update cue in the new text ("we relocated",
      "my new home", "first day at", "quit", "adopted") and a changed value
      (each side has words the other lacks, or the new text names the old
      value and adds its own), from cosine ``update_similarity``
@@ -301,7 +304,8 @@ _ADDING = frozenset("another second third".split())
 _GETTING = frozenset("have has got get adopted bought own owns".split())
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
-    """moved moves switched changed replaced relocated rescheduled postponed became turned
+    """moved moves switched changed replaced relocated rescheduled postponed delayed slipped
+    became turned
     raised increased lowered decreased reduced doubled halved""".split()
 )
 #: Adverbs of change or time that sit outside the slot ("X is the lead now").
@@ -896,6 +900,17 @@ def _value_ends(old: _Text, new: _Text) -> bool:
 _ELSEWHERE = frozenset("to into".split())
 
 
+def _theirs_changes(old: _Text, new: _Text) -> bool:
+    """Whether ``new`` leaves a value of ``old`` (both about the same person) other
+    than that person's name, or changes to another with a word of change: "Alice
+    left Google for Meta", "My son switched to Elm School"; not "Julia has had a
+    job at Airbus since Julia graduated" / "Julia has had an account at
+    UniCredit", nor "Nils got into KU Leuven and switched programmes" / "Nils
+    goes to Basic-Fit"."""
+    values = replace(old, values=old.values - {old.subject})
+    return _leaves(values, new) or any(_changes_to_another(old, new, w) for w in new.change_verbs)
+
+
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
     """The same subject, a new value, and the new text says so ("We relocated to
     Lisbon" / "I live in Berlin"): the embedding gate is low because such pairs
@@ -910,7 +925,14 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # employer is Airbus" / "Alice's back hurts after moving furniture") shares the
     # name, which lifts the cosine of unrelated facts (precision .17 on the currency
     # dev kinds through ingest), so the cosine says too little there
-    if cue is None or old.subject != "self" or not (new.subject == "self" or _value_ends(old, new)):
+    # or someone else's when the new text leaves the old value outright or goes to a
+    # named one ("Alice left Google for Meta" / "Alice works at Google", "My son
+    # switched to Elm School" / "My son goes to Oak School"): no cosine carries that
+    if cue is None:
+        return None
+    mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
+    theirs = old.subject == new.subject not in ("", "self") and _theirs_changes(old, new)
+    if not (mine or theirs):
         return None
     # the new text names the old value: "we moved out of Berlin" / "I live in Berlin", or
     # leaves all the old text says: "I switched from paleo to sugar-free" / "I'm paleo"
