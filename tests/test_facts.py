@@ -234,6 +234,28 @@ def test_skipped_sentences(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "content"),
     [
+        ("Can you recommend a vegan restaurant? I'm vegan.", "Anna is vegan."),
+        ("I'm a nurse.", "Anna is a nurse."),
+        ("I am diabetic.", "Anna is diabetic."),
+        ("I'm 34.", "Anna is 34."),
+        ("I'm Sam btw.", "Anna is Sam."),
+    ],
+)
+def test_a_short_statement_of_who_the_speaker_is_is_a_fact(text: str, content: str) -> None:
+    """Four words are too few for most sentences, not for "I'm vegan"."""
+    assert [f.content for f in rules(f"Anna: {text}")] == [content]
+
+
+@pytest.mark.parametrize(
+    "text", ["I'm fine.", "I'm so sorry.", "I'm in!", "I'm listening.", "I'm tired."]
+)
+def test_how_the_speaker_is_doing_is_no_fact(text: str) -> None:
+    assert rules(f"Anna: {text}") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
         ("Remember that I'm allergic to peanuts.", "Anna is allergic to peanuts."),
         ("Please remember: my wife's name is Ana.", "Anna's wife's name is Ana."),
         ("Please note that I live in Berlin now.", "Anna lives in Berlin now."),

@@ -150,6 +150,29 @@ def _is_vocative(word: str, names: frozenset[str]) -> bool:
     return len(w) >= 3 and any(n.startswith(w) for n in names)
 
 
+#: A short statement of who or what the speaker is ("I'm vegan", "I'm a nurse", "I
+#: am diabetic", "I'm Sam"): a fact however few its words, unless it only says how
+#: the speaker is doing ("I'm fine", "I'm so sorry", "I'm in!").
+_SHORT_IDENTITY = re.compile(
+    r"^(?:i'm|i am)\s+(?:(?:a|an)\s+)?(?P<what>[a-z0-9][\w-]*)\s*[.!]*$", re.IGNORECASE
+)
+_SMALL_TALK_STATES = frozenset(
+    """fine good ok okay great well alright sorry here back in out ready sure done home
+    so too just also still not there awake up down cool""".split()
+)
+_TRAILING_ASIDE = re.compile(r"[,\s]+(?:btw|by the way|fyi|lol|haha)\s*([.!]*)$", re.IGNORECASE)
+
+
+def _short_identity(sentence: str) -> bool:
+    """Whether ``sentence`` is a short statement of who or what the speaker is."""
+    m = _SHORT_IDENTITY.match(sentence.strip())
+    if m is None:
+        return False
+    what = m["what"].lower()
+    # "I'm listening", "I'm coming" say what the speaker is doing this minute
+    return what not in _SMALL_TALK_STATES and what not in _ADJ_HEAD and not what.endswith("ing")
+
+
 def _directive(sentence: str) -> tuple[str, bool]:
     """``sentence`` without a leading request to keep it ("Remember that ...",
     "FYI, ..."), and whether it had one."""
@@ -174,6 +197,7 @@ def _strip_discourse(sentence: str, names: frozenset[str]) -> str:
     m = re.search(r",?\s+([A-Z][a-z]+)\s*([.!?]*)$", s)
     if m and _is_vocative(m[1], names) and "," in m[0]:
         s = s[: m.start()] + m[2]
+    s = _TRAILING_ASIDE.sub(r"\1", s)  # "I'm Sam btw"
     return s.strip()
 
 

@@ -23,7 +23,9 @@ is not ``assistant``/``system`` (those only serve as context: who "you" is):
 3. **Skips.** Questions (ending in "?"), greetings, thanks, agreement fillers
    ("I totally agree"), suggestions, imperatives and requests ("Let's ...",
    "We should ...", "Help me ..."), hypotheticals ("if ...", "I wish", "I'd
-   be", "would have") and fragments under four words are dropped, as are
+   be", "would have") and fragments under four words are dropped (not a
+   short statement of who the speaker is: "I'm vegan", "I'm a nurse", "I'm
+   34"; "I'm fine", "I'm sorry", "I'm listening" are small talk), as are
    sentences with no first person at all (nothing in them is said about the
    speaker).
 4. **Dropped subjects.** Chat often drops the "I": "Lost my job yesterday",
@@ -114,6 +116,7 @@ from ._fact_rules import (
     _resolve_time,
     _rewrite,
     _sentences,
+    _short_identity,
     _strip_discourse,
     _with_subject,
 )
@@ -294,8 +297,8 @@ class RuleFactExtractor(FactExtractor):
         if tag := _TAG_QUESTION.match(s):  # "I can bring it tomorrow, how does that sound?"
             s = tag["stem"]
         # a fragment says too little, unless the speaker asked to keep it ("Remember,
-        # I'm vegan")
-        shortest = 2 if asked else 4
+        # I'm vegan") or it says who they are ("I'm vegan", "I'm a nurse")
+        shortest = 2 if asked or _short_identity(s) else 4
         if len(s.split()) < shortest or s.rstrip().endswith("?") or len(s) > _MAX_CONTENT:
             return []
         if _GREETING.match(s) or _IMPERATIVE.match(s) or _FILLER.match(s):
