@@ -368,6 +368,24 @@ def test_the_same_state_said_in_the_past_has_ended(old: str, new: str, sim: floa
 @pytest.mark.parametrize(
     ("old", "new", "sim"),
     [
+        # a moment in the past is an event then, not the end of a state
+        ("I love sushi.", "I loved the sushi we had yesterday.", 0.84),
+        # the words of the old text in another role ("a teacher's pet", "a sister's wedding")
+        ("I'm a teacher.", "I was a teacher's pet at school.", 0.59),
+        ("I have a sister.", "I had a sister's wedding to attend last weekend.", 0.54),
+        ("I drive a Golf.", "I used to drive my dad's Golf as a teenager.", 0.75),
+        # a value that goes on after its ending: a trip, an early day
+        ("My manager is Priya.", "Priya left for a conference in Paris.", 0.48),
+        ("My manager is Priya.", "Priya left early today.", 0.55),
+    ],
+)
+def test_a_past_event_or_a_value_that_goes_on_ends_nothing(old: str, new: str, sim: float) -> None:
+    assert act(new, old, sim) is Action.ADD
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
         # a past period of its own, an event, a visit, someone else
         ("I have a cat.", "I had a cat when I was a kid.", 0.71),
         ("I work at Nokia as a designer.", "I was promoted at Nokia last week.", 0.71),

@@ -67,18 +67,22 @@ first rule with a candidate wins; among candidates, the most similar one):
      work at Google" apart.
 
    * *ended* — the new text says in the simple past what the old one says in
-     the present, naming all its words and values ("I used to be a software
-     engineer" / "I'm a software engineer", "I lived in Berlin for two years" /
-     "I live in Berlin"): the state has ended. Not when a period of its own
-     bounds it ("I had a cat when I was a kid" / "I have a cat"), nor for an
-     event ("I was promoted at Nokia"). The reverse, the present after the same
+     the present, the old words after its opening in the same order ("I used
+     to be a software engineer" / "I'm a software engineer", "I lived in Berlin
+     for two years" / "I live in Berlin"): the state has ended. Not when a
+     period of its own bounds it ("I had a cat when I was a kid" / "I have a
+     cat") or a moment in the past sets it ("I loved the sushi we had
+     yesterday"; "until last year" still ends it), when the words play another
+     role ("I was a teacher's pet"), nor for an event ("I was promoted at
+     Nokia"). The reverse, the present after the same
      past ("I live in Berlin" / "I used to live in Berlin"), is no repeat: the
      user is back.
    * *update* — both texts in the speaker's own words (:mod:`.slots`; the
      same author when known) or the new one about a value of the old one that
-     ends there ("Rex passed away" / "I have a dog named Rex", "Priya left the
+     ends there, with nothing after the ending but when and where from ("Rex
+     passed away last month" / "I have a dog named Rex", "Priya left the
      company" / "My manager is Priya"; not "Anna moved to Berlin", "Tom lost
-     his job"), or both about the same other person when the new one leaves the
+     his job", "Priya left for a conference"), or both about the same other person when the new one leaves the
      old value outright or switches to a named one ("Alice left Google for
      Meta" / "Alice works at Google", "My son switched to Elm School"; the
      person's own name is no value they leave), an update cue in the new text ("we relocated",
@@ -788,11 +792,38 @@ def _ended(old: _Text, new: _Text) -> str | None:
     period of its own ("I had a cat when I was a kid") ends nothing."""
     if not new.past or old.past or not old.content or not new.states:
         return None
-    if any(t.low in _PERIOD for t in new.toks):
+    lows = [t.low for t in new.toks]
+    if any(w in _PERIOD for w in lows):
         return None
-    if old.content <= new.content and old.values <= new.named:
+    # a moment in the past is an event then ("I loved the sushi we had yesterday"),
+    # unless the state lasted until it ("I lived in Berlin until last year")
+    if "until" not in lows and (_one_day(new) or "ago" in lows or "last" in lows):
+        return None
+    said = _predicate(old)
+    keys = [_key(t) for t in new.toks]
+    n = len(said)
+    if n and any(keys[i : i + n] == said for i in range(len(keys) - n + 1)):
         return "contradiction: said in the past, the state has ended"
     return None
+
+
+#: What opens a statement before its predicate: the speaker and the verb of being
+#: or having ("I'm", "I have", "we are").
+_OPENING = frozenset("i i'm we we're am is are 'm have has do does".split()) | _FILLERS
+
+
+def _predicate(text: _Text) -> list[str]:
+    """The words after the statement's opening, as :func:`_key` s: "I have a dog
+    named Rex" -> a dog named rex."""
+    toks = list(text.toks)
+    while toks and toks[0].low in _OPENING:
+        toks.pop(0)
+    return [_key(t) for t in toks]
+
+
+def _key(t: _Tok) -> str:
+    """A token's stem, marked when possessive ("a teacher's pet" is no "a teacher")."""
+    return t.stem + ("'s" if t.low.endswith("'s") else "")
 
 
 def _family_slot(
@@ -889,11 +920,24 @@ def _value_ends(old: _Text, new: _Text) -> bool:
     there, going nowhere: "Rex passed away" / "I have a dog named Rex", "Priya
     left the company" / "My manager is Priya"; not "Anna moved to Berlin" / "My
     girlfriend is Anna", nor "Tom lost his job" / "My best friend is Tom"."""
-    return (
-        new.subject in old.values
-        and _leaves(old, new)
-        and not any(t.low in _ELSEWHERE for t in new.toks)
-    )
+    if new.subject not in old.values or not _leaves(old, new):
+        return False
+    lows = [t.low for t in new.toks]
+    at = next((i for i, w in enumerate(lows) if w in _ENDINGS or w in _END_TAILS), len(lows))
+    # nothing after the ending but when and where from ("passed away last month",
+    # "left the company"): "Priya left for a conference", "left early today" go on
+    return all(
+        t.low in _WHEN_GONE or not t.content or _stem(t.low) in _PLACES for t in new.toks[at + 1 :]
+    ) and not any(w in _ELSEWHERE for w in lows)
+
+
+#: The second words of the ending phrases ("passed away", "laid off").
+_END_TAILS = frozenset({"away"} | {b for _, b in _END_PHRASES})
+#: Words of when (or how) after an ending that say nothing else happened.
+_WHEN_GONE = frozenset(
+    """away yesterday last night week weekend month year spring summer autumn fall winter
+    ago sadly suddenly peacefully recently""".split()
+)
 
 
 #: Words that send an ending elsewhere ("Anna moved to Berlin"): the value goes on.
