@@ -377,6 +377,11 @@ def test_the_same_state_said_in_the_past_has_ended(old: str, new: str, sim: floa
         # a value that goes on after its ending: a trip, an early day
         ("My manager is Priya.", "Priya left for a conference in Paris.", 0.48),
         ("My manager is Priya.", "Priya left early today.", 0.55),
+        ("I have a dog named Rex.", "Rex is gone for the weekend with my parents.", 0.59),
+        ("I live with Tom.", "Tom is gone for the weekend.", 0.64),
+        # an ending that acts on others, or a change of something the value holds
+        ("I work at Nokia.", "Nokia laid off 200 people today.", 0.58),
+        ("My son plays for the Tigers.", "My son switched positions on the Tigers.", 0.82),
     ],
 )
 def test_a_past_event_or_a_value_that_goes_on_ends_nothing(old: str, new: str, sim: float) -> None:

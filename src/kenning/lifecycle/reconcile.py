@@ -82,8 +82,9 @@ first rule with a candidate wins; among candidates, the most similar one):
      ends there, with nothing after the ending but when and where from ("Rex
      passed away last month" / "I have a dog named Rex", "Priya left the
      company" / "My manager is Priya"; not "Anna moved to Berlin", "Tom lost
-     his job", "Priya left for a conference"), or both about the same other person when the new one leaves the
-     old value outright or switches to a named one ("Alice left Google for
+     his job", "Priya left for a conference"), or both about the same other
+     person when the new one leaves the old value outright or switches to a
+     named one ("Alice left Google for
      Meta" / "Alice works at Google", "My son switched to Elm School"; the
      person's own name is no value they leave), an update cue in the new text ("we relocated",
      "my new home", "first day at", "quit", "adopted") and a changed value
@@ -658,11 +659,14 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
         if not (phrase or low in _ENDINGS):
             continue
-        if _left_after(old, toks[i + 1 : i + 1 + reach]):
+        if _left_after(old, toks[i + 1 : i + 1 + reach], holds=low not in _CHANGE_VERBS):
             return True
         start = i - 1 if phrase else i
-        if not _acts_on(toks[i + 1 :]) and old.values & set(
-            lows[max(0, start - _ENDS_BEFORE) : start]
+        gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
+        if (
+            not gone_on
+            and not _acts_on(toks[i + 1 :])
+            and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start])
         ):
             return True
     return False
@@ -698,8 +702,10 @@ def _acts_on(after: Sequence[_Tok]) -> bool:
     thing, "changed my prescription", "laid off half my team"), not by a place it
     is left from or nothing."""
     k = 0
-    while k < len(after) and after[k].low in _QUANTITIES:
+    while k < len(after) and (after[k].low in _QUANTITIES or after[k].number):
         k += 1
+    if k and k < len(after) and after[k].content:
+        return True  # "laid off 200 people"
     after = after[k:]
     if after and after[0].low in _THEIR_OWN:
         return True  # the value's own thing: "Dr. Weber moved his practice", "Tom lost his job"
@@ -709,13 +715,20 @@ def _acts_on(after: Sequence[_Tok]) -> bool:
     return thing is None or _stem(thing.low) not in _PLACES
 
 
-def _left_after(old: _Text, after: Sequence[_Tok]) -> bool:
+def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
     """Whether one of ``old``'s values is what the ending before ``after`` leaves:
-    named before any other thing the ending could act on."""
-    for t in after:
+    named before any other thing the ending could act on. ``holds``: what one
+    holds with a value is left with it ("I quit my position at Nokia"); after a
+    word of change it is what changes ("I switched positions on the Tigers")."""
+    for i, t in enumerate(after):
         if t.low in old.values:
             return True
-        if t.low in _ON_THE_WAY or _stem(t.low) in _HOLDING_STEMS:
+        held = _stem(t.low) in _HOLDING_STEMS
+        # after a word of change, what one holds is left only from the value ("moved
+        # my accounts from ING"), not changed on it ("switched positions on the Tigers")
+        if held and not holds:
+            held = i + 1 < len(after) and after[i + 1].low in ("from", "out")
+        if t.low in _ON_THE_WAY or held:
             continue
         if t.content:
             return False
@@ -940,8 +953,9 @@ _WHEN_GONE = frozenset(
 )
 
 
-#: Words that send an ending elsewhere ("Anna moved to Berlin"): the value goes on.
-_ELSEWHERE = frozenset("to into".split())
+#: Words that send an ending elsewhere or for a while ("Anna moved to Berlin", "Tom
+#: is gone for the weekend"): the value goes on.
+_ELSEWHERE = frozenset("to into for".split())
 
 
 def _theirs_changes(old: _Text, new: _Text) -> bool:
