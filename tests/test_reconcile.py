@@ -156,7 +156,7 @@ def test_negation_flip_supersedes() -> None:
 
 def test_number_change_needs_same_kind_and_same_subject() -> None:
     d = decide("My son Leo turned 8 today", nb("m1", "My son Leo is 7 years old", 0.85))
-    assert (d.action, d.reason) == (Action.SUPERSEDE, "contradiction: number changed '7' -> '8'")
+    assert (d.action, d.reason) == (Action.SUPERSEDE, "contradiction: age changed '7' -> '8'")
     d = decide("Standup moved to 9:30am", nb("m1", "Our team standup is at 9am", 0.73))
     assert d.action is Action.SUPERSEDE
     # another fact with another number: words besides the number differ, nothing says "changed"
@@ -478,6 +478,17 @@ def test_someone_elses_value_changes_when_the_text_leaves_it_or_switches() -> No
     assert act("Alice's back hurts after moving furniture.", "Alice works at Google.", 0.37) is (
         Action.ADD
     )
+
+
+def test_a_subject_that_includes_the_speaker_fills_the_speakers_slot() -> None:
+    """ "The user and others relocated to Lisbon" (drawn by ingest from "We relocated
+    ...") is the speaker's home; the user's sister's is not."""
+    d = decide(
+        "The user and others relocated to Lisbon in February 2022.",
+        nb("m1", "The user lives in Berlin with the user's wife.", 0.31),
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("The user's sister lives in Rome.", "The user lives in Berlin.", 0.6) is Action.ADD
 
 
 def test_a_persons_own_name_is_no_value_they_leave() -> None:

@@ -37,8 +37,10 @@ first rule with a candidate wins; among candidates, the most similar one):
      "standup is at 9am" / "standup moved to 9:30am"; a plain hour counts as
      a time when the text says it changed: "Standup moves to 10"). Without that, "Maya's
      birthday is on 4 July" / "Maya's anniversary is on 12 July" are two facts.
-     The speaker's age has no word to share: "I'm 34" / "I turned 35" is a
-     change of the age they give.
+     An age has no word to share: "I'm 34" / "I turned 35", "My son is 6" /
+     "My son turned 7" change the age of the same subject. A value is a
+     capitalised word or a number, never the name the text is about ("Britt"
+     in "Britt has had an account at Deutsche Bank since Britt was a student").
    * *template* — the token sequences share a prefix and suffix around one
      short differing span (``template_max_span`` tokens each, no shared
      content word) and something says the span is a *single-valued slot*:
@@ -62,7 +64,8 @@ first rule with a candidate wins; among candidates, the most similar one):
      Paris"). Such pairs embed far apart (0.45), so this rule has its own,
      lower gate ``slot_similarity``, 0.1 lower again when the new slot holds a
      name ("We relocated to Lisbon last month" / "I live in Berlin" embed at
-     0.34; "I moved to the window seat" names nothing). The speaker's "we" is
+     0.34; "I moved to the window seat" names nothing). A subject that includes
+     the speaker ("we", "the user and others" in facts drawn by ``ingest``) is
      the speaker's slot; the subject match keeps "My wife works at Google" / "I
      work at Google" apart.
 
@@ -501,10 +504,12 @@ class _Text:
             slot=_slot(toks),
             words=len(toks),
             family=_family_slot(toks),
+            # a possessive is no value ("Aldo's doctor"), nor the name the text is
+            # about ("Britt has had an account at Deutsche Bank since Britt was ...")
             values=frozenset(
                 t.low for i, t in enumerate(toks) if t.number or (i and t.text[:1].isupper())
             )
-            - {"i"},
+            - {"i", subject_of(text)},
             named=frozenset(lows),
             adds=any(w in _ADDING for w in lows)
             or any(a == "also" and b in _GETTING for a, b in pairs),
@@ -545,18 +550,18 @@ def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
     return None
 
 
-#: How a text gives the speaker's age: "I'm 34", "I am 34 years old", "I turned 35".
+#: How a text gives its subject's age: "I'm 34", "My son is 6", "I turned 35".
 #: The number stands alone (no unit after it: "I'm 34 sure" is no age); a time or a
 #: conjunction may follow.
 _AGE = re.compile(
-    r"\b(?:i'm|i am|turned|turning|turn)\s+(?P<n>[0-9]{1,3})"
+    r"\b(?:i'm|i am|is|turned|turning|turn)\s+(?P<n>[0-9]{1,3})"
     r"(?=$|\s+(?:years?|now|today|yesterday|tomorrow|soon|this|last|next|on|in|and|but|so)\b)"
     r"|\b(?P<m>[0-9]{1,3})\s+years?\s+old\b"
 )
 
 
 def _age(text: _Text) -> str | None:
-    """The speaker's age, when the text gives it."""
+    """The subject's age, when the text gives it."""
     m = _AGE.search(text.norm)
     return (m["n"] or m["m"]) if m else None
 
@@ -572,7 +577,7 @@ def _hours(numbers: frozenset[str]) -> bool:
 
 def _number_change(old: _Text, new: _Text) -> str | None:
     a, b = _age(old), _age(new)
-    if a and b and a != b and old.subject == new.subject == "self":
+    if a and b and a != b and old.subject == new.subject != "":
         return f"contradiction: age changed '{a}' -> '{b}'"
     gone, came = old.numbers - new.numbers, new.numbers - old.numbers
     kinds = {_number_kind(w) for w in gone} & {_number_kind(w) for w in came}
@@ -853,17 +858,19 @@ def _family_slot(
             if _past_state(toks, i):
                 return None
             # "I have lived in Lisbon" has the subject of "I live in Berlin"
-            # and "We moved to Lisbon" the speaker's (their household's) as well
-            subject = tuple(
-                _SPEAKER.get(t.stem, t.stem) for t in toks[:i] if t.low not in _FILLERS | _PERFECT
-            )
+            # and a subject that includes the speaker is the speaker's ("We moved to
+            # Lisbon", "The user and others relocated", drawn by ingest from "we")
+            said = [t for t in toks[:i] if t.low not in _FILLERS | _PERFECT]
+            lows = [t.low for t in said]
+            speaker = bool(_SPEAKER & set(lows)) or "user" in lows
+            subject = ("i",) if speaker else tuple(t.stem for t in said)
             obj = toks[i + 2 :]
             return family, subject, _content_of(obj), _phrase(obj)
     return None
 
 
-#: The speaker in a slot's subject: "I" or "we".
-_SPEAKER = {"we": "i"}
+#: The speaker in a slot's subject ("the user" too, in facts drawn by ``ingest``).
+_SPEAKER = frozenset("i we i've we've".split())
 #: Slot triggers that name a state (a move or a relocation names a change).
 _STATES = frozenset({"liv", "work", "resid", "employ", "bas"})
 _PERFECT = frozenset("have has 've i've we've you've they've".split())
@@ -959,14 +966,13 @@ _ELSEWHERE = frozenset("to into for".split())
 
 
 def _theirs_changes(old: _Text, new: _Text) -> bool:
-    """Whether ``new`` leaves a value of ``old`` (both about the same person) other
-    than that person's name, or changes to another with a word of change: "Alice
+    """Whether ``new`` leaves a value of ``old`` (both about the same person; the
+    person's name is no value of theirs), or changes to another with a word of change: "Alice
     left Google for Meta", "My son switched to Elm School"; not "Julia has had a
     job at Airbus since Julia graduated" / "Julia has had an account at
     UniCredit", nor "Nils got into KU Leuven and switched programmes" / "Nils
     goes to Basic-Fit"."""
-    values = replace(old, values=old.values - {old.subject})
-    return _leaves(values, new) or any(_changes_to_another(old, new, w) for w in new.change_verbs)
+    return _leaves(old, new) or any(_changes_to_another(old, new, w) for w in new.change_verbs)
 
 
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
@@ -988,15 +994,18 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # switched to Elm School" / "My son goes to Oak School"): no cosine carries that
     if cue is None:
         return None
-    mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
-    theirs = old.subject == new.subject not in ("", "self") and _theirs_changes(old, new)
-    if not (mine or theirs):
-        return None
     # the new text names the old value: "we moved out of Berlin" / "I live in Berlin", or
     # leaves all the old text says: "I switched from paleo to sugar-free" / "I'm paleo"
     names_old = bool(old.values & new.values) or (
         new.ends and bool(old.content) and old.content <= new.content
     )
+    mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
+    # another person's fact needs its value named ("Elm School" / "Oak School"): a
+    # cosine says too little of which of their facts changed ("Mila switched to a
+    # Pixel 8" / "Mila is at Philips now")
+    theirs = old.subject == new.subject not in ("", "self") and _theirs_changes(old, new)
+    if not (mine or theirs):
+        return None
     if _keeps_values(old, new) and not _changes_to_another(old, new, cue):
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
