@@ -246,6 +246,19 @@ def test_a_short_statement_of_who_the_speaker_is_is_a_fact(text: str, content: s
     assert [f.content for f in rules(f"Anna: {text}")] == [content]
 
 
+def test_a_date_that_comes_back_every_year_keeps_no_year() -> None:
+    """ "Our anniversary is on June 12", said in May 2023, is no event of June 2022
+    (nor of any one year): it stands as said. A birthday that was is an event."""
+    (fact,) = rules("Anna: Our anniversary is on June 12.")
+    assert (fact.content, fact.kind, fact.event_at) == (
+        "Anna's anniversary is on June 12.",
+        "statement",
+        None,
+    )
+    (fact,) = rules("Anna: My birthday was last week.")
+    assert fact.kind == "event" and fact.event_at is not None
+
+
 @pytest.mark.parametrize(
     "text", ["I'm fine.", "I'm so sorry.", "I'm in!", "I'm listening.", "I'm tired."]
 )

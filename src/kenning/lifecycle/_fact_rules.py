@@ -120,6 +120,9 @@ _TAG_QUESTION = re.compile(
     r"|isn't|don't|any|anything|you)\b[^,?]*\?$",
     re.IGNORECASE,
 )
+#: A date that comes back every year, stated in the present ("My birthday is March
+#: 3rd"): it has no year to resolve.
+_RECURRING = re.compile(r"\b(?:birthday|anniversary|name day)\s+(?:is|falls|'s)\b", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|hopefully|possibly)\b", re.IGNORECASE)
 
 

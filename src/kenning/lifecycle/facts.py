@@ -49,7 +49,9 @@ is not ``assistant``/``system`` (those only serve as context: who "you" is):
    ``event_at`` the turn's time; *opinion* — "I think / believe ...";
    *statement* — everything else that is first person ("I'm a nurse",
    "I have two kids", "my job is ...", "we ..." statements).
-6. **Time.** Expressions are resolved against ``Turn.at`` with
+6. **Time.** A date that comes back every year ("My birthday is March 3rd",
+   "Our anniversary is on June 12") stays as said: a standing fact, no event.
+   Other expressions are resolved against ``Turn.at`` with
    :func:`kenning.retrieval.timeq.content_times` ("yesterday", "last week",
    "next month", "on May 5"); the first gives ``event_at`` (its window's
    start, or the turn's time for a rolling "recently") and each whole-day,
@@ -105,6 +107,7 @@ from ._fact_rules import (
     _IMPERATIVE,
     _NAMED_REL,
     _NOT_NAMES,
+    _RECURRING,
     _REL_WORDS,
     _RELATIONSHIP,
     _TAG_QUESTION,
@@ -309,7 +312,9 @@ class RuleFactExtractor(FactExtractor):
         if found is None:
             return []
         fp, implicit = found
-        when = _resolve_time(fp, at)
+        # a date that comes back every year has no year to resolve ("My birthday is
+        # March 3rd", "Our anniversary is on June 12"): the fact stands as said
+        when = None if _RECURRING.search(fp) else _resolve_time(fp, at)
         kind = _kind(fp, when)
         content, unresolved = _rewrite(fp, who)
         if when is not None:
