@@ -966,12 +966,11 @@ _ELSEWHERE = frozenset("to into for".split())
 
 
 def _theirs_changes(old: _Text, new: _Text) -> bool:
-    """Whether ``new`` leaves a value of ``old`` (both about the same person; the
-    person's name is no value of theirs), or changes to another with a word of change: "Alice
-    left Google for Meta", "My son switched to Elm School"; not "Julia has had a
-    job at Airbus since Julia graduated" / "Julia has had an account at
-    UniCredit", nor "Nils got into KU Leuven and switched programmes" / "Nils
-    goes to Basic-Fit"."""
+    """Whether ``new`` leaves a value of ``old`` (both about the same person, whose
+    name is no value of theirs) or a word of change goes to another: "Alice left
+    Google for Meta", "My son switched to Elm School"; not "Julia has had a job at
+    Airbus since Julia graduated" / "Julia has had an account at UniCredit", nor
+    "Nils got into KU Leuven and switched programmes" / "Nils goes to Basic-Fit"."""
     return _leaves(old, new) or any(_changes_to_another(old, new, w) for w in new.change_verbs)
 
 
