@@ -246,6 +246,14 @@ def test_a_short_statement_of_who_the_speaker_is_is_a_fact(text: str, content: s
     assert [f.content for f in rules(f"Anna: {text}")] == [content]
 
 
+def test_no_longer_and_an_arrangement() -> None:
+    """ "I no longer work" agrees past "no longer"; "I'm flying to Rome on Friday",
+    said on a Monday, is a plan for that Friday."""
+    assert one("Anna: I no longer work at Nokia.").content == "Anna no longer works at Nokia."
+    fact = one("Anna: I'm flying to Rome on Friday.")
+    assert (fact.kind, fact.event_at) == ("plan", datetime(2023, 5, 12, tzinfo=UTC))
+
+
 def test_a_date_that_comes_back_every_year_keeps_no_year() -> None:
     """ "Our anniversary is on June 12", said in May 2023, is no event of June 2022
     (nor of any one year): it stands as said. A birthday that was is an event."""

@@ -694,3 +694,22 @@ def test_windows_are_ordered_and_remainder_drops_matches(
     assert "Caroline paint" in parsed.remainder
     spans = content_times(query, now)
     assert [(s.start, s.end) for s in spans] == [(parsed.start, parsed.end)]
+
+
+@pytest.mark.parametrize(
+    ("text", "month"),
+    [
+        # an arrangement in the present progressive speaks of the future
+        ("I'm flying to Rome in June.", 6),
+        ("My sister is getting married in June.", 6),
+        ("I'm training for a half marathon in October.", 10),
+        # a state or a past purchase does not
+        ("I'm reading a book I bought in March.", 3),
+    ],
+)
+def test_an_arrangement_in_the_present_progressive_resolves_forward(text: str, month: int) -> None:
+    """Said on 20 May 2023: "in June" is June 2023 for an arrangement (not June
+    2022), "in March" stays March 2023."""
+    (span,) = content_times(text, NOW)
+    assert span.start is not None
+    assert (span.start.year, span.start.month) == (2023, month)

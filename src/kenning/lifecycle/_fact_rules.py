@@ -51,7 +51,8 @@ _ADVERBS = frozenset(
     """also just still even never always often sometimes usually really totally actually
     definitely finally recently already only mostly kinda truly especially generally currently
     now then too so super pretty absolutely completely seriously literally honestly personally
-    normally typically regularly occasionally rarely ever def gradually slowly quickly""".split()
+    normally typically regularly occasionally rarely ever def gradually slowly quickly
+    longer""".split()
 )
 _LY_VERBS = frozenset("apply reply rely supply multiply comply imply fly ally bully rally".split())
 _ING_NOT_GERUND = frozenset(
@@ -284,8 +285,8 @@ _YOU_AGREE |= {"haven't": "hasn't", "don't": "doesn't"}
 
 def _is_adverb(word: str) -> bool:
     w = word.lower()
-    if w in _ADVERBS or not any(c.isalpha() for c in w):
-        return True
+    if w in _ADVERBS or w == "no" or not any(c.isalpha() for c in w):
+        return True  # "no" of "I no longer work" too
     return w.endswith("ly") and len(w) > 4 and w not in _LY_VERBS
 
 
