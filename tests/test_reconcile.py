@@ -509,6 +509,20 @@ def test_a_persons_own_name_is_no_value_they_leave() -> None:
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("I live in Berlin.", "We moved to Berlin last year.", 0.77),
+        ("Alice works at Google.", "Alice switched to the Google Maps team.", 0.72),
+        ("I work at Google.", "I switched to Google Cloud last month.", 0.46),
+        ("I work at Nokia.", "I moved to the Nokia design team.", 0.72),
+    ],
+)
+def test_where_a_change_goes_is_no_value_it_leaves(old: str, new: str, sim: float) -> None:
+    """ "We moved to Berlin" goes to Berlin: it leaves no "I live in Berlin"."""
+    assert act(new, old, sim) is Action.ADD
+
+
 def test_a_slipped_deadline_is_a_changed_date() -> None:
     d = decide(
         "The deadline slipped to April 15.", nb("m1", "The project deadline is March 1.", 0.53)

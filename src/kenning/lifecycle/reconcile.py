@@ -108,7 +108,8 @@ first rule with a candidate wins; among candidates, the most similar one):
      (what one holds with a value does not count: "I quit my job at Nokia",
      but "I switched programmes at KU Leuven" leaves KU Leuven), or named just
      before it when nothing it acts on follows ("Dr. Petrov retired"), or only
-     a place it is left from ("Priya left the company"); "Nokia moved our
+     a place it is left from ("Priya left the company"), never where it goes
+     ("We moved to Berlin", "switched to the Google Maps team"); "Nokia moved our
      team to Espoo" and "Nokia laid off half my team" leave nothing. One that
      leaves a value at once
      is a cue of its own ("Today was my last day at Nokia", "Tom and I split
@@ -728,6 +729,8 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
     for i, t in enumerate(after):
         if t.low in old.values:
             return True
+        if t.low in _ELSEWHERE:
+            return False  # where one goes: "We moved to Berlin" leaves no Berlin
         held = _stem(t.low) in _HOLDING_STEMS
         # after a word of change, what one holds is left only from the value ("moved
         # my accounts from ING"), not changed on it ("switched positions on the Tigers")
@@ -971,7 +974,14 @@ def _theirs_changes(old: _Text, new: _Text) -> bool:
     Google for Meta", "My son switched to Elm School"; not "Julia has had a job at
     Airbus since Julia graduated" / "Julia has had an account at UniCredit", nor
     "Nils got into KU Leuven and switched programmes" / "Nils goes to Basic-Fit"."""
-    return _leaves(old, new) or any(_changes_to_another(old, new, w) for w in new.change_verbs)
+    if _leaves(old, new):
+        return True
+    # a switch to another value changes the fact of that kind of value, one with a
+    # word of it in common ("Elm School" / "Oak School"), not every fact of theirs
+    # ("Alice switched to the Google Maps team" / "Alice lives in Zurich")
+    return bool(old.values & new.values) and any(
+        _changes_to_another(old, new, w) for w in new.change_verbs
+    )
 
 
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
