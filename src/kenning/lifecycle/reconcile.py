@@ -175,6 +175,7 @@ from typing import Any, NamedTuple
 
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
+from ..retrieval.timeq import CALENDAR_NAMES
 from .knobs import ReconcileKnobs
 from .slots import is_person, named_subject, statement, subject_of
 
@@ -282,7 +283,9 @@ _STOP = frozenset(
     "there here what which who whom whose when where how some any all each".split()
 )
 _NEGATIONS = frozenset("not no never cannot anymore stopped stops quit quits".split())
-_NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), ("is", "gone"), ("are", "gone"))
+#: "is gone" both negates a state ("My cat allergy is gone") and ends a value.
+_GONE = (("is", "gone"), ("are", "gone"))
+_NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), *_GONE)
 #: Words that leave or change a value rather than begin one ("I quit Nokia", "we
 #: moved out of Berlin", "no longer vegan", "I switched from Nokia"): a text
 #: with one of them may name the value it ends, and a negated one may still
@@ -304,8 +307,7 @@ _END_PHRASES = (
     ("laid", "off"),
     ("let", "go"),
     ("made", "redundant"),
-    ("is", "gone"),
-    ("are", "gone"),
+    *_GONE,
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
 #: second car", "We also got a kitten"): an addition changes nothing.
@@ -451,8 +453,8 @@ class _Text:
     words: int
     #: (family, subject stems, object content, object phrase) of the first slot trigger
     family: tuple[str, tuple[str, ...], frozenset[str], str] | None
-    #: distinctive values: capitalised words after the first, and numbers
-    values: frozenset[str]
+    #: capitalised words after the first, and numbers (see ``values``)
+    capitals: frozenset[str]
     #: every word, folded: what a text names, wherever it names it
     named: frozenset[str]
     #: whether it adds a value beside one ("another", "a second", "also got")
@@ -469,6 +471,13 @@ class _Text:
     def states(self) -> bool:
         """Whether it states a fact: no question, request or supposition (cached)."""
         return statement(self.text).states
+
+    @property
+    def values(self) -> frozenset[str]:
+        """Distinctive values: capitalised words after the first, and numbers, but
+        not the name the text is about ("Britt" in "Britt has had an account at
+        Deutsche Bank since Britt was a student"); the subject is read only here."""
+        return self.capitals - {self.subject}
 
     @property
     def past(self) -> bool:
@@ -505,12 +514,10 @@ class _Text:
             slot=_slot(toks),
             words=len(toks),
             family=_family_slot(toks),
-            # a possessive is no value ("Aldo's doctor"), nor the name the text is
-            # about ("Britt has had an account at Deutsche Bank since Britt was ...")
-            values=frozenset(
+            capitals=frozenset(
                 t.low for i, t in enumerate(toks) if t.number or (i and t.text[:1].isupper())
             )
-            - {"i", subject_of(text)},
+            - {"i"},
             named=frozenset(lows),
             adds=any(w in _ADDING for w in lows)
             or any(a == "also" and b in _GETTING for a, b in pairs),
@@ -951,7 +958,7 @@ def _value_ends(old: _Text, new: _Text) -> bool:
     # "left the company"): "Priya left for a conference", "left early today" go on
     return all(
         t.low in _WHEN_GONE or not t.content or _stem(t.low) in _PLACES for t in new.toks[at + 1 :]
-    ) and not any(w in _ELSEWHERE for w in lows)
+    )
 
 
 #: The second words of the ending phrases ("passed away", "laid off").
@@ -994,27 +1001,23 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     cue = new.cue or ("ends" if _leaves(old, new, reach=2) else None)
     if new.adds and not _leaves(old, new):
         return None  # a second value beside the first: "We also got a kitten, Nala"
-    # the speaker's own words only: a fact rewritten about a named person ("Alice's
-    # employer is Airbus" / "Alice's back hurts after moving furniture") shares the
-    # name, which lifts the cosine of unrelated facts (precision .17 on the currency
-    # dev kinds through ingest), so the cosine says too little there
-    # or someone else's when the new text leaves the old value outright or goes to a
-    # named one ("Alice left Google for Meta" / "Alice works at Google", "My son
-    # switched to Elm School" / "My son goes to Oak School"): no cosine carries that
     if cue is None:
+        return None
+    # the speaker's own words, or a value of theirs that ends ("Rex passed away"). A
+    # fact rewritten about a named person ("Alice's employer is Airbus" / "Alice's
+    # back hurts after moving furniture") shares the name, which lifts the cosine of
+    # unrelated facts (precision .17 on the currency dev kinds through ingest), so
+    # another person's fact changes only when the new text leaves its value or
+    # switches to another of its kind (``_theirs_changes``): no cosine carries that
+    mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
+    theirs = old.subject == new.subject not in ("", "self") and _theirs_changes(old, new)
+    if not (mine or theirs):
         return None
     # the new text names the old value: "we moved out of Berlin" / "I live in Berlin", or
     # leaves all the old text says: "I switched from paleo to sugar-free" / "I'm paleo"
     names_old = bool(old.values & new.values) or (
         new.ends and bool(old.content) and old.content <= new.content
     )
-    mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
-    # another person's fact needs its value named ("Elm School" / "Oak School"): a
-    # cosine says too little of which of their facts changed ("Mila switched to a
-    # Pixel 8" / "Mila is at Philips now")
-    theirs = old.subject == new.subject not in ("", "self") and _theirs_changes(old, new)
-    if not (mine or theirs):
-        return None
     if _keeps_values(old, new) and not _changes_to_another(old, new, cue):
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
@@ -1052,19 +1055,13 @@ def _analysed(text: str) -> _Text:
     return _Text.of(text)
 
 
-_CALENDAR = frozenset(
-    """monday tuesday wednesday thursday friday saturday sunday january february march
-    april may june july august september october november december""".split()
-)
-
-
 def _names_slot_value(text: _Text) -> bool:
     """Whether the object of the text's slot opens on a name ("Lisbon last month"),
     not a thing or a day ("the window seat", "Fridays")."""
     if text.family is None:
         return False
     first = text.family[3].split(" ", 1)[0]
-    return first[:1].isupper() and first.lower().rstrip("s") not in _CALENDAR
+    return first[:1].isupper() and first.lower().rstrip("s") not in CALENDAR_NAMES
 
 
 def _contradiction(

@@ -64,6 +64,7 @@ from typing import Literal, Protocol
 from ..models import as_utc
 
 __all__ = [
+    "CALENDAR_NAMES",
     "TimeQuery",
     "TimeSpan",
     "Relation",
@@ -213,6 +214,10 @@ _MONTH_NAMES = (
 ).split()
 _MONTHS = {name[:3].lower(): i + 1 for i, name in enumerate(_MONTH_NAMES)}
 _WEEKDAYS = {w: i for i, w in enumerate("mon tue wed thu fri sat sun".split())}
+#: Month and weekday names, lower case: words that name a time, not a thing.
+CALENDAR_NAMES = frozenset(n.lower() for n in _MONTH_NAMES) | frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
 _NUMBERS = {
     w: i + 1
     for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
