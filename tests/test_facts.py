@@ -71,6 +71,10 @@ def test_statement_in_third_person() -> None:
             "Painting is part of Anna's life and Anna has made friends there.",
         ),
         ("Gonna continue my edu and check out careers!", None),
+        # a verb whose past is its base form is the past said once, the present of a habit
+        ("I quit Nokia and joined Philips.", "Anna quit Nokia and joined Philips."),
+        ("I quit my job at the bank.", "Anna quit Anna's job at the bank."),
+        ("I usually put honey in my tea.", "Anna usually puts honey in Anna's tea."),
     ],
 )
 def test_third_person_rewrite_and_agreement(text: str, expected: str | None) -> None:

@@ -33,6 +33,10 @@ _IRREGULAR_PAST = frozenset(
     became forgot understood hung rode hid shot threw grew drew fought sought stuck struck swore
     shook spoke stole tore overcame gotten""".split()
 )
+#: Verbs whose simple past is their base form: "I quit Nokia" may be either.
+_SAME_PAST = frozenset("quit put set cut let hit shut spread cost hurt split bet upset".split())
+#: Words that make a present habitual ("I quit sugar every January").
+_HABITUAL = frozenset("every always usually often never sometimes each".split())
 _PARTICIPLES = frozenset(
     "been gone done seen had got gotten made known taken given written begun come run".split()
 )
@@ -361,7 +365,7 @@ def _rewrite(s: str, names: _Names) -> tuple[str, bool]:
                 continue
             if low in _YOU_AGREE and agree != "i":
                 tok = _YOU_AGREE[low]
-            elif agree != "you" and low not in _NOT_VERBS:
+            elif agree != "you" and low not in _NOT_VERBS and not _said_in_past(low, tokens):
                 tok = _third_person(tok)
             agree = None
             out.append(tok)
@@ -376,6 +380,15 @@ def _rewrite(s: str, names: _Names) -> tuple[str, bool]:
             agree = None
             out.append(tok)
     return "".join(out), unresolved
+
+
+def _said_in_past(verb: str, sentence: Sequence[str]) -> bool:
+    """Whether ``verb``, whose past is its base form, is read as the past: said once,
+    it is what happened ("I quit Nokia and joined Philips", "I quit my job"); only a
+    habit is in the present ("I quit sugar every January")."""
+    if verb not in _SAME_PAST:
+        return False
+    return not any(w.lower() in _HABITUAL for w in sentence)
 
 
 def _after_and(before: Sequence[str]) -> bool:
