@@ -382,6 +382,9 @@ def test_the_same_state_said_in_the_past_has_ended(old: str, new: str, sim: floa
         # an ending that acts on others, or a change of something the value holds
         ("I work at Nokia.", "Nokia laid off 200 people today.", 0.58),
         ("My son plays for the Tigers.", "My son switched positions on the Tigers.", 0.82),
+        # a word of change that moves a thing moves that thing, not the speaker's own
+        ("I live in Berlin.", "We relocated the office to Munich.", 0.44),
+        ("I live in Berlin.", "We moved the meeting to Munich.", 0.41),
     ],
 )
 def test_a_past_event_or_a_value_that_goes_on_ends_nothing(old: str, new: str, sim: float) -> None:
@@ -451,6 +454,18 @@ def test_a_fact_about_a_thing_is_no_detail_of_the_speakers_own() -> None:
     assert act("The payments team got a new lead.", "I'm on the payments team.", 0.56) is (
         Action.ADD
     )
+
+
+def test_a_word_of_change_on_a_thing_changes_that_thing_or_the_speakers_own() -> None:
+    """A change that moves the thing a fact names changes that fact; people moved
+    with the speaker move the speaker ("the office" is a thing, the family is not)."""
+    assert act("We switched the plan to Vodafone.", "My phone plan is with O2.", 0.47) is (
+        Action.SUPERSEDE
+    )
+    assert act("I moved the whole family to Munich last month.", "I live in Berlin.", 0.51) is (
+        Action.SUPERSEDE
+    )
+    assert act("We relocated the office to Munich.", "I live in Berlin.", 0.44) is Action.ADD
 
 
 def test_a_state_that_is_gone_and_an_hour_that_moves_are_changes() -> None:

@@ -161,6 +161,7 @@ validates the answer strictly and falls back to the rules on any failure.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import re
@@ -177,7 +178,7 @@ from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from ..retrieval.timeq import CALENDAR_NAMES
 from .knobs import ReconcileKnobs
-from .slots import is_person, named_subject, statement, subject_of
+from .slots import RELATIONS, is_person, named_subject, statement, subject_of
 
 __all__ = [
     "Action",
@@ -991,6 +992,30 @@ def _theirs_changes(old: _Text, new: _Text) -> bool:
     )
 
 
+#: What opens a thing in the world after a word of change ("moved the meeting").
+_THING_OPENERS = frozenset("the a an this that".split())
+#: The people one lives with, beside the relations.
+_HOUSEHOLD = frozenset("family household".split())
+
+
+def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
+    """Whether the word of change ``cue`` acts on a thing the old text does not name:
+    "We relocated the office to Munich" moves the office, not the speaker's home,
+    where "We moved the standup to 10" changes "The standup is at 9:30" and "I
+    moved to Munich" or "We moved my accounts to N26" change the speaker's own."""
+    if cue not in new.change_verbs:
+        return False  # a thing got is the new value: "We adopted a puppy named Luna"
+    lows = [t.low for t in new.toks]
+    after = new.toks[lows.index(cue) + 1 :]
+    if not after or after[0].low not in _THING_OPENERS:
+        return False
+    phrase = list(itertools.takewhile(lambda t: t.low not in _SLOT_PREPS, after[1:]))
+    if any(t.low in RELATIONS or t.low in _HOUSEHOLD for t in phrase):
+        return False  # people move with the speaker: "I moved the whole family to Munich"
+    thing = next((t for t in phrase if t.content), None)
+    return thing is not None and thing.stem not in old.content
+
+
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
     """The same subject, a new value, and the new text says so ("We relocated to
     Lisbon" / "I live in Berlin"): the embedding gate is low because such pairs
@@ -1020,6 +1045,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     )
     if _keeps_values(old, new) and not _changes_to_another(old, new, cue):
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
+    if not names_old and _moves_a_thing(old, new, cue):
+        return None  # "We relocated the office to Munich" / "I live in Berlin"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
     # a denial is no update ("I'm not moving to Lisbon"), but a negation that ends
     # a value is ("I quit Nokia and joined Philips" / "I work at Nokia"; then "I
