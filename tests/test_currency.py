@@ -260,6 +260,31 @@ def test_the_newest_value_comes_first_and_the_old_one_answers_before(
     assert before[0].explain is not None and before[0].explain.signals["currency"] > 0
 
 
+def test_a_value_said_after_the_old_one_ended_continues_its_fact(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "Rex passed away" retires "I have a dog named Rex"; the puppy adopted later
+    shares little with the ending, yet replaces it: the chain reads Rex, his end, Luna."""
+    mem = make_memory(settings=_rules())
+    rex = _say(mem, "I have a dog named Rex.", OLD)
+    _say(mem, "I work at Nokia.", OLD)
+    ended = _say(mem, "Rex passed away last month.", MID)
+    luna = _say(mem, "We adopted a puppy called Luna.", NEW)
+    assert mem.get(rex).superseded_by == ended
+    assert (mem.get(ended).status, mem.get(ended).superseded_by) == (Status.SUPERSEDED, luna)
+    assert "Luna" in _first(mem, "What's my dog called?")
+    assert "Rex" in _first(mem, "What was my previous dog called?")
+    # what follows an ending without taking its place, or was said before it, is added
+    bike = _say(mem, "I bought a new bike.", NEW)
+    assert mem.get(bike).supersedes is None
+    ana = Principal(org_id="default", user_id="ana", roles=frozenset({Role.MEMBER}))
+    _say(mem, "I have a dog named Rex.", OLD, principal=ana)
+    gone = _say(mem, "Rex passed away last month.", NEW, principal=ana)
+    early = _say(mem, "We adopted a puppy called Luna.", MID, principal=ana)
+    assert mem.get(gone, principal=ana).status is Status.ACTIVE
+    assert mem.get(early, principal=ana).supersedes is None
+
+
 def test_the_read_time_net_orders_values_reconcile_never_linked(
     make_memory: Callable[..., Memory],
 ) -> None:

@@ -388,6 +388,16 @@ def test_a_batch_of_neighbour_searches_in_a_large_scope_matches_one_search_each(
     assert len(batch[-1]) == 5 and all(
         i in {r.id for r in _all_records(mem, scopes=["team:small"])} for i, _ in batch[-1]
     )
+    # memories of another status, asked for by status, on both paths (index and exact)
+    org = mem.principal.org_id
+    for scope in (team, Scope.team("small")):
+        near = [i for i, _ in mem.store.scope_neighbours(org, [(scope, vectors[0])], 3)[0]]
+        for mid in near:
+            mem.archive(mid)
+        (active,) = mem.store.scope_neighbours(org, [(scope, vectors[0])], 3)
+        (archived,) = mem.store.scope_neighbours(org, [(scope, vectors[0])], 5, {Status.ARCHIVED})
+        assert not set(near) & {i for i, _ in active}
+        assert [i for i, _ in archived] == near
 
 
 def test_hnsw_path_matches_exact_search(

@@ -191,6 +191,7 @@ __all__ = [
     "RuleReconciler",
     "RECONCILE_PROMPT",
     "normalise_for_compare",
+    "only_ends",
 ]
 
 logger = logging.getLogger("kenning.lifecycle.reconcile")
@@ -1080,6 +1081,18 @@ def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
 def _analysed(text: str) -> _Text:
     """:meth:`_Text.of`, cached: a stored memory is compared with many new ones."""
     return _Text.of(text)
+
+
+def only_ends(ending: str, ended: str) -> bool:
+    """Whether ``ending``, which replaced ``ended``, only ended its value: a word that
+    ends or denies it, and no value of its own besides a time ("Rex passed away last
+    month" / "I have a dog named Rex", "I quit Nokia in 2023", "I'm no longer vegan");
+    "I moved back to Berlin after two years in Paris" names the next value instead."""
+    new, old = _analysed(ending), _analysed(ended)
+    if not (new.ends or new.negated):
+        return False
+    own = {v for v in new.values - old.values if not v.isdigit() and v not in CALENDAR_NAMES}
+    return not own
 
 
 def _names_slot_value(text: _Text) -> bool:

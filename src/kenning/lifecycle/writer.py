@@ -20,6 +20,11 @@ SHADOW     the new memory restates the old one with more: the old one retires
            (``superseded``, window left open), linked ``elaborates``
 =========  ===================================================================
 
+A memory that would be added is also compared with the nearest retired facts
+whose replacement only ended them ("Rex passed away" for "I have a dog named
+Rex"): a new value of such a fact ("We adopted a puppy called Luna") replaces
+the ending, so a value that ended and the one that came after stay one chain.
+
 Only active memories of the types in ``lifecycle.reconcile_types`` are
 reconciled: episodic and working memories are events (two alike events stay
 two), and a memory written as ``pending_review`` waits for its reviewer
@@ -53,6 +58,7 @@ from .reconcile import (
     Neighbour,
     Reconciler,
     RuleReconciler,
+    only_ends,
 )
 
 __all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
@@ -220,7 +226,63 @@ class WritePlanner:
             items.append((Incoming(r.content, r.key, r.said_at, self._author(r)), best))
         assert self.reconciler is not None
         decided = self.reconciler.decide_many(items)
+        decided = self._after_endings(records, vectors, eligible, items, decided, existing)
         return dict(zip(eligible, decided, strict=True)), existing, near
+
+    def _after_endings(
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: np.ndarray,
+        eligible: list[int],
+        items: list[tuple[Incoming, list[Neighbour]]],
+        decided: list[Decision],
+        existing: dict[str, MemoryRecord],
+    ) -> list[Decision]:
+        """``decided``, where a new value follows one that ended: it continues that fact.
+
+        "Rex passed away" retired "I have a dog named Rex"; "We adopted a puppy called
+        Luna" shares little with the ending, so it was added beside it, and the ending
+        kept answering "What's my dog called?". Each memory that would be added is
+        compared with the nearest retired ones (``_AFTER_ENDINGS``) whose replacement
+        only ended them (:func:`~.reconcile.only_ends`, said before the new one): a
+        supersede of the retired fact supersedes its ending, so the chain reads Rex,
+        his end, Luna. ``existing`` gains the endings read."""
+        adds = [n for n, d in enumerate(decided) if d.action is Action.ADD]
+        if not adds:
+            return decided
+        org = records[0].org_id
+        asked = [(records[eligible[n]].scope, vectors[eligible[n]]) for n in adds]
+        near = self.store.scope_neighbours(org, asked, _AFTER_ENDINGS, {Status.SUPERSEDED})
+        floor = self.settings.lifecycle.reconcile_rules.batch_floor  # as for the batch's own
+        near = [[(mid, sim) for mid, sim in hits if sim >= floor] for hits in near]
+        ids = sorted({mid for hits in near for mid, _ in hits})
+        if not ids:
+            return decided
+        view = ScopeFilter(org, frozenset(scope for scope, _ in asked))
+        retired = {r.id: r for r in self.store.get(ids, view)}
+        ends = {r.superseded_by for r in retired.values() if r.superseded_by} - set(existing)
+        existing.update((r.id, r) for r in self.store.get(sorted(e for e in ends if e), view))
+        again: list[tuple[int, tuple[Incoming, list[Neighbour]]]] = []
+        for n, hits in zip(adds, near, strict=True):
+            new = items[n][0]
+            stand_ins = []
+            for mid, sim in hits:
+                old = retired.get(mid)
+                end = existing.get(old.superseded_by or "") if old is not None else None
+                if old is None or end is None or not _ended_by(old, end, new):
+                    continue
+                stand_ins.append(replace(_neighbour(old, sim, self._author(old)), id=end.id))
+            if stand_ins:
+                again.append((n, (new, stand_ins)))
+        if not again:
+            return decided
+        assert self.reconciler is not None
+        out = list(decided)
+        decided_again = self.reconciler.decide_many([item for _, item in again])
+        for (n, _), d in zip(again, decided_again, strict=True):
+            if d.action is Action.SUPERSEDE and d.target is not None:
+                out[n] = replace(d, reason=f"{d.reason}, after {d.target} ended it")
+        return out
 
     def _author(self, record: MemoryRecord) -> str | None:
         """Who said ``record`` (its author metadata), so "I" is compared with "I"."""
@@ -359,6 +421,20 @@ def _batch_candidates(
                 close = close[row[close] >= cut]
             out[members[a]] = [(eligible[members[b]], float(row[b])) for b in close]
     return out
+
+
+#: How many of the nearest retired memories a new one that would be added is compared
+#: with, for a value that ended before it (``WritePlanner._after_endings``).
+_AFTER_ENDINGS = 3
+
+
+def _ended_by(old: MemoryRecord, end: MemoryRecord, new: Incoming) -> bool:
+    """Whether ``end``, active, replaced ``old`` only to end its value, before ``new``."""
+    if end.status is not Status.ACTIVE or end.supersedes != old.id:
+        return False
+    if new.said_at is not None and new.said_at < end.said_at:
+        return False
+    return only_ends(end.content, old.content)
 
 
 def _neighbour(record: MemoryRecord, similarity: float, author: str | None) -> Neighbour:

@@ -89,7 +89,7 @@ from ..access import ScopeFilter
 from ..directory.model import ApiKey, AuditEntry, DirectoryEntry
 from ..graph.model import Entity, GraphEdge, MemoryLink, Projection
 from ..lifecycle.model import Access, AccessEntry, Policy, Sector
-from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
+from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, Status
 
 __all__ = [
     "Store",
@@ -268,11 +268,15 @@ class MemoryStore(Protocol):
         """Embedding cache write."""
 
     def scope_neighbours(
-        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+        self,
+        org_id: str,
+        items: Sequence[tuple[Scope, np.ndarray]],
+        limit: int,
+        statuses: Collection[Status] | None = None,
     ) -> builtins.list[builtins.list[tuple[str, float]]]:
-        """For each (scope, vector): the cosine top ``limit`` among the active memories of
-        that one scope, as (id, similarity) best first (batched: the write projection's
-        ``semantic_neighbor`` lookups)."""
+        """For each (scope, vector): the cosine top ``limit`` among the memories of that
+        one scope with one of ``statuses`` (default: active), as (id, similarity) best
+        first (batched: reconcile's and the write projection's lookups)."""
 
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """The stored vectors of the visible memories among ``ids``."""

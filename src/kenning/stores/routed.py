@@ -53,7 +53,7 @@ from ..directory.model import ApiKey, AuditEntry, DirectoryEntry
 from ..errors import InvalidInput, StoreError
 from ..graph.model import Entity, GraphEdge, MemoryLink, Projection
 from ..lifecycle.model import Access, AccessEntry, Policy, Sector
-from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope
+from ..models import HistoryEntry, LayerStats, MemoryFilter, MemoryRecord, Scope, Status
 from .base import Footprint, Replacement, Store
 
 __all__ = ["Route", "RouteTable", "RoutedStore", "OrganizationMoving", "REFRESH_S"]
@@ -427,10 +427,14 @@ class RoutedStore:
         self._dir().put_vectors(model_id, items)
 
     def scope_neighbours(
-        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+        self,
+        org_id: str,
+        items: Sequence[tuple[Scope, np.ndarray]],
+        limit: int,
+        statuses: Collection[Status] | None = None,
     ) -> builtins.list[builtins.list[tuple[str, float]]]:
         """(routed)"""
-        return self._for(org_id).scope_neighbours(org_id, items, limit)
+        return self._for(org_id).scope_neighbours(org_id, items, limit, statuses)
 
     def memory_vectors(self, ids: Sequence[str], scopes: ScopeFilter) -> dict[str, np.ndarray]:
         """(routed)"""

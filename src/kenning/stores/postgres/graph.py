@@ -30,7 +30,7 @@ from ...graph.model import (
     unique_by_norm,
 )
 from ...graph.resolve import normalise_name
-from ...models import MemoryFilter, Scope
+from ...models import MemoryFilter, Scope, Status
 from .parts import StoreParts
 from .replicas import replica_read
 from .sql import scope_clause
@@ -399,11 +399,18 @@ class PostgresGraph(StoreParts):
         return out
 
     def scope_neighbours(
-        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+        self,
+        org_id: str,
+        items: Sequence[tuple[Scope, np.ndarray]],
+        limit: int,
+        statuses: Collection[Status] | None = None,
     ) -> builtins.list[builtins.list[tuple[str, float]]]:
-        """For each (scope, vector): the cosine top ``limit`` of the active memories of
-        that scope. Scopes small enough for an exact scan are searched for all their
-        vectors in one statement; larger ones through :meth:`vector_search`."""
+        """For each (scope, vector): the cosine top ``limit`` of the memories of that
+        scope with one of ``statuses`` (default: active). Scopes small enough for an
+        exact scan, and any statuses asked for, are searched for all their vectors in
+        one statement; larger scopes' active memories through :meth:`vector_search`."""
+        flt = MemoryFilter(statuses=frozenset(statuses)) if statuses else MemoryFilter()
+        wanted = sorted(s.value for s in flt.statuses)
         out: list[list[tuple[str, float]]] = [[] for _ in items]
         by_scope: dict[Scope, list[int]] = {}
         for n, (scope, _) in enumerate(items):
@@ -412,7 +419,10 @@ class PostgresGraph(StoreParts):
             view = ScopeFilter(org_id, frozenset({scope}))
             where, params = scope_clause(view)
             with self._read(view) as conn:
-                if self._visible(conn, view)[0] > self.exact_search_max:
+                # retired memories are few beside the active ones: one exact pass
+                # over them (the scope and status index finds them) is cheaper than
+                # a graph search per vector that skips every active row
+                if statuses is None and self._visible(conn, view)[0] > self.exact_search_max:
                     big = True
                 else:
                     big = False
@@ -425,13 +435,13 @@ class PostgresGraph(StoreParts):
                         "SELECT n, id, 1 - d FROM (SELECT q.n, m.id, m.embedding <=> q.v AS d, "
                         "row_number() OVER (PARTITION BY q.n ORDER BY m.embedding <=> q.v, m.id) "
                         f"AS r FROM memories m CROSS JOIN q WHERE {where} "
-                        "AND m.status = 'active') x WHERE r <= %s ORDER BY n, d, id",
-                        [positions, vectors, *params, limit],
+                        "AND m.status = ANY(%s)) x WHERE r <= %s ORDER BY n, d, id",
+                        [positions, vectors, *params, wanted, limit],
                     ):
                         out[n].append((mid, float(sim)))
             if big:
                 for n in positions:
-                    out[n] = self.vector_search(items[n][1], view, MemoryFilter(), limit)
+                    out[n] = self.vector_search(items[n][1], view, flt, limit)
         return out
 
     @replica_read

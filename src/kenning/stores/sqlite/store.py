@@ -11,7 +11,7 @@ import builtins
 import json
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -670,13 +670,18 @@ class SQLiteStore(
         )
 
     def scope_neighbours(
-        self, org_id: str, items: Sequence[tuple[Scope, np.ndarray]], limit: int
+        self,
+        org_id: str,
+        items: Sequence[tuple[Scope, np.ndarray]],
+        limit: int,
+        statuses: Collection[Status] | None = None,
     ) -> builtins.list[builtins.list[tuple[str, float]]]:
-        """For each (scope, vector): the cosine top ``limit`` of the active memories of
-        that scope (the in-process vector index; no SQL per vector)."""
+        """For each (scope, vector): the cosine top ``limit`` of the memories of that
+        scope with one of ``statuses`` (default: active; the in-process vector index,
+        no SQL per vector)."""
         if not items:
             return []
-        statuses = [s.value for s in MemoryFilter().statuses]
+        wanted = [s.value for s in (statuses or MemoryFilter().statuses)]
         with self._read() as conn:
             self._follow(conn, self.vectors)
             pks = {
@@ -684,7 +689,7 @@ class SQLiteStore(
                 for scope, _ in items
             }
         asked = [(pks[scope][0], vec) for scope, vec in items if pks[scope]]
-        found = iter(self.vectors.search_by_scope(org_id, asked, statuses, limit))
+        found = iter(self.vectors.search_by_scope(org_id, asked, wanted, limit))
         return [next(found) if pks[scope] else [] for scope, _ in items]
 
     def _active_pks(
