@@ -456,6 +456,41 @@ def test_a_fact_about_a_thing_is_no_detail_of_the_speakers_own() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        ("My rent is 1200 euros a month.", "The landlord raised my rent to 1350.", 0.44),
+        ("The standup is at 9:30.", "We moved the standup to 10.", 0.49),
+        ("My flight is on Monday.", "They moved my flight to Tuesday.", 0.73),
+        ("The couch is in the living room.", "I moved the couch to the bedroom.", 0.58),
+        # whoever makes the change: the thing is the speaker's
+        ("My performance review is on Friday.", "My boss moved my review to Monday.", 0.56),
+    ],
+)
+def test_a_change_made_to_a_thing_the_old_text_names_changes_it(
+    old: str, new: str, sim: float
+) -> None:
+    d = decide(new, nb("m1", old, sim))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert d.reason.startswith("contradiction: the ")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "sim"),
+    [
+        # another thing, no value, someone else's thing, another trait of the thing
+        ("The meeting is on Friday.", "I moved the meeting notes to the shared drive.", 0.41),
+        ("My hand hurts.", "I raised my hand to ask a question.", 0.46),
+        ("My birthday party is on Saturday.", "Mom moved her birthday party to Sunday.", 0.53),
+        ("My car is a Volvo.", "I moved my car to the garage.", 0.42),
+    ],
+)
+def test_a_change_of_another_thing_or_trait_changes_nothing(
+    old: str, new: str, sim: float
+) -> None:
+    assert act(new, old, sim) is Action.ADD
+
+
 def test_a_word_of_change_on_a_thing_changes_that_thing_or_the_speakers_own() -> None:
     """A change that moves the thing a fact names changes that fact; people moved
     with the speaker move the speaker ("the office" is a thing, the family is not)."""

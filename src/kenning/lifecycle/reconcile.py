@@ -999,22 +999,84 @@ _THING_OPENERS = frozenset("the a an this that".split())
 _HOUSEHOLD = frozenset("family household".split())
 
 
+#: Whose things a change may act on and still be the speaker's (or nobody's in
+#: particular): "raised my rent", "moved the standup", not "moved her party".
+_OWN_THINGS = frozenset("the my our".split())
+#: What a change takes a thing to (or away from).
+_TO = frozenset("to into from".split())
+
+
+def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
+    """A word of change acting on a thing the old text names, to a new value: "The
+    landlord raised my rent to 1350" / "My rent is 1200 euros a month", "We moved
+    the standup to 10" / "The standup is at 9:30". Whoever makes the change, the
+    thing's value is what changed; the embedding is weak on such pairs, the named
+    thing and the value after "to" carry it. Not "moved the meeting notes to the
+    drive" (the old text names no notes) nor "raised my hand to ask" (no value)."""
+    if sim < k.update_similarity - 0.1 or new.adds:
+        return None
+    toks = new.toks
+    for i, t in enumerate(toks[:-2]):
+        if t.low not in _CHANGE_VERBS or toks[i + 1].low not in _OWN_THINGS:
+            continue
+        thing = list(itertools.takewhile(lambda x: x.low not in _TO, toks[i + 2 :]))
+        stems = {x.stem for x in thing if x.content}
+        rest = toks[i + 2 + len(thing) :]
+        if not stems or not stems <= old.content or len(rest) < 2:
+            continue
+        if _value_kind(rest[1]) != _value_kind_of(old):
+            continue  # "I moved my car to the garage" / "My car is a Volvo": another trait
+        if not {x.stem for x in rest[1:] if x.content or x.number} <= old.terms:
+            thing_said = " ".join(x.low for x in thing)
+            return f"contradiction: the {thing_said} changed ('{t.low}', cos {sim:.2f})"
+    return None
+
+
+def _value_kind(tok: _Tok) -> str | None:
+    """What kind of value a change goes to: a number or time, a name, or a thing."""
+    if tok.number:
+        return "number"
+    if tok.text[:1].isupper():
+        return "name"
+    return "thing" if tok.low in _DETERMINERS else None
+
+
+def _value_kind_of(old: _Text) -> str:
+    """The kind of value a statement gives its thing: a number or time ("is 1200
+    euros", "at 9:30"), else a name ("is a Volvo", "on Friday"), else a thing."""
+    if old.numbers:
+        return "number"
+    return "name" if old.values else "thing"
+
+
 def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
-    """Whether the word of change ``cue`` acts on a thing the old text does not name:
-    "We relocated the office to Munich" moves the office, not the speaker's home,
-    where "We moved the standup to 10" changes "The standup is at 9:30" and "I
-    moved to Munich" or "We moved my accounts to N26" change the speaker's own."""
+    """Whether the word of change ``cue`` acts on a thing the old text does not name,
+    or on one it names but in another trait: "We relocated the office to Munich"
+    moves the office, not the speaker's home, and "I moved my car to the garage"
+    moves the car, not its make ("My car is a Volvo"); "We moved the standup to
+    10" changes "The standup is at 9:30", and "I moved to Munich" or "We moved my
+    accounts to N26" change the speaker's own."""
     if cue not in new.change_verbs:
         return False  # a thing got is the new value: "We adopted a puppy named Luna"
     lows = [t.low for t in new.toks]
     after = new.toks[lows.index(cue) + 1 :]
-    if not after or after[0].low not in _THING_OPENERS:
+    if not after or after[0].low not in _THING_OPENERS | _OWN_THINGS:
         return False
     phrase = list(itertools.takewhile(lambda t: t.low not in _SLOT_PREPS, after[1:]))
     if any(t.low in RELATIONS or t.low in _HOUSEHOLD for t in phrase):
         return False  # people move with the speaker: "I moved the whole family to Munich"
-    thing = next((t for t in phrase if t.content), None)
-    return thing is not None and thing.stem not in old.content
+    stems = {t.stem for t in phrase if t.content}
+    if not stems:
+        return False
+    if after[0].low in _THING_OPENERS and not stems <= old.content:
+        return True
+    rest = after[1 + len(phrase) :]
+    return (
+        stems <= old.content
+        and len(rest) >= 2
+        and rest[0].low in _TO
+        and _value_kind(rest[1]) not in (None, _value_kind_of(old))
+    )
 
 
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
@@ -1113,10 +1175,10 @@ def _contradiction(
 ) -> str | None:
     """The first contradiction signal between ``old`` and ``new``, as a reason; else None.
 
-    Facts about different people never contradict each other."""
-    if _other_subjects(old, new, authors):
-        return None
-    if sim >= k.contradiction_similarity:
+    Facts about different people never contradict each other; a change made to a
+    thing is the thing's, whoever makes it (:func:`_thing_changed`)."""
+    others = _other_subjects(old, new, authors)
+    if not others and sim >= k.contradiction_similarity:
         for reason in (
             _negation_flip(old, new, k),
             _number_change(old, new),
@@ -1126,6 +1188,10 @@ def _contradiction(
         ):
             if reason:
                 return reason
+    # whoever changes a thing, the thing changed: "My boss moved my review to Monday"
+    reason = _thing_changed(old, new, sim, k)
+    if reason or others:
+        return reason
     # a named value in the slot is evidence of its own, where the embedding is weak:
     # "We relocated to Lisbon last month" / "I live in Berlin" embed at 0.34
     if sim >= k.slot_similarity - (0.1 if _names_slot_value(new) else 0.0):
