@@ -485,9 +485,7 @@ def test_a_change_made_to_a_thing_the_old_text_names_changes_it(
         ("My car is a Volvo.", "I moved my car to the garage.", 0.42),
     ],
 )
-def test_a_change_of_another_thing_or_trait_changes_nothing(
-    old: str, new: str, sim: float
-) -> None:
+def test_a_change_of_another_thing_or_trait_changes_nothing(old: str, new: str, sim: float) -> None:
     assert act(new, old, sim) is Action.ADD
 
 
