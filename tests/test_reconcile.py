@@ -476,8 +476,48 @@ def test_a_change_made_to_a_thing_the_old_text_names_changes_it(
 
 
 @pytest.mark.parametrize(
+    ("old", "new", "sim", "reason"),
+    [
+        (
+            "I have a meeting with Anna at 3pm on Friday.",
+            "The meeting with Anna got cancelled.",
+            0.61,
+            "contradiction: the meeting with anna ended ('cancelled', cos 0.61)",
+        ),
+        (
+            "I have a meeting with Anna at 3pm on Friday.",
+            "Anna cancelled our meeting.",
+            0.63,
+            "contradiction: the meeting ended ('cancelled', cos 0.63)",
+        ),
+        (
+            "My team is working on the Atlas project.",
+            "The Atlas project was dropped.",
+            0.69,
+            "contradiction: the atlas project ended ('dropped', cos 0.69)",
+        ),
+        # outgrowing a state says it stopped
+        (
+            "My son is allergic to eggs.",
+            "My son outgrew his egg allergy.",
+            0.87,
+            "contradiction: negation flipped",
+        ),
+    ],
+)
+def test_a_thing_stopped_or_a_state_outgrown_has_ended(
+    old: str, new: str, sim: float, reason: str
+) -> None:
+    d = decide(new, nb("m1", old, sim))
+    assert (d.action, d.target, d.reason) == (Action.SUPERSEDE, "m1", reason)
+
+
+@pytest.mark.parametrize(
     ("old", "new", "sim"),
     [
+        # something else happened to the thing; one week of a habit, not the habit
+        ("The store is open until 9pm.", "The store closed early today.", 0.71),
+        ("I go to yoga on Tuesdays.", "The Tuesday yoga class got cancelled this week.", 0.57),
         # another thing, no value, someone else's thing, another trait of the thing
         ("The meeting is on Friday.", "I moved the meeting notes to the shared drive.", 0.41),
         ("My hand hurts.", "I raised my hand to ask a question.", 0.46),

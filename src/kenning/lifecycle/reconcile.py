@@ -284,7 +284,10 @@ _STOP = frozenset(
     "and or but so if then than about into over after before up out also just very really "
     "there here what which who whom whose when where how some any all each".split()
 )
-_NEGATIONS = frozenset("not no never cannot anymore stopped stops quit quits".split())
+#: Words that deny a state, or say it stopped ("My son outgrew his egg allergy").
+_NEGATIONS = frozenset(
+    "not no never cannot anymore stopped stops quit quits outgrew outgrown".split()
+)
 #: "is gone" both negates a state ("My cat allergy is gone") and ends a value.
 _GONE = (("is", "gone"), ("are", "gone"))
 _NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), *_GONE)
@@ -296,7 +299,7 @@ _ENDINGS = frozenset(
     """anymore stopped stops quit quits left leave leaves leaving sold sells cancelled
     canceled cancels closed closes replaced replaces retired resigned divorced separated
     died passed ended dropped lost moved relocated switched changed swapped traded
-    transferred upgraded graduated fired""".split()
+    transferred upgraded graduated fired outgrew outgrown""".split()
 )
 _END_PHRASES = (
     ("no", "longer"),
@@ -1032,6 +1035,40 @@ def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
     return None
 
 
+#: Words that stop a thing where it is, not move it ("The meeting got cancelled").
+_STOPS = frozenset("cancelled canceled cancels closed closes ended dropped stopped".split())
+#: The helpers of a passive ending ("got cancelled", "has been dropped").
+_PASSIVE = frozenset("got gets was were is are has have been be".split())
+
+
+def _thing_ended(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
+    """A thing the old text names, stopped, with nothing after but when: "The meeting
+    with Anna got cancelled", "Anna cancelled our meeting" / "I have a meeting with
+    Anna at 3pm on Friday". Whoever stops it, it ended; not "The store closed early
+    today" / "The store is open until 9pm" (something else happened to it)."""
+    if sim < k.update_similarity - 0.1:
+        return None
+    toks = new.toks
+    for i, t in enumerate(toks):
+        if t.low not in _STOPS:
+            continue
+        before = [x for x in toks[:i] if x.low not in _PASSIVE]
+        if before and before[0].low in _OWN_THINGS:
+            thing, rest = before[1:], toks[i + 1 :]
+        elif i + 1 < len(toks) and toks[i + 1].low in _OWN_THINGS:
+            thing = list(itertools.takewhile(lambda x: x.low not in _WHEN_GONE, toks[i + 2 :]))
+            rest = toks[i + 2 + len(thing) :]
+        else:
+            continue
+        stems = {x.stem for x in thing if x.content}
+        if not stems or not stems <= old.content:
+            continue
+        if all(x.low in _WHEN_GONE or not x.content for x in rest):
+            thing_said = " ".join(x.low for x in thing)
+            return f"contradiction: the {thing_said} ended ('{t.low}', cos {sim:.2f})"
+    return None
+
+
 def _value_kind(tok: _Tok) -> str | None:
     """What kind of value a change goes to: a number or time, a name, or a thing."""
     if tok.number:
@@ -1189,7 +1226,7 @@ def _contradiction(
             if reason:
                 return reason
     # whoever changes a thing, the thing changed: "My boss moved my review to Monday"
-    reason = _thing_changed(old, new, sim, k)
+    reason = _thing_changed(old, new, sim, k) or _thing_ended(old, new, sim, k)
     if reason or others:
         return reason
     # a named value in the slot is evidence of its own, where the embedding is weak:
