@@ -703,6 +703,9 @@ def test_windows_are_ordered_and_remainder_drops_matches(
         ("I'm flying to Rome in June.", 6),
         ("My sister is getting married in June.", 6),
         ("I'm training for a half marathon in October.", 10),
+        # a scheduled event one has
+        ("I have a job interview with Spotify in June.", 6),
+        ("My flight is in July.", 7),
         # a state or a past purchase does not
         ("I'm reading a book I bought in March.", 3),
     ],

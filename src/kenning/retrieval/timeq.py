@@ -22,9 +22,10 @@ inputs are taken as UTC; ``None`` means unbounded on that side):
   2023); a bare weekday is the latest on or before today, "last Friday" the
   latest strictly before today, "next Friday" the first strictly after, "this
   Friday" the one in the current week. If the text speaks of the future
-  ("will", "going to", "'ll", "plan to"..., or an arrangement in the present
-  progressive: "I'm flying to Rome on Friday", "is getting married in June"),
-  bare names resolve forward.
+  ("will", "going to", "'ll", "plan to"..., an arrangement in the present
+  progressive: "I'm flying to Rome on Friday", "is getting married in June",
+  or a scheduled event one has: "I have a meeting with Anna on Friday", "My
+  flight is on Monday"), bare names resolve forward.
 * Seasons are northern meteorological: spring is March to May, summer June to
   August, autumn/fall September to November, winter December to February
   ("winter 2022" starts in December 2022).
@@ -484,13 +485,22 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rx(r"(?P<dir>earlier|later)\s+(?:this\s+(?P<unit>week|month|year)|today)"), _r_earlier),
 )
 
+#: Events one has on a day ahead (:data:`_FUTURE`).
+_SCHEDULED = (
+    r"(?:meeting|appointment|interview|exam|flight|deadline|presentation|surgery|operation"
+    r"|check-?up)s?"
+)
 _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going\s+to|gonna|plan(?:s|ned|ning)?\s+to|upcoming)\b|\w'll\b"
     # an arrangement in the present progressive: "I'm flying to Rome on Friday",
     # "My sister is getting married in June", "I'm training for a marathon in October"
     r"|\b(?:am|is|are|'m|'s|'re)\s+(?:\w+ly\s+)?(?:flying|leaving|moving|relocating|starting"
     r"|visiting|travell?ing|hosting|attending|heading|returning|getting\s+married"
-    r"|training\s+for|preparing\s+for|celebrating)\b",
+    r"|training\s+for|preparing\s+for|celebrating)\b"
+    # a scheduled event one has, in the present: "I have a meeting with Anna on
+    # Friday", "We've got a dentist appointment on Monday", "My flight is on Monday"
+    r"|\b(?:have|has|'ve\s+got)\s+(?:a|an|my|our|the|this|that)\s+(?:[\w-]+\s+){0,2}?"
+    rf"{_SCHEDULED}\b|\b{_SCHEDULED}\s+(?:is|'s|are)\b",
     re.IGNORECASE,
 )
 _PART_BEFORE = re.compile(
