@@ -23,7 +23,7 @@ from kenning.lifecycle.slots import (
     subject_of,
     update_cue,
 )
-from kenning.models import Principal, Role, Status
+from kenning.models import MemoryType, Principal, Role, Status
 from kenning.retrieval.currency import question_of
 
 OLD = datetime(2022, 3, 1, tzinfo=UTC)
@@ -60,6 +60,7 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Lunch with Tom was fun.", "self"),  # company, not the subject
         # a name before a verb in any tense or mood is the subject
         ("Anna got a new job at Siemens.", "anna"),
+        ("Yusuf quit Nokia and joined Unilever.", "yusuf"),  # a past that is its base
         ("Tom became a nurse last year.", "tom"),
         ("Mia will start school in May.", "mia"),
         ("Just got back from Rome.", "self"),  # a leading word, then no subject
@@ -593,6 +594,32 @@ def test_a_turn_restated_by_a_superseded_fact_is_as_stale_as_the_fact(
     # questions about before still find it
     before = [h.memory.id for h in mem.recall("Where did I work before?", 5).hits]
     assert old_turn in before or old_fact.id in before
+
+
+def test_an_ending_told_in_a_conversation_retires_the_fact_and_its_turn(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "I got laid off from Nokia" is drawn as an event (it happened once); an event
+    with a word that ends a value retires the fact it ends, as the same words
+    written as a fact do, and the turn of the retired fact leaves "now" questions
+    with it even when the fact itself is not among the hits."""
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Bruno"}
+    first = mem.ingest([{**turn, "content": "I work at Nokia.", "at": OLD}], "s1")
+    mem.ingest([{**turn, "content": "Had pasta for lunch today.", "at": MID}], "s2")
+    done = mem.ingest([{**turn, "content": "I got laid off from Nokia.", "at": NEW}], "s3")
+    (ending,) = done.facts
+    assert ending.record.memory_type is MemoryType.EPISODIC
+    assert ending.action is Action.SUPERSEDE
+    (drawn,) = first.facts
+    assert mem.get(drawn.record.id).superseded_by == ending.record.id
+    old_turn = first.turns[0].id
+    hits = mem.recall("Where do I work now?", 5).hits
+    assert "laid off" in hits[0].memory.content
+    assert old_turn not in [h.memory.id for h in hits]
+    # an event of a day with no word of an ending retires nothing
+    lunch = mem.ingest([{**turn, "content": "I had lunch with my team at Nokia.", "at": NEW}], "s4")
+    assert all(f.action is Action.ADD for f in lunch.facts)
 
 
 def test_a_replaced_value_answers_for_the_time_it_held(

@@ -529,6 +529,17 @@ def test_a_change_of_another_thing_or_trait_changes_nothing(old: str, new: str, 
     assert act(new, old, sim) is Action.ADD
 
 
+def test_a_name_is_a_value_however_it_is_capitalised_and_a_subjects_possessive_is_none() -> None:
+    """ "iPhone" names a thing as "Xiaomi" does; "Kaja's" in a fact about Kaja is who
+    owns the thing, not a value of hers an ending could leave."""
+    assert act(
+        "I replaced my iPhone 12 with a Xiaomi 13.", "I've had my iPhone 12 for years.", 0.68
+    ) is (Action.SUPERSEDE)
+    old = "Kaja has had Kaja's iPhone 12 for a couple of years."
+    assert act("Kaja lost Kaja's umbrella on the tram.", old, 0.45) is Action.ADD
+    assert act("Kaja replaced Kaja's iPhone 12 with a Xiaomi 13.", old, 0.85) is Action.SUPERSEDE
+
+
 def test_a_word_of_change_on_a_thing_changes_that_thing_or_the_speakers_own() -> None:
     """A change that moves the thing a fact names changes that fact; people moved
     with the speaker move the speaker ("the office" is a thing, the family is not)."""

@@ -10,6 +10,7 @@ seam) is checked in ``test_store_raw.py``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import uuid
 from collections.abc import Callable
@@ -624,6 +625,24 @@ def test_atomic_block_rolls_back_insert_replace_and_graph_write(mem: Memory) -> 
     assert [e.op for e in mem.store.history(zebra.id, view)] == ["create"]
     assert len(mem.store.graph_edges([zebra.id], view)) == 1
     assert counts(mem)["memories"] == before.memories + 2
+
+
+def test_links_to_a_retired_memory_are_read_when_its_status_is_asked_for(mem: Memory) -> None:
+    """A link whose far end is retired is left out unless ``far`` names that status;
+    the end among the ids asked about must still be active."""
+    view = mem.policy.readable(mem.principal)
+    turn = mem.remember("I work at Nokia.")
+    fact = mem.remember("The user works at Nokia.")
+    mem.graph.link(fact.id, turn.id, "reference")
+    both = {Status.ACTIVE, Status.SUPERSEDED}
+    assert [e.src for e in mem.store.graph_edges([turn.id], view, {"reference"})] == [fact.id]
+    retired = dataclasses.replace(fact, status=Status.SUPERSEDED, superseded_by=turn.id)
+    mem.store.replace(retired, None, op="supersede", actor=None, changes={})
+    assert mem.store.graph_edges([turn.id], view, {"reference"}) == []
+    (edge,) = mem.store.graph_edges([turn.id], view, {"reference"}, far=both)
+    assert (edge.src, edge.dst) == (fact.id, turn.id)
+    # asked from the retired end itself: it is no active end
+    assert mem.store.graph_edges([fact.id], view, {"reference"}, far=both) == []
 
 
 def test_atomic_blocks_nest_as_savepoints(mem: Memory) -> None:

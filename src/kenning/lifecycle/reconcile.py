@@ -192,6 +192,7 @@ __all__ = [
     "RECONCILE_PROMPT",
     "normalise_for_compare",
     "only_ends",
+    "says_an_end",
 ]
 
 logger = logging.getLogger("kenning.lifecycle.reconcile")
@@ -442,6 +443,10 @@ def _number_kind(low: str) -> str:
     return _DIGITS.sub("", low) or "plain"
 
 
+#: The speaker's "I" in its forms: capitalised, yet no value.
+_I_FORMS = frozenset("i i'm i've i'd i'll".split())
+
+
 @dataclass(frozen=True, slots=True)
 class _Text:
     """What the rules need to know about one text, computed once."""
@@ -480,9 +485,11 @@ class _Text:
     @property
     def values(self) -> frozenset[str]:
         """Distinctive values: capitalised words after the first, and numbers, but
-        not the name the text is about ("Britt" in "Britt has had an account at
-        Deutsche Bank since Britt was a student"); the subject is read only here."""
-        return self.capitals - {self.subject}
+        not the name the text is about, nor its possessive ("Britt" in "Britt has had
+        an account at Deutsche Bank since Britt was a student", "Kaja's" in "Kaja
+        lost Kaja's umbrella"); the subject is read only here."""
+        who = self.subject
+        return self.capitals - {who, f"{who}'s"}
 
     @property
     def past(self) -> bool:
@@ -519,10 +526,11 @@ class _Text:
             slot=_slot(toks),
             words=len(toks),
             family=_family_slot(toks),
+            # a capital anywhere names something: "Berlin", "NYC", "iPhone", "eBay"
             capitals=frozenset(
-                t.low for i, t in enumerate(toks) if t.number or (i and t.text[:1].isupper())
+                t.low for i, t in enumerate(toks) if t.number or (i and not t.text.islower())
             )
-            - {"i"},
+            - _I_FORMS,
             named=frozenset(lows),
             adds=any(w in _ADDING for w in lows)
             or any(a == "also" and b in _GETTING for a, b in pairs),
@@ -748,7 +756,8 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
         # my accounts from ING"), not changed on it ("switched positions on the Tigers")
         if held and not holds:
             held = i + 1 < len(after) and after[i + 1].low in ("from", "out")
-        if t.low in _ON_THE_WAY or held:
+        # a possessive is a determiner: "Britt replaced Britt's OnePlus 11"
+        if t.low in _ON_THE_WAY or held or t.low.endswith("'s"):
             continue
         if t.content:
             return False
@@ -1180,6 +1189,12 @@ def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
 def _analysed(text: str) -> _Text:
     """:meth:`_Text.of`, cached: a stored memory is compared with many new ones."""
     return _Text.of(text)
+
+
+def says_an_end(text: str) -> bool:
+    """Whether ``text`` has a word that leaves or changes a value ("quit", "moved out",
+    "sold", "passed away", "switched"): what an event needs to end a fact."""
+    return _analysed(text).ends
 
 
 def only_ends(ending: str, ended: str) -> bool:

@@ -279,7 +279,9 @@ def _asks(text: str, lows: list[str]) -> bool:
 _IRREGULAR_PAST = frozenset(
     "became began bought brought built came caught chose drove ate fell felt flew forgot "
     "found gave got grew heard held kept knew led left lost made met paid ran said saw "
-    "sent sold spent stood swam taught told thought took went won wrote".split()
+    "sent sold spent stood swam taught told thought took went won wrote "
+    # a past that is its base form ("Yusuf quit Nokia and joined Unilever")
+    "quit put cut hurt shut split".split()
 )
 
 

@@ -28,7 +28,11 @@ the ending, so a value that ended and the one that came after stay one chain.
 Only active memories of the types in ``lifecycle.reconcile_types`` are
 reconciled: episodic and working memories are events (two alike events stay
 two), and a memory written as ``pending_review`` waits for its reviewer
-instead of changing what is already trusted.
+instead of changing what is already trusted. One kind of event takes part:
+an event ``ingest`` draws from a conversation ("The user got laid off from
+Nokia in May") may end or change a stored fact ("The user works at Nokia")
+when it has a word that ends or changes one, as the same words written as a
+fact would; it never repeats or details one.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from ..errors import ConfigError
 from ..graph.model import MemoryLink, Relation
 from ..graph.project import Projector
 from ..llm import ChatModel
-from ..models import FeedbackKind, MemoryRecord, Status
+from ..models import EXTRACTED, FeedbackKind, MemoryRecord, MemoryType, Status
 from ..retrieval.context import author_of
 from ..scoring import adjust_confidence
 from ..stores import Replacement, Store
@@ -59,6 +63,7 @@ from .reconcile import (
     Reconciler,
     RuleReconciler,
     only_ends,
+    says_an_end,
 )
 
 __all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
@@ -140,7 +145,7 @@ class WritePlanner:
             for i, r in enumerate(records)
             if reconcile
             and self.reconciler is not None
-            and r.memory_type.value in lc.reconcile_types
+            and (r.memory_type.value in lc.reconcile_types or _drawn_event(r))
             and r.status is Status.ACTIVE
         ]
         decisions: dict[int, Decision] = {}
@@ -206,6 +211,8 @@ class WritePlanner:
         )
         for n, i in enumerate(eligible):
             r = records[i]
+            # an event of the batch is no fact a later item repeats or details
+            earlier[n] = [(j, sim) for j, sim in earlier[n] if not _drawn_event(records[j])]
             cands: dict[str, Neighbour] = {}
             for mid, sim in near[n]:  # facts are reconciled with facts, not with events
                 found = existing.get(mid)
@@ -227,6 +234,10 @@ class WritePlanner:
         assert self.reconciler is not None
         decided = self.reconciler.decide_many(items)
         decided = self._after_endings(records, vectors, eligible, items, decided, existing)
+        decided = [
+            _as_event(d, records[i].content) if _drawn_event(records[i]) else d
+            for i, d in zip(eligible, decided, strict=True)
+        ]
         return dict(zip(eligible, decided, strict=True)), existing, near
 
     def _after_endings(
@@ -426,6 +437,22 @@ def _batch_candidates(
 #: How many of the nearest retired memories a new one that would be added is compared
 #: with, for a value that ended before it (``WritePlanner._after_endings``).
 _AFTER_ENDINGS = 3
+
+
+def _drawn_event(record: MemoryRecord) -> bool:
+    """Whether ``record`` is an event ``ingest`` drew from a conversation ("The user got
+    laid off from Nokia in May"): it may end or change a fact, never repeat or detail
+    one, and no fact repeats or details it."""
+    return record.memory_type is MemoryType.EPISODIC and record.source == EXTRACTED
+
+
+def _as_event(d: Decision, content: str) -> Decision:
+    """An event's decision: a supersede stands when the event says something ended or
+    changed ("got laid off", "moved out", "sold"); anything else adds it (an event of
+    a day, "Audrey got a surprise for Andrew", changes no standing fact)."""
+    if d.action is Action.ADD or (d.action is Action.SUPERSEDE and says_an_end(content)):
+        return d
+    return Decision(Action.ADD, None, f"an event, kept beside {d.target} ({d.reason})")
 
 
 def _ended_by(old: MemoryRecord, end: MemoryRecord, new: Incoming) -> bool:

@@ -19,21 +19,26 @@ superseded match hand its place to the end of its chain of replacements:
   (:func:`meaning`, ``RecallContext.replaced``);
 * a conversation turn that a superseded fact restates (``ingest`` keeps a
   turn and the facts drawn from it) is as stale as that fact and leaves with
-  it, unless a fact still current restates it too.
+  it, unless a fact still current restates it too. The facts drawn from the
+  best :data:`LOOKUP` turns are looked up by their links, so a turn leaves
+  even when its retired fact is not among the hits.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from ..models import Hit, MemoryRecord, ScoreBreakdown, Status
+from ..graph.model import Relation
+from ..models import EXTRACTED, Hit, MemoryRecord, ScoreBreakdown, Status
 from .collapse import restated_turn
 from .signals.base import RecallContext
 
-__all__ = ["CHAIN", "meaning", "successors_answer"]
+__all__ = ["CHAIN", "LOOKUP", "meaning", "successors_answer"]
 
 #: How many replacements a chain of superseded memories is followed through.
 CHAIN = 8
+#: How many of the best hits have the facts drawn from them looked up.
+LOOKUP = 30
 
 
 def successors_answer(ctx: RecallContext, hits: list[Hit]) -> list[Hit]:
@@ -41,6 +46,7 @@ def successors_answer(ctx: RecallContext, hits: list[Hit]) -> list[Hit]:
     one restates, replaced by the current end of its chain (see the module
     docstring); again in priority order."""
     ends = _stale(hits)
+    ends.update(_drawn_stale(ctx, hits, ends))
     if not ends:
         return hits
     keep = [h for h in hits if h.memory.id not in ends]
@@ -97,6 +103,45 @@ def _stale(hits: list[Hit]) -> dict[str, str | None]:
         if fact is not None and h.memory.id not in live and h.memory.status is Status.ACTIVE:
             ends[h.memory.id] = fact.superseded_by
     return ends
+
+
+def _drawn_stale(
+    ctx: RecallContext, hits: list[Hit], known: dict[str, str | None]
+) -> dict[str, str | None]:
+    """The turns among the best :data:`LOOKUP` hits whose facts (the ones that restate
+    them alone) are all retired, each with its fact's replacement: found through
+    the links from each fact to its turn, whether or not the fact is a hit."""
+    if ctx.store is None or ctx.view is None:
+        return {}
+    turns = [
+        h.memory.id
+        for h in hits[:LOOKUP]
+        if h.memory.status is Status.ACTIVE
+        and h.memory.source != EXTRACTED
+        and h.memory.id not in known
+    ]
+    if not turns:
+        return {}
+    edges = ctx.store.graph_edges(
+        turns,
+        ctx.view,
+        relations={Relation.REFERENCE.value},
+        far={Status.ACTIVE, Status.SUPERSEDED},
+    )
+    asked = set(turns)
+    drawn = sorted({e.src for e in edges if e.dst in asked})
+    if not drawn:
+        return {}
+    facts: dict[str, list[MemoryRecord]] = {}
+    for fact in ctx.store.get(drawn, ctx.view):
+        turn = restated_turn(fact)
+        if turn in asked:
+            facts.setdefault(turn, []).append(fact)
+    out: dict[str, str | None] = {}
+    for turn, said in facts.items():
+        if all(f.status is Status.SUPERSEDED for f in said):
+            out[turn] = min(said, key=lambda f: f.id).superseded_by
+    return out
 
 
 def _follow(

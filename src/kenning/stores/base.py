@@ -332,11 +332,14 @@ class GraphStore(Protocol):
         relations: Collection[str] | None = None,
         limit: int | None = None,
         within: bool = False,
+        far: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """Every link with an endpoint in ``ids`` whose two endpoints are visible through
         ``scopes`` and active (each link once), heaviest first, at most ``limit``.
         ``within``: only links whose *both* endpoints are among ``ids`` (what support
-        propagation over a candidate pool needs; cheaper)."""
+        propagation over a candidate pool needs; cheaper). ``far``: the statuses the
+        end that is not among ``ids`` may have (default: active; not with ``within``),
+        as the facts drawn from a turn, some since retired."""
 
     def graph_mentions(
         self, ids: Sequence[str], scopes: ScopeFilter

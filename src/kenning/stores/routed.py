@@ -493,10 +493,11 @@ class RoutedStore:
         relations: Collection[str] | None = None,
         limit: int | None = None,
         within: bool = False,
+        far: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """(routed)"""
         store = self._for(scopes.org_id)
-        return store.graph_edges(ids, scopes, relations, limit, within)
+        return store.graph_edges(ids, scopes, relations, limit, within, far)
 
     def graph_mentions(
         self, ids: Sequence[str], scopes: ScopeFilter

@@ -234,8 +234,10 @@ class PostgresGraph(StoreParts):
         relations: Collection[str] | None = None,
         limit: int | None = None,
         within: bool = False,
+        far: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
-        """Links touching ``ids`` whose two endpoints are visible and active."""
+        """Links touching ``ids`` whose two endpoints are visible and active (the one
+        not among ``ids``: of ``far``'s statuses)."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
         lwhere, lparams = scope_clause(scopes, alias="l")
@@ -254,15 +256,21 @@ class PostgresGraph(StoreParts):
                 [wanted, wanted, *lparams, *rparams],
             ).fetchall()
             ends = sorted({x for r in rows for x in (r[0], r[1])})
-            live = {
-                r[0]
-                for r in conn.execute(
-                    f"SELECT a.id FROM memories a WHERE a.id = ANY(%s) AND a.status = 'active' "
-                    f"AND {awhere}",
+            status = dict(
+                conn.execute(
+                    f"SELECT a.id, a.status FROM memories a WHERE a.id = ANY(%s) AND {awhere}",
                     [ends, *aparams],
-                )
-            }
-        rows = [r for r in rows if r[0] in live and r[1] in live]
+                ).fetchall()
+            )
+        others = {s.value for s in far} if far and not within else {Status.ACTIVE.value}
+        asked = set(wanted)
+
+        def kept(mid: str) -> bool:
+            return status.get(mid) == Status.ACTIVE.value or (
+                mid not in asked and status.get(mid) in others
+            )
+
+        rows = [r for r in rows if kept(r[0]) and kept(r[1])]
         rows.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))
         if limit is not None:
             rows = rows[:limit]

@@ -33,7 +33,7 @@ from ...graph.model import (
     unique_by_norm,
 )
 from ...graph.resolve import normalise_name
-from ...models import MemoryFilter, Scope
+from ...models import MemoryFilter, Scope, Status
 from .driver import sqlite3
 from .parts import StoreParts
 from .sql import scope_clause
@@ -210,12 +210,15 @@ class SQLiteGraph(StoreParts):
         relations: Collection[str] | None = None,
         limit: int | None = None,
         within: bool = False,
+        far: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
-        """Links touching ``ids`` whose two endpoints are visible and active."""
+        """Links touching ``ids`` whose two endpoints are visible and active (the far
+        one: of ``far``'s statuses)."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
         if within:
             return self._edges_within(ids, scopes, relations, limit)
+        statuses = sorted(s.value for s in far) if far else [Status.ACTIVE.value]
         # A link joins two memories of one scope (the projection and the link
         # writes enforce it), so the scope test runs once, on the ids given;
         # the far end only has to be active.
@@ -230,12 +233,13 @@ class SQLiteGraph(StoreParts):
                 if not pks:
                     continue
                 marks = _marks(len(pks))
-                for near, far in (("src_pk", "dst_pk"), ("dst_pk", "src_pk")):
+                for near, far_end in (("src_pk", "dst_pk"), ("dst_pk", "src_pk")):
                     for mine, other, r, w in conn.execute(
                         f"SELECT l.{near}, o.id, l.relation, l.weight FROM links l "
-                        f"JOIN memories o ON o.pk = l.{far} WHERE l.{near} IN ({marks}) "
-                        f"AND o.status = 'active' AND o.scope_pk = l.scope_pk{rel}",
-                        [*pks, *rparams],
+                        f"JOIN memories o ON o.pk = l.{far_end} WHERE l.{near} IN ({marks}) "
+                        f"AND o.status IN ({_marks(len(statuses))}) "
+                        f"AND o.scope_pk = l.scope_pk{rel}",
+                        [*pks, *statuses, *rparams],
                     ):
                         a, b = (pks[mine], other) if near == "src_pk" else (other, pks[mine])
                         found[(a, b, r)] = GraphEdge(a, b, r, float(w))
