@@ -137,6 +137,11 @@ def test_update_cues_and_question_aspects() -> None:
         ("Please book a table for two.", False),
         ("Tell me about Rome.", False),
         ("Would you remind me of my dentist appointment", False),
+        # a request drawn from the speaker's words names them
+        ("Remind the user to buy milk and eggs on 2 May 2024.", False),
+        ("Remind Greta to buy milk and eggs on 16 July 2024.", False),
+        ("Met Anna today.", True),
+        ("Miss Anna so much.", True),
     ],
 )
 def test_questions_and_requests_state_nothing(text: str, states: bool) -> None:

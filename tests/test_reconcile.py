@@ -529,6 +529,25 @@ def test_a_change_of_another_thing_or_trait_changes_nothing(old: str, new: str, 
     assert act(new, old, sim) is Action.ADD
 
 
+def test_facts_about_a_named_person_change_as_the_speakers_own_do() -> None:
+    """A fact written about a person by name ("Jakob's hobby is birdwatching", as
+    ``ingest`` writes the speaker's words) ends as the speaker's would; the name is
+    no word two texts share in a denial ("Gina is here for Jon no matter what" /
+    "Jon is always here to support Gina" deny nothing of each other)."""
+    old = "Jakob's hobby is birdwatching."
+    assert act("Jakob gave up birdwatching and took up salsa dancing.", old, 0.67) is (
+        Action.SUPERSEDE
+    )
+    assert act("Tom lost his dog's leash in the park.", "Tom's dog is called Rex.", 0.55) is (
+        Action.ADD
+    )
+    said = "Jon: Jon is always here to support Gina."
+    assert act("Gina: Gina is here for Jon no matter what.", said, 0.7) is Action.ADD
+    assert act("Arno stopped being kosher; Arno is lactose-free now.", "Arno is kosher.", 0.8) is (
+        Action.SUPERSEDE
+    )
+
+
 def test_a_name_is_a_value_however_it_is_capitalised_and_a_subjects_possessive_is_none() -> None:
     """ "iPhone" names a thing as "Xiaomi" does; "Kaja's" in a fact about Kaja is who
     owns the thing, not a value of hers an ending could leave."""

@@ -563,9 +563,13 @@ def _phrase(toks: Sequence[_Tok]) -> str:
 
 
 def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
+    """One of the two denies what the other says: the same words, one negated. The
+    people they are about are no words they share ("Gina is here for Jon no matter
+    what" / "Jon is always here to support Gina")."""
     if old.negated == new.negated:
         return None
-    n, overlap, _ = _shared(old.content, new.content)
+    people = {_stem(w) for w in (old.subject, new.subject) if w and w != "self"}
+    n, overlap, _ = _shared(old.content - people, new.content - people)
     if n >= 1 and overlap >= k.negation_overlap:
         return "contradiction: negation flipped"
     return None
@@ -989,13 +993,31 @@ _WHEN_GONE = frozenset(
 _ELSEWHERE = frozenset("to into for".split())
 
 
+def _gives_up(old: _Text, new: _Text) -> bool:
+    """Whether an ending (no word of change) is followed by a word of the old text
+    other than whom it is about, before any other thing: "Jakob gave up
+    birdwatching" / "Jakob's hobby is birdwatching", a value no capital marks; not
+    "Kaja lost Kaja's umbrella" / "Kaja has had Kaja's iPhone 12"."""
+    lows = [t.low for t in new.toks]
+    words = old.content - {_stem(old.subject)}
+    for i, low in enumerate(lows):
+        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        if not (phrase or low in _ENDINGS) or low in _CHANGE_VERBS:
+            continue
+        after = (t for t in new.toks[i + 1 :] if t.content and not t.low.endswith("'s"))
+        thing = next(after, None)
+        if thing is not None and thing.stem in words:
+            return True
+    return False
+
+
 def _theirs_changes(old: _Text, new: _Text) -> bool:
     """Whether ``new`` leaves a value of ``old`` (both about the same person, whose
     name is no value of theirs) or a word of change goes to another: "Alice left
     Google for Meta", "My son switched to Elm School"; not "Julia has had a job at
     Airbus since Julia graduated" / "Julia has had an account at UniCredit", nor
     "Nils got into KU Leuven and switched programmes" / "Nils goes to Basic-Fit"."""
-    if _leaves(old, new):
+    if _leaves(old, new) or _gives_up(old, new):
         return True
     # a switch to another value changes the fact of that kind of value, one with a
     # word of it in common ("Elm School" / "Oak School"), not every fact of theirs

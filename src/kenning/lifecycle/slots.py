@@ -387,11 +387,14 @@ _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _NOT_VERBS = _FIRST_PERSON | _AUX | _WH | _LEADING | _FUNCTION
 
 
-def _requests(lows: list[str]) -> bool:
+def _requests(lows: list[str], named: bool = False) -> bool:
     """Whether a sentence's opening words (at least one) make a request: "please
     ...", a modal and "you" ("Can you suggest ...", "Would you remind me ..."), or
     a verb that is not in the past and "me"/"us" first ("Remind me to ...", "Tell
-    me about ...", not "Got me a new bike")."""
+    me about ...", not "Got me a new bike"), or the speaker as a fact drawn from
+    their words names them ("Remind the user to ...", and with ``named``, the
+    second word a name before "to", "that", "about" or "of": "Remind Greta to
+    ...", not "Miss Anna so much")."""
     if lows[0] == "please":
         return True
     if len(lows) < 2:
@@ -400,7 +403,10 @@ def _requests(lows: list[str]) -> bool:
         return True
     verb = lows[0]
     past = verb.endswith("ed") or verb in _CHANGE or verb in _PAST_FORMS
-    return lows[1] in _REQUEST_OBJECTS and not past and verb not in _NOT_VERBS
+    past = past or verb in _IRREGULAR_PAST
+    told = lows[1] in _REQUEST_OBJECTS or lows[1:3] == ["the", "user"]
+    told = told or (named and lows[2:3] in (["to"], ["that"], ["about"], ["of"]))
+    return told and not past and verb not in _NOT_VERBS
 
 
 def asserts(text: str) -> bool:
@@ -414,10 +420,13 @@ def asserts(text: str) -> bool:
         if end == "?":
             continue
         first = [
-            m.group(0).replace("\u2019", "'") for m in itertools.islice(_WORD.finditer(part), 2)
+            m.group(0).replace("\u2019", "'") for m in itertools.islice(_WORD.finditer(part), 3)
         ]
-        lows = [w.lower() for w in _split_clitic(first)][:2]  # the opening decides
-        if not lows or (lows[0] in _WH and end != "!") or _requests(lows):
+        lows = [w.lower() for w in _split_clitic(first)][:3]  # the opening decides
+        # a name second ("Remind Greta to ..."), not "I" nor a possessive ("Love Anna's")
+        named = len(first) > 1 and first[1][:1].isupper() and first[1] != "I"
+        named = named and not first[1].lower().endswith("'s")
+        if not lows or (lows[0] in _WH and end != "!") or _requests(lows, named):
             continue
         return True
     return False
