@@ -1104,7 +1104,7 @@ def _value_kind(tok: _Tok) -> str | None:
     """What kind of value a change goes to: a number or time, a name, or a thing."""
     if tok.number:
         return "number"
-    if tok.text[:1].isupper():
+    if not tok.text.islower():  # a capital anywhere, as for values: "iPhone 15"
         return "name"
     return "thing" if tok.low in _DETERMINERS else None
 
