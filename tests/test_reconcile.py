@@ -842,6 +842,17 @@ def test_an_llm_answer_linking_two_peoples_facts_is_refused(action: str) -> None
     )
 
 
+def test_an_llm_supersede_of_a_thing_someone_else_changed_stands() -> None:
+    """ "My boss moved my review to Monday" is the boss's act on the speaker's
+    review: the model's supersede stands, as the rules' would."""
+    chat = ScriptedChat(json.dumps({"action": "supersede", "target": "m1"}))
+    d = LLMReconciler(chat).decide(
+        Incoming("My boss moved my review to Monday."),
+        [nb("m1", "My performance review is on Friday.", 0.56)],
+    )
+    assert (d.action, d.target, d.decided_by) == (Action.SUPERSEDE, "m1", "llm")
+
+
 def test_llm_sees_only_the_nearest_neighbours() -> None:
     near = [nb(f"m{i}", f"fact number {i}", i / 10) for i in range(6)]
     chat = ScriptedChat('{"action": "noop", "target": "m0"}')

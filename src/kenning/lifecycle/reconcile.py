@@ -1100,6 +1100,12 @@ def _thing_ended(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str |
     return None
 
 
+def _changes_a_thing(old: _Text, new: _Text, sim: float) -> bool:
+    """Whether ``new`` changes or stops a thing ``old`` names (the rules' own gates)."""
+    k = ReconcileKnobs()
+    return bool(_thing_changed(old, new, sim, k) or _thing_ended(old, new, sim, k))
+
+
 def _value_kind(tok: _Tok) -> str | None:
     """What kind of value a change goes to: a number or time, a name, or a thing."""
     if tok.number:
@@ -1412,8 +1418,11 @@ scope (nearest first) and answer with ONE JSON object and nothing else:
   number, time or person in the same single-valued role), whatever the wording ("I live
   in Berlin" / "we relocated to Lisbon"). "I", "we" and "my" are the author; "my sister",
   "my colleague" and other people are other subjects, never the author ("my sister lives
-  in Rome" does not change where I live). If the new memory was said before the existing
-  one, use add.
+  in Rome" does not change where I live). A change made to a thing an existing memory
+  names changes it whoever makes it ("the landlord raised my rent to 1350" / "my rent is
+  1200"; "the meeting with Anna got cancelled"), but a thing moved is not the author's
+  home ("we relocated the office to Munich"). If the new memory was said before the
+  existing one, use add.
 - shadow: the new memory restates an existing one with more detail, making it redundant.
 - add: anything else, including related but different facts (another person, another
   item, another trip or event, another preference); target must be null.
@@ -1547,7 +1556,11 @@ def _validate(raw: Any, new: Incoming, shown: Sequence[Neighbour]) -> Decision:
     if not isinstance(target, str) or target not in by_id:
         raise ValueError(f"target {target!r} is not one of the neighbours shown")
     n = by_id[target]
-    # a fact about someone else neither retires, repeats nor details the old one
-    if _other_subjects(_analysed(n.content), _analysed(new.content), (n.author, new.author)):
+    # a fact about someone else neither retires, repeats nor details the old one, but a
+    # change made to a thing is the thing's ("My boss moved my review to Monday")
+    old, text = _analysed(n.content), _analysed(new.content)
+    if _other_subjects(old, text, (n.author, new.author)) and not (
+        act is Action.SUPERSEDE and _changes_a_thing(old, text, n.similarity)
+    ):
         raise ValueError(f"{act.value} of {target!r}: the two are about different people")
     return Decision(act, target, reason, n.similarity, decided_by="llm")
