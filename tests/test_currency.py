@@ -136,6 +136,7 @@ def test_update_cues_and_question_aspects() -> None:
         ("Remind me to buy milk and eggs tomorrow.", False),
         ("Please book a table for two.", False),
         ("Tell me about Rome.", False),
+        ("Put me down for two tickets.", False),  # a past that is its base form too
         ("Would you remind me of my dentist appointment", False),
         # a request drawn from the speaker's words names them
         ("Remind the user to buy milk and eggs on 2 May 2024.", False),

@@ -279,10 +279,12 @@ def _asks(text: str, lows: list[str]) -> bool:
 _IRREGULAR_PAST = frozenset(
     "became began bought brought built came caught chose drove ate fell felt flew forgot "
     "found gave got grew heard held kept knew led left lost made met paid ran said saw "
-    "sent sold spent stood swam taught told thought took went won wrote "
-    # a past that is its base form ("Yusuf quit Nokia and joined Unilever")
-    "quit put cut hurt shut split".split()
+    "sent sold spent stood swam taught told thought took went won wrote".split()
 )
+#: Verbs whose past is their base form: after a name they make it the subject
+#: ("Yusuf quit Nokia and joined Unilever"), and they open requests ("Put me down
+#: for two tickets").
+_SAME_PAST = frozenset("quit put cut hurt shut split".split())
 
 
 def _verb_like(lows: list[str], j: int) -> bool:
@@ -291,7 +293,13 @@ def _verb_like(lows: list[str], j: int) -> bool:
     if j >= len(lows) or not lows[j].isalpha():
         return False
     w = lows[j]
-    return w in _AUX or w in _COPULAS or w in _IRREGULAR_PAST or w.endswith(("s", "ed"))
+    return (
+        w in _AUX
+        or w in _COPULAS
+        or w in _IRREGULAR_PAST
+        or w in _SAME_PAST
+        or w.endswith(("s", "ed"))
+    )
 
 
 def _relation_at(lows: list[str], start: int) -> tuple[str | None, int]:
