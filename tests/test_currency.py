@@ -628,6 +628,26 @@ def test_an_ending_told_in_a_conversation_retires_the_fact_and_its_turn(
     assert all(f.action is Action.ADD for f in lunch.facts)
 
 
+def test_a_turn_whose_fact_replaced_another_changes_that_one_only(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "Got a Xperia 5 today, the Pixel 7 finally died" changed the phone: its fact
+    replaced "I use a Pixel 7" on write, so the turn is no newer car beside "I
+    bought a Volvo XC60", however alike a purchase and a purchase embed."""
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Wim"}
+    mem.ingest([{**turn, "content": "I bought a Volvo XC60 a while ago.", "at": OLD}], "s1")
+    phone = mem.ingest([{**turn, "content": "I use a Pixel 7.", "at": OLD}], "s2")
+    mem.ingest([{**turn, "content": "My dog is called Biscuit.", "at": MID}], "s3")
+    died = mem.ingest(
+        [{**turn, "content": "Got a Xperia 5 today, the Pixel 7 finally died.", "at": NEW}], "s4"
+    )
+    (was,) = phone.facts
+    assert mem.get(was.record.id).superseded_by == died.facts[0].record.id
+    assert "Volvo" in _first(mem, "What is my current car?")
+    assert "Xperia" in _first(mem, "What phone do I use now?")
+
+
 def test_a_replaced_value_answers_for_the_time_it_held(
     make_memory: Callable[..., Memory],
 ) -> None:

@@ -82,7 +82,7 @@ from ..models import Hit, MemoryRecord, Status
 from .collapse import evidence_turns
 from .context import author_of
 from .signals.base import RecallContext
-from .successors import meaning, successors_answer
+from .successors import meaning, replaced_by_drawn, successors_answer
 
 if TYPE_CHECKING:
     from ..access import ScopeFilter
@@ -329,13 +329,16 @@ def _most_alike(
     vector: np.ndarray,
 ) -> float:
     """The highest cosine between ``newer`` and a memory of ``pool`` said before it
-    or the memory it replaced on write. A memory drawn from the same conversation
-    turn (a fact and its evidence) says the same thing, not an earlier value, and
-    is passed over."""
+    or the memory it replaced on write (for a conversation turn, what the facts
+    drawn from it replaced: "Got a Xperia 5 today, the Pixel 7 finally died"
+    changed "I use a Pixel 7", not "I bought a Volvo XC60"). A memory drawn from
+    the same conversation turn (a fact and its evidence) says the same thing, not
+    an earlier value, and is passed over."""
     source = _sources(newer)
     ids = [r.id for r in pool if r.said_at < newer.said_at and not source & _sources(r)]
     if newer.supersedes:
         ids.append(newer.supersedes)
+    ids.extend(replaced_by_drawn(store, view, newer))
     return max(store.vector_scores(vector, ids, view).values(), default=-1.0)
 
 

@@ -27,13 +27,18 @@ superseded match hand its place to the end of its chain of replacements:
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from ..graph.model import Relation
 from ..models import EXTRACTED, Hit, MemoryRecord, ScoreBreakdown, Status
 from .collapse import restated_turn
 from .signals.base import RecallContext
 
-__all__ = ["CHAIN", "LOOKUP", "meaning", "successors_answer"]
+if TYPE_CHECKING:
+    from ..access import ScopeFilter
+    from ..stores import Store
+
+__all__ = ["CHAIN", "LOOKUP", "meaning", "replaced_by_drawn", "successors_answer"]
 
 #: How many replacements a chain of superseded memories is followed through.
 CHAIN = 8
@@ -142,6 +147,22 @@ def _drawn_stale(
         if all(f.status is Status.SUPERSEDED for f in said):
             out[turn] = min(said, key=lambda f: f.id).superseded_by
     return out
+
+
+def replaced_by_drawn(store: Store, view: ScopeFilter, turn: MemoryRecord) -> list[str]:
+    """The memories that the facts drawn from ``turn`` alone replaced on write (none
+    for a memory that is itself a drawn fact)."""
+    if turn.source == EXTRACTED:
+        return []
+    edges = store.graph_edges(
+        [turn.id],
+        view,
+        relations={Relation.REFERENCE.value},
+        far={Status.ACTIVE, Status.SUPERSEDED},
+    )
+    drawn = sorted({e.src for e in edges if e.dst == turn.id})
+    facts = store.get(drawn, view) if drawn else []
+    return [f.supersedes for f in facts if f.supersedes and restated_turn(f) == turn.id]
 
 
 def _follow(
