@@ -168,7 +168,7 @@ import re
 import threading
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
@@ -678,6 +678,15 @@ _ENDS_AFTER = 4
 _ENDS_BEFORE = 3
 
 
+def _endings_in(lows: Sequence[str]) -> Iterator[tuple[int, bool]]:
+    """Where the words ``lows`` end a value: (the ending word's position, whether it
+    closes a phrase such as "passed away" or "gave up")."""
+    for i, low in enumerate(lows):
+        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        if phrase or low in _ENDINGS:
+            yield i, phrase
+
+
 def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     """Whether a word of ``new`` that ends a value ends one of ``old``'s, named
     within ``reach`` words after it or just before it: "I sold my Volvo", "My
@@ -685,10 +694,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     my prescription", where the value acts on something else."""
     toks = new.toks
     lows = [t.low for t in toks]
-    for i, low in enumerate(lows):
-        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
-        if not (phrase or low in _ENDINGS):
-            continue
+    for i, phrase in _endings_in(lows):
+        low = lows[i]
         if _left_after(old, toks[i + 1 : i + 1 + reach], holds=low not in _CHANGE_VERBS):
             return True
         start = i - 1 if phrase else i
@@ -750,8 +757,9 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
     named before any other thing the ending could act on. ``holds``: what one
     holds with a value is left with it ("I quit my position at Nokia"); after a
     word of change it is what changes ("I switched positions on the Tigers")."""
+    values = old.values
     for i, t in enumerate(after):
-        if t.low in old.values:
+        if t.low in values:
             return True
         if t.low in _ELSEWHERE:
             return False  # where one goes: "We moved to Berlin" leaves no Berlin
@@ -1000,9 +1008,8 @@ def _gives_up(old: _Text, new: _Text) -> bool:
     "Kaja lost Kaja's umbrella" / "Kaja has had Kaja's iPhone 12"."""
     lows = [t.low for t in new.toks]
     words = old.content - {_stem(old.subject)}
-    for i, low in enumerate(lows):
-        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
-        if not (phrase or low in _ENDINGS) or low in _CHANGE_VERBS:
+    for i, _ in _endings_in(lows):
+        if lows[i] in _CHANGE_VERBS:
             continue
         after = (t for t in new.toks[i + 1 :] if t.content and not t.low.endswith("'s"))
         thing = next(after, None)
@@ -1049,13 +1056,12 @@ def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
     drive" (the old text names no notes) nor "raised my hand to ask" (no value)."""
     if sim < k.update_similarity - 0.1 or new.adds:
         return None
-    toks = new.toks
-    for i, t in enumerate(toks[:-2]):
-        if t.low not in _CHANGE_VERBS or toks[i + 1].low not in _OWN_THINGS:
+    for i, t in enumerate(new.toks):
+        acted = _object_at(new.toks, i) if t.low in _CHANGE_VERBS else None
+        if acted is None or acted[0] not in _OWN_THINGS:
             continue
-        thing = list(itertools.takewhile(lambda x: x.low not in _TO, toks[i + 2 :]))
+        _, thing, rest = acted
         stems = {x.stem for x in thing if x.content}
-        rest = toks[i + 2 + len(thing) :]
         if not stems or not stems <= old.content or len(rest) < 2:
             continue
         if _value_kind(rest[1]) != _value_kind_of(old):
@@ -1064,6 +1070,17 @@ def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
             thing_said = " ".join(x.low for x in thing)
             return f"contradiction: the {thing_said} changed ('{t.low}', cos {sim:.2f})"
     return None
+
+
+def _object_at(toks: Sequence[_Tok], i: int) -> tuple[str, list[_Tok], list[_Tok]] | None:
+    """What the word of change at ``i`` acts on, when a determiner or a possessive opens
+    it: (that opener, the thing's words up to where it goes, what follows from "to",
+    "into" or "from" on): "moved the meeting with Anna to Friday"."""
+    if i + 1 >= len(toks) or toks[i + 1].low not in _THING_OPENERS | _OWN_THINGS:
+        return None
+    after = toks[i + 2 :]
+    thing = list(itertools.takewhile(lambda x: x.low not in _TO, after))
+    return toks[i + 1].low, thing, list(after[len(thing) :])
 
 
 #: Words that stop a thing where it is, not move it ("The meeting got cancelled").
@@ -1100,10 +1117,10 @@ def _thing_ended(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str |
     return None
 
 
-def _changes_a_thing(old: _Text, new: _Text, sim: float) -> bool:
-    """Whether ``new`` changes or stops a thing ``old`` names (the rules' own gates)."""
-    k = ReconcileKnobs()
-    return bool(_thing_changed(old, new, sim, k) or _thing_ended(old, new, sim, k))
+def _thing_reason(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
+    """``new`` changes or stops a thing ``old`` names, whoever makes the change: the
+    reason, or None."""
+    return _thing_changed(old, new, sim, k) or _thing_ended(old, new, sim, k)
 
 
 def _value_kind(tok: _Tok) -> str | None:
@@ -1132,23 +1149,20 @@ def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
     accounts to N26" change the speaker's own."""
     if cue not in new.change_verbs:
         return False  # a thing got is the new value: "We adopted a puppy named Luna"
-    lows = [t.low for t in new.toks]
-    after = new.toks[lows.index(cue) + 1 :]
-    if not after or after[0].low not in _THING_OPENERS | _OWN_THINGS:
+    acted = _object_at(new.toks, [t.low for t in new.toks].index(cue))
+    if acted is None:
         return False
-    phrase = list(itertools.takewhile(lambda t: t.low not in _SLOT_PREPS, after[1:]))
-    if any(t.low in RELATIONS or t.low in _HOUSEHOLD for t in phrase):
+    opener, thing, rest = acted
+    if any(t.low in RELATIONS or t.low in _HOUSEHOLD for t in thing):
         return False  # people move with the speaker: "I moved the whole family to Munich"
-    stems = {t.stem for t in phrase if t.content}
+    stems = {t.stem for t in thing if t.content}
     if not stems:
         return False
-    if after[0].low in _THING_OPENERS and not stems <= old.content:
+    if opener in _THING_OPENERS and not stems <= old.content:
         return True
-    rest = after[1 + len(phrase) :]
     return (
         stems <= old.content
         and len(rest) >= 2
-        and rest[0].low in _TO
         and _value_kind(rest[1]) not in (None, _value_kind_of(old))
     )
 
@@ -1269,7 +1283,7 @@ def _contradiction(
             if reason:
                 return reason
     # whoever changes a thing, the thing changed: "My boss moved my review to Monday"
-    reason = _thing_changed(old, new, sim, k) or _thing_ended(old, new, sim, k)
+    reason = _thing_reason(old, new, sim, k)
     if reason or others:
         return reason
     # a named value in the slot is evidence of its own, where the embedding is weak:
@@ -1470,6 +1484,10 @@ class LLMReconciler(Reconciler):
             raise ConfigError("max_neighbours must be >= 1")
         self.chat = chat
         self.fallback = fallback or RuleReconciler()
+        # the rules' gates for what the rules allow the model too (a thing's change)
+        self._knobs = (
+            self.fallback.knobs if isinstance(self.fallback, RuleReconciler) else ReconcileKnobs()
+        )
         self.max_neighbours = int(max_neighbours)
         self.max_tokens = max_tokens
         self._counters = _Counters()
@@ -1497,7 +1515,7 @@ class LLMReconciler(Reconciler):
             self._counters.calls += 1
         try:
             raw, _ = self.chat.complete_json(_messages(new, shown), max_tokens=self.max_tokens)
-            return _validate(raw, new, shown)
+            return _validate(raw, new, shown, self._knobs)
         except Exception as exc:  # any model failure: the rules decide, the write goes on
             why = f"{type(exc).__name__}: {exc}"[:200]
         with self._counters.lock:
@@ -1537,7 +1555,9 @@ def _messages(new: Incoming, shown: Sequence[Neighbour]) -> list[Message]:
     ]
 
 
-def _validate(raw: Any, new: Incoming, shown: Sequence[Neighbour]) -> Decision:
+def _validate(
+    raw: Any, new: Incoming, shown: Sequence[Neighbour], knobs: ReconcileKnobs
+) -> Decision:
     """The model's answer as a :class:`Decision`; ``ValueError`` naming what is wrong."""
     if not isinstance(raw, dict):
         raise ValueError(f"answer is {type(raw).__name__}, expected an object")
@@ -1560,7 +1580,7 @@ def _validate(raw: Any, new: Incoming, shown: Sequence[Neighbour]) -> Decision:
     # change made to a thing is the thing's ("My boss moved my review to Monday")
     old, text = _analysed(n.content), _analysed(new.content)
     if _other_subjects(old, text, (n.author, new.author)) and not (
-        act is Action.SUPERSEDE and _changes_a_thing(old, text, n.similarity)
+        act is Action.SUPERSEDE and _thing_reason(old, text, n.similarity, knobs)
     ):
         raise ValueError(f"{act.value} of {target!r}: the two are about different people")
     return Decision(act, target, reason, n.similarity, decided_by="llm")

@@ -125,28 +125,31 @@ def _drawn_stale(
         and h.memory.source != EXTRACTED
         and h.memory.id not in known
     ]
-    if not turns:
-        return {}
-    edges = ctx.store.graph_edges(
-        turns,
-        ctx.view,
-        relations={Relation.REFERENCE.value},
-        far={Status.ACTIVE, Status.SUPERSEDED},
-    )
-    asked = set(turns)
-    drawn = sorted({e.src for e in edges if e.dst in asked})
-    if not drawn:
-        return {}
-    facts: dict[str, list[MemoryRecord]] = {}
-    for fact in ctx.store.get(drawn, ctx.view):
-        turn = restated_turn(fact)
-        if turn in asked:
-            facts.setdefault(turn, []).append(fact)
     out: dict[str, str | None] = {}
-    for turn, said in facts.items():
+    for turn, said in _drawn_facts(ctx.store, ctx.view, turns).items():
         if all(f.status is Status.SUPERSEDED for f in said):
             out[turn] = min(said, key=lambda f: f.id).superseded_by
     return out
+
+
+def _drawn_facts(
+    store: Store, view: ScopeFilter, turns: list[str]
+) -> dict[str, list[MemoryRecord]]:
+    """Turn id -> the facts drawn from that turn alone, current or retired, found
+    through the links from each fact to its turn."""
+    if not turns:
+        return {}
+    edges = store.graph_edges(
+        turns, view, relations={Relation.REFERENCE.value}, far={Status.ACTIVE, Status.SUPERSEDED}
+    )
+    asked = set(turns)
+    drawn = sorted({e.src for e in edges if e.dst in asked})
+    facts: dict[str, list[MemoryRecord]] = {}
+    for fact in store.get(drawn, view) if drawn else []:
+        turn = restated_turn(fact)
+        if turn in asked:
+            facts.setdefault(turn, []).append(fact)
+    return facts
 
 
 def replaced_by_drawn(store: Store, view: ScopeFilter, turn: MemoryRecord) -> list[str]:
@@ -154,15 +157,8 @@ def replaced_by_drawn(store: Store, view: ScopeFilter, turn: MemoryRecord) -> li
     for a memory that is itself a drawn fact)."""
     if turn.source == EXTRACTED:
         return []
-    edges = store.graph_edges(
-        [turn.id],
-        view,
-        relations={Relation.REFERENCE.value},
-        far={Status.ACTIVE, Status.SUPERSEDED},
-    )
-    drawn = sorted({e.src for e in edges if e.dst == turn.id})
-    facts = store.get(drawn, view) if drawn else []
-    return [f.supersedes for f in facts if f.supersedes and restated_turn(f) == turn.id]
+    facts = _drawn_facts(store, view, [turn.id]).get(turn.id, [])
+    return [f.supersedes for f in facts if f.supersedes]
 
 
 def _follow(
