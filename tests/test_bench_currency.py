@@ -15,11 +15,13 @@ from kenning.bench.currency_data import (
     DEV_KINDS,
     HOLDOUT_KINDS,
     PROBE,
+    TUNE,
     Question,
     generate,
     kinds_of,
 )
 from kenning.bench.currency_phrases import KINDS, PROBE_KINDS
+from kenning.bench.currency_tune import TUNE_KINDS
 from kenning.config import ABSTAIN_BELOW
 from kenning.embeddings import Embedder
 
@@ -50,6 +52,12 @@ def test_kinds_phrasings_and_split() -> None:
         for role in ("first", "update", "now", "before"):
             assert len(set(table[role])) >= 4, (kind, role)
     assert kinds_of("probe") == PROBE and not set(PROBE) & set(KINDS)
+    # the tune kinds too, and none of the probe's
+    for kind, table in TUNE_KINDS.items():
+        for role in ("first", "update", "now", "before"):
+            assert len(set(table[role])) >= 4, (kind, role)
+        assert len(table["values"]) >= 8
+    assert kinds_of("tune") == TUNE and not set(TUNE) & (set(KINDS) | set(PROBE))
 
 
 def test_the_probe_dataset_holds_no_held_out_kind_and_leaves_the_others_alone() -> None:
@@ -62,6 +70,11 @@ def test_the_probe_dataset_holds_no_held_out_kind_and_leaves_the_others_alone() 
     plain = generate(10)
     assert {s.kind for u in plain.users for s in u.statements if s.kind} <= set(KINDS)
     assert plain == generate(10) and plain != probe
+    # the tune dataset: its kinds beside the dev kinds, as the probe's
+    tune = generate(10, table="tune")
+    asked = {q.kind for u in tune.users for q in u.questions if q.kind}
+    said = {s.kind for u in tune.users for s in u.statements if s.kind}
+    assert set(TUNE) <= asked and (asked | said) <= set(TUNE) | set(DEV_KINDS)
 
 
 def test_updates_come_after_first_statements_and_questions_point_at_them() -> None:
@@ -184,9 +197,12 @@ def test_a_small_currency_run_reports_every_key(
     assert result["dataset"]["users"] == 5
 
 
-def test_a_small_probe_run_reports_its_own_kinds(embedder: Embedder) -> None:
-    result = run_currency("probe", "write", n_users=3, embedder=embedder)
-    assert set(result["by_split"]) == {"probe"} and set(result["by_kind"]) == set(PROBE)
+@pytest.mark.parametrize(("split", "kinds"), [("probe", PROBE), ("tune", TUNE)])
+def test_a_small_probe_or_tune_run_reports_its_own_kinds(
+    split: Literal["probe", "tune"], kinds: tuple[str, ...], embedder: Embedder
+) -> None:
+    result = run_currency(split, "write", n_users=3, embedder=embedder)
+    assert set(result["by_split"]) == {split} and set(result["by_kind"]) == set(kinds)
     assert result["foreign_hits"] == 0 and 0.0 <= result["current@1"] <= 1.0
 
 
@@ -210,7 +226,7 @@ def test_an_abstain_threshold_outside_0_1_is_refused(option: str) -> None:
 def test_an_unknown_split_is_refused_with_the_choices() -> None:
     runner = CliRunner()
     out = runner.invoke(bench_app, ["currency", "--split", "heldout", "--json"])
-    assert out.exit_code == 2 and "split must be dev, holdout, probe or all" in out.output
+    assert out.exit_code == 2 and "split must be dev, holdout, tune, probe or all" in out.output
     # probe is the currency benchmark's own: the LoCoMo commands do not take it
     out = runner.invoke(bench_app, ["locomo", "--data", "x.json", "--split", "probe"])
     assert out.exit_code == 2 and "split must be dev, holdout or all" in out.output

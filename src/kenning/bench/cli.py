@@ -214,8 +214,8 @@ def currency(
     split: Annotated[
         str,
         typer.Option(
-            help="dev | holdout | all (by attribute kind); probe: five more kinds in their "
-            "own dataset, a check never tuned on"
+            help="dev | holdout | all (by attribute kind); tune: five more kinds in their "
+            "own dataset, tuned on as dev; probe: five more, a check never tuned on"
         ),
     ] = "dev",
     via: Annotated[str, typer.Option(help="write | ingest | both")] = "both",
@@ -233,8 +233,8 @@ def currency(
     if store and len(chosen) > 1:
         raise typer.BadParameter("--store takes one --via (each run needs an empty database)")
     chosen_split = cast(
-        Literal["dev", "holdout", "probe", "all"],
-        _split_choice(split, ("dev", "holdout", "probe", "all")),
+        Literal["dev", "holdout", "tune", "probe", "all"],
+        _split_choice(split, ("dev", "holdout", "tune", "probe", "all")),
     )
     results = {
         name: run_currency(

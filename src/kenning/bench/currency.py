@@ -56,11 +56,13 @@ from .currency_data import (
     HOLDOUT_KINDS,
     NOW,
     PROBE,
+    TUNE,
     Dataset,
     Question,
     User,
     generate,
     kinds_of,
+    table_of,
 )
 from .stores import open_bench_memory
 from .timing import percentiles
@@ -77,7 +79,7 @@ __all__ = [
 ]
 
 Via = Literal["write", "ingest"]
-Split = Literal["dev", "holdout", "probe", "all"]
+Split = Literal["dev", "holdout", "tune", "probe", "all"]
 #: memory id -> the statements (``Statement.sid``) the memory stands for
 Labels = dict[str, frozenset[str]]
 ORG = "currency"
@@ -240,7 +242,12 @@ def _report(rows: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[str, A
     out = aggregate(rows)
     out["by_split"] = {
         name: aggregate([r for r in rows if r["kind"] in split_kinds])
-        for name, split_kinds in (("dev", DEV_KINDS), ("holdout", HOLDOUT_KINDS), ("probe", PROBE))
+        for name, split_kinds in (
+            ("dev", DEV_KINDS),
+            ("holdout", HOLDOUT_KINDS),
+            ("tune", TUNE),
+            ("probe", PROBE),
+        )
         if set(split_kinds) & set(kinds)
     }
     out["by_kind"] = {kind: aggregate([r for r in rows if r["kind"] == kind]) for kind in kinds}
@@ -261,7 +268,7 @@ def run_currency(
 ) -> dict[str, Any]:
     """Load the dataset through ``via`` into a fresh store, ask the split's questions,
     and return the metrics (see the module docstring) as a JSON-ready dict."""
-    data = generate(n_users, seed, probe=split == "probe")
+    data = generate(n_users, seed, table=table_of(split))
     kinds = kinds_of(split)
     clock = FixedClock(NOW)
     with tempfile.TemporaryDirectory(prefix="kenning-currency-") as tmp:

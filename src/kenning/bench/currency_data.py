@@ -12,10 +12,14 @@ Attribute kinds (12) and the split, by kind:
   ``gym``, ``bank``;
 * held-out (report only): ``employer``, ``partner``, ``school``, ``hobby``,
   ``doctor``;
+* tune (tuned on, as dev): ``instrument``, ``manager``, ``team``, ``coffee``,
+  ``carrier`` — its own dataset (:data:`~.currency_tune.TUNE_KINDS`, with the
+  dev kinds as the other attributes users state): values in lower case,
+  values that are people, changes told as something done;
 * probe (a check, never tuned on): ``laptop``, ``language``, ``streaming``,
   ``commute``, ``club`` — its own dataset (:data:`~.currency_phrases.PROBE_KINDS`,
   with the dev kinds as the other attributes users state), for seeing whether
-  a change made on the dev kinds carries to kinds it has not seen.
+  a change made on the dev and tune kinds carries to kinds it has not seen.
 
 Each user (60 by default, ``u00`` … ``u59``, one principal and one ``user``
 scope each, all in organization ``currency``):
@@ -56,12 +60,14 @@ from .currency_phrases import (
     PROBE_KINDS,
     UNKNOWN,
 )
+from .currency_tune import TUNE_KINDS
 
 __all__ = [
     "DEV_KINDS",
     "HOLDOUT_KINDS",
     "NOW",
     "PROBE",
+    "TUNE",
     "Dataset",
     "Question",
     "Statement",
@@ -77,6 +83,11 @@ PROBE: Final[tuple[str, ...]] = tuple(PROBE_KINDS)
 #: The probe dataset's table: the probe kinds and, as the other attributes its
 #: users state, the dev kinds.
 _PROBE_TABLE: Final = {**{k: KINDS[k] for k in DEV_KINDS}, **PROBE_KINDS}
+TUNE: Final[tuple[str, ...]] = tuple(TUNE_KINDS)
+#: The tune dataset's table: the tune kinds beside the dev kinds.
+_TUNE_TABLE: Final = {**{k: KINDS[k] for k in DEV_KINDS}, **TUNE_KINDS}
+#: Which table each dataset draws from.
+Table = Literal["main", "probe", "tune"]
 #: The time the questions are asked.
 NOW: Final[datetime] = datetime(2024, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -175,15 +186,23 @@ class Dataset:
         return out
 
 
-def kinds_of(split: Literal["dev", "holdout", "probe", "all"]) -> tuple[str, ...]:
+def kinds_of(split: Literal["dev", "holdout", "tune", "probe", "all"]) -> tuple[str, ...]:
     """The attribute kinds of a split ("all": dev and held-out)."""
     if split == "dev":
         return DEV_KINDS
     if split == "holdout":
         return HOLDOUT_KINDS
+    if split == "tune":
+        return TUNE
     if split == "probe":
         return PROBE
     return DEV_KINDS + HOLDOUT_KINDS
+
+
+def table_of(split: str) -> Table:
+    """The dataset a split's questions are asked of: its own for ``tune`` and
+    ``probe``, the main one for the others."""
+    return "tune" if split == "tune" else "probe" if split == "probe" else "main"
 
 
 def _day(rng: random.Random, span: tuple[datetime, datetime]) -> datetime:
@@ -303,13 +322,18 @@ def _user(index: int, seed: int, table: _Table) -> User:
     return User(uid, NAMES[index % len(NAMES)], stable, b.statements(), tuple(b.asked))
 
 
-def generate(n_users: int = 60, seed: int = 19, *, probe: bool = False) -> Dataset:
-    """The dataset: ``n_users`` users (deterministic for a seed); ``probe``: the
-    probe dataset (the probe kinds beside the dev kinds, no held-out kind)."""
+def generate(
+    n_users: int = 60, seed: int = 19, *, probe: bool = False, table: Table = "main"
+) -> Dataset:
+    """The dataset: ``n_users`` users (deterministic for a seed). ``table``:
+    ``"main"`` (dev and held-out kinds), ``"probe"`` or ``"tune"`` (those kinds
+    beside the dev kinds, no held-out kind); ``probe=True`` is ``table="probe"``."""
     if n_users < 1:
         raise ValueError("n_users must be at least 1")
-    table = _PROBE_TABLE if probe else KINDS
-    return Dataset(seed=seed, users=tuple(_user(i, seed, table) for i in range(n_users)))
+    if probe:
+        table = "probe"
+    kinds = {"main": KINDS, "probe": _PROBE_TABLE, "tune": _TUNE_TABLE}[table]
+    return Dataset(seed=seed, users=tuple(_user(i, seed, kinds) for i in range(n_users)))
 
 
 def select(users: Sequence[User], kinds: Sequence[str]) -> list[Question]:
