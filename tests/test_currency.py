@@ -71,6 +71,12 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("User works at Nokia.", "self"),
         ("The user interface is slow.", ""),
         ("The team uses Jira.", ""),
+        # someone who brings the speaker to a state: the state is the speaker's
+        ("My son talked me into supporting Napoli instead of Galatasaray.", "self"),
+        ("My wife finally convinced me to try yoga.", "self"),
+        ("Anna talked me into joining FitX.", "self"),
+        ("My sister told me about her trip to Rome.", "sister"),
+        ("My brother gave me a lift to work.", "brother"),
     ],
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:

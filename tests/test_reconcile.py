@@ -641,6 +641,15 @@ def test_where_a_change_goes_is_no_value_it_leaves(old: str, new: str, sim: floa
     assert act(new, old, sim) is Action.ADD
 
 
+def test_what_is_taken_over_from_a_value_leaves_it() -> None:
+    """ "Lukas took over the team from Omar": Omar is left, though a thing comes first;
+    "Priya took over the Berlin office" leaves nothing of "My manager is Priya"."""
+    new = "Had my first one-to-one with Lukas, who took over the team from Omar."
+    d = decide(new, nb("m1", "I report to Omar.", 0.47))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("Priya took over the Berlin office.", "My manager is Priya.", 0.56) is Action.ADD
+
+
 def test_a_slipped_deadline_is_a_changed_date() -> None:
     d = decide(
         "The deadline slipped to April 15.", nb("m1", "The project deadline is March 1.", 0.53)

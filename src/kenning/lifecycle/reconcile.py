@@ -313,6 +313,7 @@ _END_PHRASES = (
     ("laid", "off"),
     ("let", "go"),
     ("made", "redundant"),
+    ("took", "over"),
     *_GONE,
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
@@ -770,6 +771,9 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
             held = i + 1 < len(after) and after[i + 1].low in ("from", "out")
         # a possessive is a determiner: "Britt replaced Britt's OnePlus 11"
         if t.low in _ON_THE_WAY or held or t.low.endswith("'s"):
+            continue
+        # what is taken from a value leaves it: "took over the team from Omar"
+        if t.content and after[i + 1 : i + 2] and after[i + 1].low == "from":
             continue
         if t.content:
             return False

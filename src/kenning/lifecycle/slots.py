@@ -206,6 +206,8 @@ def subject_of(text: str) -> str:
                 continue
             if _names_relation(lows, words, end) or _asks_name(lows, i, end):
                 return "self"  # "My partner is Sam": the speaker's own fact
+            if _brings_me(lows, end):
+                return "self"  # "My son talked me into supporting Napoli"
             if all(w in _LEADING for w in lows[:i]) or (
                 _asks(text, lows) and not any(w in _FIRST_PERSON for w in lows[:i])
             ):
@@ -230,6 +232,8 @@ def subject_of(text: str) -> str:
         if low in _THIRD_PRONOUNS:
             return low.split("'")[0]
         named = words[i][:1].isupper() and low not in _FUNCTION | _WH
+        if named and _brings_me(lows, i + 1):
+            return "self"  # "Anna talked me into joining FitX"
         if named and (_verb_like(lows, i + 1) or lows[i + 1 : i + 2] == ["'s"]):
             return low  # "Alice lives in Paris", "Bob is the team lead", "Alice's home ..."
         break
@@ -300,6 +304,23 @@ def _verb_like(lows: list[str], j: int) -> bool:
         or w in _SAME_PAST
         or w.endswith(("s", "ed"))
     )
+
+
+#: What follows "me" when someone brings the speaker to a state: "talked me into",
+#: "convinced me to", "put me on", "got me onto".
+_INTO = frozenset("into to on onto".split())
+
+
+def _brings_me(lows: list[str], end: int) -> bool:
+    """Whether the subject ending before ``end`` brings the speaker to something: its
+    verb (an adverb may come first) takes "me" or "us" and then "into", "to" or
+    "on" ("My son talked me into supporting Napoli", "My wife finally convinced me to
+    try yoga", "My boss moved us to the Munich office"): the state that follows is
+    the speaker's, not the subject's."""
+    for at in (end + 1, end + 2):
+        if lows[at : at + 1] and lows[at] in ("me", "us") and lows[at + 1 : at + 2]:
+            return lows[at + 1] in _INTO
+    return False
 
 
 def _relation_at(lows: list[str], start: int) -> tuple[str | None, int]:
