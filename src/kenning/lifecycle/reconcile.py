@@ -60,14 +60,15 @@ first rule with a candidate wins; among candidates, the most similar one):
      ("The team switched from Jira to Linear" / "The team uses Jira").
    * *slot family* — both texts fill the same single-valued slot of the same
      subject (residence: lives in / based in / moved to; employer: works
-     at / works for) with disjoint objects ("I moved to Berlin" / "I live in
-     Paris"). Such pairs embed far apart (0.45), so this rule has its own,
-     lower gate ``slot_similarity``, 0.1 lower again when the new slot holds a
-     name ("We relocated to Lisbon last month" / "I live in Berlin" embed at
-     0.34; "I moved to the window seat" names nothing). A subject that includes
-     the speaker ("we", "the user and others" in facts drawn by ``ingest``) is
-     the speaker's slot; the subject match keeps "My wife works at Google" / "I
-     work at Google" apart.
+     at / works for / a job at / my first day at) with disjoint objects ("I
+     moved to Berlin" / "I live in Paris"). Such pairs embed far apart (0.45),
+     so this rule has its own, lower gate ``slot_similarity``, 0.15 lower again
+     when the new slot holds a name ("We relocated to Lisbon last month" / "I
+     live in Berlin" embed at 0.34, "Today was my first day at Philips" / "I
+     work at Nokia" at 0.23; "I moved to the window seat" names nothing). A
+     subject that includes the speaker ("we", "my", "the user and others" in
+     facts drawn by ``ingest``) is the speaker's slot; the subject match keeps
+     "My wife works at Google" / "I work at Google" apart.
 
    * *ended* — the new text says in the simple past what the old one says in
      the present, the old words after its opening in the same order ("I used
@@ -355,6 +356,10 @@ _FAMILIES = (
     ("employer", "work", "for"),
     ("employer", "employ", "at"),
     ("employer", "employ", "by"),
+    ("employer", "job", "at"),
+    ("employer", "job", "with"),
+    # "Today was my first day at Philips": where one goes to work or study
+    ("employer", "day", "at"),
 )
 
 
@@ -894,6 +899,8 @@ def _family_slot(
     state: "I moved to Berlin" says where one lives now."""
     for i in range(len(toks) - 1):
         family = _FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
+        if family is not None and toks[i].stem == "day" and (i == 0 or toks[i - 1].low != "first"):
+            family = None  # "my first day at", not "a day at the beach"
         if family is not None:
             if _past_state(toks, i):
                 return None
@@ -903,6 +910,8 @@ def _family_slot(
             said = [t for t in toks[:i] if t.low not in _FILLERS | _PERFECT]
             lows = [t.low for t in said]
             speaker = bool(_SPEAKER & set(lows)) or "user" in lows
+            # "my new job at", "my first day at": the speaker's, unless a relation's
+            speaker = speaker or (bool(_MINE & set(lows)) and not RELATIONS & set(lows))
             subject = ("i",) if speaker else tuple(t.stem for t in said)
             obj = toks[i + 2 :]
             return family, subject, _content_of(obj), _phrase(obj)
@@ -911,6 +920,8 @@ def _family_slot(
 
 #: The speaker in a slot's subject ("the user" too, in facts drawn by ``ingest``).
 _SPEAKER = frozenset("i we i've we've".split())
+#: The speaker's own, before a slot: "my new job at", "our first day at".
+_MINE = frozenset("my our".split())
 #: Slot triggers that name a state (a move or a relocation names a change).
 _STATES = frozenset({"liv", "work", "resid", "employ", "bas"})
 _PERFECT = frozenset("have has 've i've we've you've they've".split())
@@ -1291,8 +1302,9 @@ def _contradiction(
     if reason or others:
         return reason
     # a named value in the slot is evidence of its own, where the embedding is weak:
-    # "We relocated to Lisbon last month" / "I live in Berlin" embed at 0.34
-    if sim >= k.slot_similarity - (0.1 if _names_slot_value(new) else 0.0):
+    # "We relocated to Lisbon last month" / "I live in Berlin" embed at 0.34, "Today
+    # was my first day at Philips" / "I work at Nokia" at 0.23
+    if sim >= k.slot_similarity - (0.15 if _names_slot_value(new) else 0.0):
         reason = _slot_family(old, new)
         if reason:
             return reason
