@@ -438,6 +438,29 @@ def test_another_users_values_never_take_part(make_memory: Callable[..., Memory]
     assert all(h.memory.scope.key == "user:ana" for h in old)
 
 
+def test_a_first_day_elsewhere_retires_the_old_job_among_many_memories(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "Today was my first day at Philips" embeds at 0.23 from "I work at Nokia";
+    among many memories that talk of work the old job is no near neighbour, so the
+    write path looks up the statements of the slot the new text fills. Someone
+    else's new job changes nothing."""
+    mem = make_memory(settings=_rules())
+    nokia = _say(mem, "I work at Nokia.", OLD)
+    notes = [
+        {"content": f"Work was busy on day {n}, the job is tiring.", "event_at": MID}
+        for n in range(12)
+    ]
+    notes += [{"content": f"Lunch on day {n} was a salad.", "event_at": MID} for n in range(30)]
+    mem.write(notes)
+    _say(mem, "My sister's new job at Siemens is great.", MID)
+    assert mem.get(nokia).status is Status.ACTIVE
+    philips = _say(mem, "Today was my first day at Philips.", NEW)
+    assert mem.get(nokia).status is Status.SUPERSEDED
+    assert mem.get(nokia).superseded_by == philips
+    assert _first(mem, "Where do I work now?") == "Today was my first day at Philips."
+
+
 def test_a_predecessor_from_below_the_hits_read_answers_before(
     make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -68,7 +68,9 @@ first rule with a candidate wins; among candidates, the most similar one):
      work at Nokia" at 0.23; "I moved to the window seat" names nothing). A
      subject that includes the speaker ("we", "my", "the user and others" in
      facts drawn by ``ingest``) is the speaker's slot; the subject match keeps
-     "My wife works at Google" / "I work at Google" apart.
+     "My wife works at Google" / "I work at Google" apart. The write path
+     adds the scope's statements of the slot to the neighbours
+     (:func:`slot_query`): by embedding they may be far from the nearest.
 
    * *ended* — the new text says in the simple past what the old one says in
      the present, the old words after its opening in the same order ("I used
@@ -194,6 +196,7 @@ __all__ = [
     "normalise_for_compare",
     "only_ends",
     "says_an_end",
+    "slot_query",
 ]
 
 logger = logging.getLogger("kenning.lifecycle.reconcile")
@@ -1248,6 +1251,40 @@ def _analysed(text: str) -> _Text:
     return _Text.of(text)
 
 
+#: Words of each slot family's statements, as a keyword query: the write path looks
+#: up the scope's statements of the slot a new text fills (:func:`slot_query`).
+_FAMILY_WORDS = {
+    "residence": "live lives living based moved relocated home",
+    "employer": "work works working job employed employer",
+}
+
+
+def slot_query(text: str, k: ReconcileKnobs) -> tuple[str, float] | None:
+    """A keyword query for the statements of the single-valued slot ``text`` fills
+    with a name ("Today was my first day at Philips": work, job, employer ...) and
+    the cosine from which the slot-family rule may act on one; None without such
+    a slot.
+
+    A change of slot embeds far from what it changes ("I work at Nokia" at 0.23),
+    so among many memories the nearest by embedding may not hold it; the write
+    path adds the scope's best keyword matches of the slot to the candidates when
+    its nearest reach below that cosine, and the rule decides as for any neighbour."""
+    new = _analysed(text)
+    if new.family is None or not _names_slot_value(new):
+        return None  # an unnamed slot's gate is high: the nearest hold what passes it
+    return _FAMILY_WORDS[new.family[0]], _slot_gate(new, k)
+
+
+def _slot_gate(new: _Text, k: ReconcileKnobs) -> float:
+    """The cosine from which the slot-family rule compares: lower when the new slot
+    holds a name (see the module docstring)."""
+    return k.slot_similarity - (_NAMED_SLOT if _names_slot_value(new) else 0.0)
+
+
+#: How much lower the slot-family gate is for a named value in the slot.
+_NAMED_SLOT = 0.15
+
+
 def says_an_end(text: str) -> bool:
     """Whether ``text`` has a word that leaves or changes a value ("quit", "moved out",
     "sold", "passed away", "switched"): what an event needs to end a fact."""
@@ -1304,7 +1341,7 @@ def _contradiction(
     # a named value in the slot is evidence of its own, where the embedding is weak:
     # "We relocated to Lisbon last month" / "I live in Berlin" embed at 0.34, "Today
     # was my first day at Philips" / "I work at Nokia" at 0.23
-    if sim >= k.slot_similarity - (0.15 if _names_slot_value(new) else 0.0):
+    if sim >= _slot_gate(new, k):
         reason = _slot_family(old, new)
         if reason:
             return reason

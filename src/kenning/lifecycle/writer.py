@@ -50,7 +50,7 @@ from ..errors import ConfigError
 from ..graph.model import MemoryLink, Relation
 from ..graph.project import Projector
 from ..llm import ChatModel
-from ..models import EXTRACTED, FeedbackKind, MemoryRecord, MemoryType, Status
+from ..models import EXTRACTED, FeedbackKind, MemoryFilter, MemoryRecord, MemoryType, Status
 from ..retrieval.context import author_of
 from ..scoring import adjust_confidence
 from ..stores import Replacement, Store
@@ -64,6 +64,7 @@ from .reconcile import (
     RuleReconciler,
     only_ends,
     says_an_end,
+    slot_query,
 )
 
 __all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
@@ -194,6 +195,7 @@ class WritePlanner:
         near = self.store.scope_neighbours(
             org, [(records[i].scope, vectors[i]) for i in eligible], lc.reconcile_neighbours
         )
+        slotted = self._slot_statements(records, vectors, eligible, near)
         by_key: dict[int, MemoryRecord] = {}
         for i in eligible:
             r = records[i]
@@ -202,7 +204,8 @@ class WritePlanner:
                 if found is not None and found.status is not Status.SUPERSEDED:
                     by_key[i] = found
         view = ScopeFilter(org, frozenset(records[i].scope for i in eligible))
-        ids = {mid for hits in near for mid, _ in hits} | {r.id for r in by_key.values()}
+        ids = {mid for hits in (*near, *slotted) for mid, _ in hits}
+        ids |= {r.id for r in by_key.values()}
         existing = {r.id: r for r in self.store.get(sorted(ids), view)}
         key_vectors = self.store.memory_vectors([r.id for r in by_key.values()], view)
         items: list[tuple[Incoming, list[Neighbour]]] = []
@@ -230,6 +233,10 @@ class WritePlanner:
             best = best[: lc.reconcile_neighbours + 1]
             if keyed is not None and all(c.id != keyed.id for c in best):
                 best.append(cands[keyed.id])
+            for mid, sim in slotted[n]:  # the slot's statements, however far apart
+                found = existing.get(mid)
+                if found is not None and found.memory_type.value in lc.reconcile_types:
+                    best.append(_neighbour(found, sim, self._author(found)))
             items.append((Incoming(r.content, r.key, r.said_at, self._author(r)), best))
         assert self.reconciler is not None
         decided = self.reconciler.decide_many(items)
@@ -239,6 +246,39 @@ class WritePlanner:
             for i, d in zip(eligible, decided, strict=True)
         ]
         return dict(zip(eligible, decided, strict=True)), existing, near
+
+    def _slot_statements(
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: np.ndarray,
+        eligible: list[int],
+        near: list[list[tuple[str, float]]],
+    ) -> list[list[tuple[str, float]]]:
+        """Per eligible record, the scope's statements of the slot it fills that its
+        nearest neighbours miss, with their cosines (:func:`~.reconcile.slot_query`):
+        "Today was my first day at Philips" embeds at 0.23 from "I work at Nokia",
+        which a store of many memories does not put among the nearest. Looked up
+        only when the nearest reach below the cosine the rule needs: otherwise they
+        hold every memory that could pass it."""
+        out: list[list[tuple[str, float]]] = []
+        lc = self.settings.lifecycle
+        top = lc.reconcile_neighbours
+        for n, i in enumerate(eligible):
+            slot = slot_query(records[i].content, lc.reconcile_rules)
+            if slot is None or len(near[n]) < top or min(s for _, s in near[n]) < slot[1]:
+                out.append([])
+                continue
+            query = slot[0]
+            view = ScopeFilter(records[i].org_id, frozenset({records[i].scope}))
+            seen = {mid for mid, _ in near[n]}
+            found = [
+                mid
+                for mid, _ in self.store.keyword_search(query, view, MemoryFilter(), top)
+                if mid not in seen
+            ]
+            sims = self.store.vector_scores(vectors[i], found, view) if found else {}
+            out.append([(mid, sims[mid]) for mid in found if mid in sims])
+        return out
 
     def _after_endings(
         self,
