@@ -641,6 +641,27 @@ def test_where_a_change_goes_is_no_value_it_leaves(old: str, new: str, sim: floa
     assert act(new, old, sim) is Action.ADD
 
 
+def test_a_named_persons_change_from_a_value_no_capital_marks_leaves_it() -> None:
+    """Facts ``ingest`` draws name the speaker: "Kim has moved on from cappuccino to
+    mocha" leaves the cappuccino of "Kim's usual coffee order is a cappuccino", as
+    "I've moved on from ..." would; what is moved from one place to another is no
+    value left."""
+    for old, new, sim in (
+        (
+            "Kim's usual coffee order is a cappuccino.",
+            "Kim has moved on from cappuccino to mocha.",
+            0.68,
+        ),
+        ("Kim drinks tea every morning.", "Kim switched from tea to coffee.", 0.72),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+    assert (
+        act("Kim moved her piano from the hall to the bedroom.", "Kim lives in Berlin.", 0.49)
+        is Action.ADD
+    )
+
+
 def test_what_is_taken_over_from_a_value_leaves_it() -> None:
     """ "Lukas took over the team from Omar": Omar is left, though a thing comes first;
     "Priya took over the Berlin office" leaves nothing of "My manager is Priya"."""

@@ -1019,6 +1019,11 @@ _WHEN_GONE = frozenset(
 _ELSEWHERE = frozenset("to into for".split())
 
 
+#: Words between a word of change and what it leaves: "moved on from", "switched
+#: away from".
+_ON_FROM = frozenset("on away over back from".split())
+
+
 def _gives_up(old: _Text, new: _Text) -> bool:
     """Whether an ending (no word of change) is followed by a word of the old text
     other than whom it is about, before any other thing: "Jakob gave up
@@ -1027,9 +1032,15 @@ def _gives_up(old: _Text, new: _Text) -> bool:
     lows = [t.low for t in new.toks]
     words = old.content - {_stem(old.subject)}
     for i, _ in _endings_in(lows):
+        start = i + 1
         if lows[i] in _CHANGE_VERBS:
-            continue
-        after = (t for t in new.toks[i + 1 :] if t.content and not t.low.endswith("'s"))
+            # a word of change leaves what comes from: "Kim has moved on from
+            # cappuccino to mocha", "Kim switched from tea to coffee"
+            while start < len(lows) and lows[start] in _ON_FROM:
+                start += 1
+            if "from" not in lows[i + 1 : start]:
+                continue
+        after = (t for t in new.toks[start:] if t.content and not t.low.endswith("'s"))
         thing = next(after, None)
         if thing is not None and thing.stem in words:
             return True
