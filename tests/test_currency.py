@@ -631,6 +631,21 @@ def test_a_turn_restated_by_a_superseded_fact_is_as_stale_as_the_fact(
     assert old_turn in before or old_fact.id in before
 
 
+def test_a_first_day_told_in_a_conversation_retires_the_old_job(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """Through ``ingest`` the facts name the speaker ("Bruno works at Nokia", "On ...
+    was Bruno's first day at Philips"): the slot is Bruno's on both sides."""
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Bruno"}
+    first = mem.ingest([{**turn, "content": "I work at Nokia.", "at": OLD}], "s1")
+    mem.ingest([{**turn, "content": "Had pasta for lunch today.", "at": MID}], "s2")
+    mem.ingest([{**turn, "content": "Today was my first day at Philips.", "at": NEW}], "s3")
+    (drawn,) = first.facts
+    assert mem.get(drawn.record.id).status is Status.SUPERSEDED
+    assert "Philips" in mem.recall("Where do I work now?", 5).hits[0].memory.content
+
+
 def test_an_ending_told_in_a_conversation_retires_the_fact_and_its_turn(
     make_memory: Callable[..., Memory],
 ) -> None:

@@ -641,6 +641,21 @@ def test_where_a_change_goes_is_no_value_it_leaves(old: str, new: str, sim: floa
     assert act(new, old, sim) is Action.ADD
 
 
+def test_a_slot_named_for_the_same_person_is_theirs_in_other_words() -> None:
+    """Facts ``ingest`` draws name the speaker in any place: "On 2 January 2024 was
+    Kim's first day at Philips" fills Kim's slot of "Kim works at Nokia"; Kim's
+    husband's, or Tom's, does not."""
+    d = decide(
+        "On 2 January 2024 was Kim's first day at Philips.", nb("m1", "Kim works at Nokia.", 0.41)
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert d.reason == "contradiction: employer changed 'Nokia' -> 'Philips'"
+    husband = "On 2 January 2024 was Kim's husband's first day at Philips."
+    assert act(husband, "Kim works at Nokia.", 0.44) is Action.ADD
+    assert act("Tom's first day at Philips was great.", "Kim works at Nokia.", 0.12) is Action.ADD
+    assert act("Kim's sister moved to Lisbon.", "Kim lives in Berlin.", 0.64) is Action.ADD
+
+
 def test_a_named_persons_change_from_a_value_no_capital_marks_leaves_it() -> None:
     """Facts ``ingest`` draws name the speaker: "Kim has moved on from cappuccino to
     mocha" leaves the cappuccino of "Kim's usual coffee order is a cappuccino", as

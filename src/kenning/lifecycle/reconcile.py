@@ -67,8 +67,11 @@ first rule with a candidate wins; among candidates, the most similar one):
      live in Berlin" embed at 0.34, "Today was my first day at Philips" / "I
      work at Nokia" at 0.23; "I moved to the window seat" names nothing). A
      subject that includes the speaker ("we", "my", "the user and others" in
-     facts drawn by ``ingest``) is the speaker's slot; the subject match keeps
-     "My wife works at Google" / "I work at Google" apart. The write path
+     facts drawn by ``ingest``) is the speaker's slot, and so is one that names
+     a person alone on one side and with no relation on the other ("Kim works
+     at Nokia" / "On 2 January was Kim's first day at Philips", as ``ingest``
+     draws them); the subject match keeps "My wife works at Google" / "I work
+     at Google" and "Kim's sister moved to Lisbon" / "Kim lives in Berlin" apart. The write path
      adds the scope's statements of the slot to the neighbours
      (:func:`slot_query`): by embedding they may be far from the nearest.
 
@@ -921,6 +924,35 @@ def _family_slot(
     return None
 
 
+def _slot_owner(subject: tuple[str, ...], author: str | None) -> tuple[str, ...]:
+    """Whose slot the words before it name: the speaker (``("i",)``) also when they
+    name the memory's author and no relation of theirs ("Kim works at", "On 2
+    January was Kim's first day at", facts ``ingest`` drew from Kim's words; not
+    "Kim's husband works at"); else the words themselves."""
+    if author and subject != ("i",):
+        name = _stem(author.split()[0].casefold())
+        if name in subject and not _RELATION_STEMS & set(subject):
+            return ("i",)
+    return subject
+
+
+_RELATION_STEMS = frozenset(_stem(r) for r in RELATIONS)
+
+
+def _same_owner(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two slots' owners are one: the same words, or one name alone on one
+    side that the other names with no relation ("Kim works at" / "On 2 January was
+    Kim's first day at")."""
+    if a == b:
+        return True
+    one, other = (a, b) if len(a) == 1 else (b, a)
+    return (
+        len(one) == 1
+        and one != ("i",)
+        and one[0] not in _STOP
+        and one[0] in other
+        and not _RELATION_STEMS & set(other)
+    )
 #: The speaker in a slot's subject ("the user" too, in facts drawn by ``ingest``).
 _SPEAKER = frozenset("i we i've we've".split())
 #: The speaker's own, before a slot: "my new job at", "our first day at".
@@ -946,9 +978,13 @@ def _past_state(toks: Sequence[_Tok], i: int) -> bool:
 _FAMILY_OF = {(stem, prep): family for family, stem, prep in reversed(_FAMILIES)}
 
 
-def _slot_family(old: _Text, new: _Text) -> str | None:
+def _slot_family(
+    old: _Text, new: _Text, authors: tuple[str | None, str | None] = (None, None)
+) -> str | None:
     a, b = old.family, new.family
-    if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    if not _same_owner(_slot_owner(a[1], authors[0]), _slot_owner(b[1], authors[1])):
         return None
     if a[2] and b[2] and not a[2] & b[2]:
         return f"contradiction: {a[0]} changed '{a[3]}' -> '{b[3]}'"
@@ -1353,7 +1389,7 @@ def _contradiction(
     # "We relocated to Lisbon last month" / "I live in Berlin" embed at 0.34, "Today
     # was my first day at Philips" / "I work at Nokia" at 0.23
     if sim >= _slot_gate(new, k):
-        reason = _slot_family(old, new)
+        reason = _slot_family(old, new, authors)
         if reason:
             return reason
     return _update(old, new, sim, k)
