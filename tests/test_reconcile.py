@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -654,6 +655,12 @@ def test_a_slot_named_for_the_same_person_is_theirs_in_other_words() -> None:
     assert act(husband, "Kim works at Nokia.", 0.44) is Action.ADD
     assert act("Tom's first day at Philips was great.", "Kim works at Nokia.", 0.12) is Action.ADD
     assert act("Kim's sister moved to Lisbon.", "Kim lives in Berlin.", 0.64) is Action.ADD
+    # the author's name is their "I": Kim's own first day changes what Kim's name says
+    rules = RuleReconciler()
+    mine = Incoming("Today was my first day at Philips.", author="Kim Berg")
+    theirs = Neighbour("m1", "Kim works at Nokia.", 0.3, author="Kim Berg")
+    assert rules.decide(mine, [theirs]).action is Action.SUPERSEDE
+    assert rules.decide(replace(mine, author="Tom Weiss"), [theirs]).action is Action.ADD
 
 
 def test_a_named_persons_change_from_a_value_no_capital_marks_leaves_it() -> None:
