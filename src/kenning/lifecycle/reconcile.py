@@ -925,14 +925,16 @@ def _family_slot(
 
 
 def _slot_owner(subject: tuple[str, ...], author: str | None) -> tuple[str, ...]:
-    """Whose slot the words before it name: the speaker (``("i",)``) also when they
-    name the memory's author and no relation of theirs ("Kim works at", "On 2
-    January was Kim's first day at", facts ``ingest`` drew from Kim's words; not
-    "Kim's husband works at"); else the words themselves."""
-    if author and subject != ("i",):
-        name = _stem(author.split()[0].casefold())
-        if name in subject and not _RELATION_STEMS & set(subject):
-            return ("i",)
+    """Whose slot the words before it name: the speaker (``("i",)``, with the
+    author's name when known: ``("i:kim",)``), also when they name the memory's
+    author and no relation of theirs ("Kim works at", "On 2 January was Kim's
+    first day at" written by Kim; not "Kim's husband works at"); else the words
+    themselves."""
+    if not author:
+        return subject
+    name = _stem(author.split()[0].casefold())
+    if subject == ("i",) or (name in subject and not _RELATION_STEMS & set(subject)):
+        return (f"i:{name}",)  # the speaker, who is this author
     return subject
 
 
@@ -940,11 +942,15 @@ _RELATION_STEMS = frozenset(_stem(r) for r in RELATIONS)
 
 
 def _same_owner(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Whether two slots' owners are one: the same words, or one name alone on one
+    """Whether two slots' owners are one: the same words; the speaker on both sides,
+    of one author or one unknown (never two authors' "I"); or one name alone on one
     side that the other names with no relation ("Kim works at" / "On 2 January was
     Kim's first day at")."""
     if a == b:
         return True
+    speakers = {x[0] for x in (a, b) if len(x) == 1 and x[0].partition(":")[0] == "i"}
+    if len(speakers) == 2:  # the speaker on both sides: one author, or one unknown
+        return "i" in speakers
     one, other = (a, b) if len(a) == 1 else (b, a)
     return (
         len(one) == 1
