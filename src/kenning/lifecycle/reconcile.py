@@ -71,9 +71,10 @@ first rule with a candidate wins; among candidates, the most similar one):
      a person alone on one side and with no relation on the other ("Kim works
      at Nokia" / "On 2 January was Kim's first day at Philips", as ``ingest``
      draws them); the subject match keeps "My wife works at Google" / "I work
-     at Google" and "Kim's sister moved to Lisbon" / "Kim lives in Berlin" apart. The write path
-     adds the scope's statements of the slot to the neighbours
-     (:func:`slot_query`): by embedding they may be far from the nearest.
+     at Google" and "Kim's sister moved to Lisbon" / "Kim lives in Berlin"
+     apart. The write path adds the scope's statements of the slot to the
+     neighbours (:func:`slot_query`): by embedding they may be far from the
+     nearest.
 
    * *ended* — the new text says in the simple past what the old one says in
      the present, the old words after its opening in the same order ("I used
@@ -917,7 +918,9 @@ def _family_slot(
             lows = [t.low for t in said]
             speaker = bool(_SPEAKER & set(lows)) or "user" in lows
             # "my new job at", "my first day at": the speaker's, unless a relation's
-            speaker = speaker or (bool(_MINE & set(lows)) and not RELATIONS & set(lows))
+            # ("my sister's new job at")
+            mine = bool(_MINE & set(lows)) and not _RELATION_STEMS & {t.stem for t in said}
+            speaker = speaker or mine
             subject = ("i",) if speaker else tuple(t.stem for t in said)
             obj = toks[i + 2 :]
             return family, subject, _content_of(obj), _phrase(obj)
@@ -959,6 +962,8 @@ def _same_owner(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         and one[0] in other
         and not _RELATION_STEMS & set(other)
     )
+
+
 #: The speaker in a slot's subject ("the user" too, in facts drawn by ``ingest``).
 _SPEAKER = frozenset("i we i've we've".split())
 #: The speaker's own, before a slot: "my new job at", "our first day at".
