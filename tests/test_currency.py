@@ -77,6 +77,9 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Anna talked me into joining FitX.", "self"),
         ("My sister told me about her trip to Rome.", "sister"),
         ("My brother gave me a lift to work.", "brother"),
+        # a sentence opening on a verb in the past: the speaker's, whatever name follows
+        ("Cancelled Spotify, Apple Music is better value.", "self"),
+        ("Mildred lives in Rome.", "mildred"),
     ],
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:

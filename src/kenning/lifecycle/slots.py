@@ -237,6 +237,10 @@ def subject_of(text: str) -> str:
         if named and (_verb_like(lows, i + 1) or lows[i + 1 : i + 2] == ["'s"]):
             return low  # "Alice lives in Paris", "Bob is the team lead", "Alice's home ..."
         break
+    # a sentence opening on a verb in the past has the speaker for subject, whatever
+    # name comes later ("Cancelled Spotify, Apple Music is better value")
+    if lows and (lows[0] in _IRREGULAR_PAST or (len(lows[0]) > 5 and lows[0].endswith("ed"))):
+        return "self"
     # a name later in a sentence without a first person, followed by "is" or "was": a
     # fact rewritten about that person ("Home for Olga is Helsinki", "New job: Olga is
     # at Heineken"), unless it is company ("Lunch with Tom was fun")
