@@ -61,7 +61,7 @@ def test_kinds_phrasings_and_split() -> None:
 
 
 def test_the_probe_dataset_holds_no_held_out_kind_and_leaves_the_others_alone() -> None:
-    probe = generate(10, probe=True)
+    probe = generate(10, table="probe")
     asked = {q.kind for u in probe.users for q in u.questions if q.kind}
     said = {s.kind for u in probe.users for s in u.statements if s.kind}
     assert set(PROBE) <= asked and not (asked | said) & set(HOLDOUT_KINDS)

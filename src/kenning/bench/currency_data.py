@@ -95,6 +95,12 @@ StatementRole = Literal["first", "update", "lookalike", "chatter"]
 QuestionRole = Literal["now", "before", "unstated", "other", "unknown"]
 
 _Table = Mapping[str, Mapping[str, tuple[str, ...]]]
+#: Each dataset's table of kinds.
+_TABLES: Final[Mapping[Table, _Table]] = {
+    "main": KINDS,
+    "probe": _PROBE_TABLE,
+    "tune": _TUNE_TABLE,
+}
 _STATED = 8
 _CHANGE_P = 0.7
 _LOOKALIKE_P = 0.5
@@ -202,7 +208,9 @@ def kinds_of(split: Literal["dev", "holdout", "tune", "probe", "all"]) -> tuple[
 def table_of(split: str) -> Table:
     """The dataset a split's questions are asked of: its own for ``tune`` and
     ``probe``, the main one for the others."""
-    return "tune" if split == "tune" else "probe" if split == "probe" else "main"
+    if split == "tune":
+        return "tune"
+    return "probe" if split == "probe" else "main"
 
 
 def _day(rng: random.Random, span: tuple[datetime, datetime]) -> datetime:
@@ -322,17 +330,13 @@ def _user(index: int, seed: int, table: _Table) -> User:
     return User(uid, NAMES[index % len(NAMES)], stable, b.statements(), tuple(b.asked))
 
 
-def generate(
-    n_users: int = 60, seed: int = 19, *, probe: bool = False, table: Table = "main"
-) -> Dataset:
+def generate(n_users: int = 60, seed: int = 19, *, table: Table = "main") -> Dataset:
     """The dataset: ``n_users`` users (deterministic for a seed). ``table``:
     ``"main"`` (dev and held-out kinds), ``"probe"`` or ``"tune"`` (those kinds
-    beside the dev kinds, no held-out kind); ``probe=True`` is ``table="probe"``."""
+    beside the dev kinds, no held-out kind)."""
     if n_users < 1:
         raise ValueError("n_users must be at least 1")
-    if probe:
-        table = "probe"
-    kinds = {"main": KINDS, "probe": _PROBE_TABLE, "tune": _TUNE_TABLE}[table]
+    kinds = _TABLES[table]
     return Dataset(seed=seed, users=tuple(_user(i, seed, kinds) for i in range(n_users)))
 
 

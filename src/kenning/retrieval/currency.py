@@ -300,9 +300,18 @@ def _groups(
     # only now the memories said before (``pool`` holds ``own`` too): the nearest
     # test of each pair's newer one
     store, view = ctx.store, ctx.view
+    newer = sorted({n for *_, n in pairs})
+    replaced = replaced_by_drawn(store, view, [own[n].memory for n in newer])
     likeness = {
-        n: _most_alike(store, view, own[n].memory, pool, vectors[own[n].memory.id])
-        for n in {n for *_, n in pairs}
+        n: _most_alike(
+            store,
+            view,
+            own[n].memory,
+            pool,
+            vectors[own[n].memory.id],
+            replaced.get(own[n].memory.id, []),
+        )
+        for n in newer
     }
     parent = list(range(len(own)))
 
@@ -327,18 +336,19 @@ def _most_alike(
     newer: MemoryRecord,
     pool: list[MemoryRecord],
     vector: np.ndarray,
+    drawn_replaced: Sequence[str],
 ) -> float:
     """The highest cosine between ``newer`` and a memory of ``pool`` said before it
     or the memory it replaced on write (for a conversation turn, what the facts
-    drawn from it replaced: "Got a Xperia 5 today, the Pixel 7 finally died"
-    changed "I use a Pixel 7", not "I bought a Volvo XC60"). A memory drawn from
-    the same conversation turn (a fact and its evidence) says the same thing, not
-    an earlier value, and is passed over."""
+    drawn from it replaced, ``drawn_replaced``: "Got a Xperia 5 today, the Pixel 7
+    finally died" changed "I use a Pixel 7", not "I bought a Volvo XC60"). A memory
+    drawn from the same conversation turn (a fact and its evidence) says the same
+    thing, not an earlier value, and is passed over."""
     source = _sources(newer)
     ids = [r.id for r in pool if r.said_at < newer.said_at and not source & _sources(r)]
     if newer.supersedes:
         ids.append(newer.supersedes)
-    ids.extend(replaced_by_drawn(store, view, newer))
+    ids.extend(drawn_replaced)
     return max(store.vector_scores(vector, ids, view).values(), default=-1.0)
 
 

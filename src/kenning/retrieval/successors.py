@@ -27,6 +27,7 @@ superseded match hand its place to the end of its chain of replacements:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..graph.model import Relation
@@ -152,13 +153,17 @@ def _drawn_facts(
     return facts
 
 
-def replaced_by_drawn(store: Store, view: ScopeFilter, turn: MemoryRecord) -> list[str]:
-    """The memories that the facts drawn from ``turn`` alone replaced on write (none
-    for a memory that is itself a drawn fact)."""
-    if turn.source == EXTRACTED:
-        return []
-    facts = _drawn_facts(store, view, [turn.id]).get(turn.id, [])
-    return [f.supersedes for f in facts if f.supersedes]
+def replaced_by_drawn(
+    store: Store, view: ScopeFilter, turns: Sequence[MemoryRecord]
+) -> dict[str, list[str]]:
+    """Turn id -> the memories that the facts drawn from that turn alone replaced on
+    write, in one lookup for all ``turns`` (a memory that is itself a drawn fact has
+    none)."""
+    asked = [t.id for t in turns if t.source != EXTRACTED]
+    return {
+        turn: [f.supersedes for f in facts if f.supersedes]
+        for turn, facts in _drawn_facts(store, view, asked).items()
+    }
 
 
 def _follow(
