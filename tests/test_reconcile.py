@@ -693,6 +693,42 @@ def test_what_is_taken_over_from_a_value_leaves_it() -> None:
     assert act("Priya took over the Berlin office.", "My manager is Priya.", 0.56) is Action.ADD
 
 
+def test_what_is_taken_instead_of_a_value_leaves_it() -> None:
+    """ "... Napoli instead of Galatasaray" leaves Galatasaray, whoever talked the
+    speaker into it; taking something instead of a thing the old fact does not
+    name leaves nothing of it."""
+    new = "My son talked me into supporting Napoli instead of Galatasaray."
+    d = decide(new, nb("m1", "My football team is Galatasaray.", 0.63))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("I took the bus instead of the tram.", "I drive a Volvo.", 0.24) is Action.ADD
+
+
+def test_one_days_exception_is_no_change() -> None:
+    """ "Today I had tea instead of coffee" is an exception, not a new habit; a
+    word of change or an ending on the same day is a change."""
+    assert (
+        act("Today I had tea instead of coffee.", "I drink coffee every morning.", 0.62)
+        is Action.ADD
+    )
+    assert (
+        act("I took the bus instead of the tram this morning.", "I take the tram to work.", 0.66)
+        is Action.ADD
+    )
+    d = decide("Today I switched to tea instead of coffee.", nb("m1", "I drink coffee.", 0.6))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+
+
+def test_a_name_that_opens_the_speakers_role_is_its_value() -> None:
+    """ "Marek is my boss": Marek is the speaker's boss (the first word's capital
+    counts when "is my" follows), so taking the team over from Marek leaves him,
+    and more said of the same boss details the fact rather than changing it."""
+    new = "Had my first one-to-one with Tom Becker, who took over the team from Marek."
+    d = decide(new, nb("m1", "Marek is my boss and a fair one.", 0.60))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("Marek is my boss and he is great.", "Marek is my boss.", 0.80) is Action.SHADOW
+    assert act("Marek is my brother's boss.", "Marek is my boss.", 0.80) is not Action.SUPERSEDE
+
+
 def test_a_slipped_deadline_is_a_changed_date() -> None:
     d = decide(
         "The deadline slipped to April 15.", nb("m1", "The project deadline is March 1.", 0.53)

@@ -322,6 +322,9 @@ _END_PHRASES = (
     ("let", "go"),
     ("made", "redundant"),
     ("took", "over"),
+    # what is taken "instead of" a value leaves it: "My son talked me into
+    # supporting Napoli instead of Galatasaray"
+    ("instead", "of"),
     *_GONE,
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
@@ -541,7 +544,9 @@ class _Text:
             family=_family_slot(toks),
             # a capital anywhere names something: "Berlin", "NYC", "iPhone", "eBay"
             capitals=frozenset(
-                t.low for i, t in enumerate(toks) if t.number or (i and not t.text.islower())
+                t.low
+                for i, t in enumerate(toks)
+                if t.number or ((i or _names_mine(lows)) and not t.text.islower())
             )
             - _I_FORMS,
             named=frozenset(lows),
@@ -554,6 +559,12 @@ class _Text:
     def changes(self) -> bool:
         """Whether the text says something changed (a change verb or adverb)."""
         return bool(self.change_verbs) or any(t.low in _CHANGE_ADVERBS for t in self.toks)
+
+
+def _names_mine(lows: Sequence[str]) -> bool:
+    """Whether the text opens on a name that is the speaker's: "Marek is my boss",
+    "Luna is our new puppy" (the first word's capital is otherwise no value)."""
+    return len(lows) > 2 and lows[1] in ("is", "was") and lows[2] in ("my", "our")
 
 
 def _shared(a: frozenset[str], b: frozenset[str]) -> tuple[int, float, float]:
@@ -835,7 +846,7 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
 
 def _change_marker(old: _Text, new: _Text) -> str | None:
     marked = new.change_verbs - old.change_verbs
-    if not marked and not (new.changes and not old.changes) or new.adds:
+    if not marked and not (new.changes and not old.changes) or new.adds or _one_off(new):
         return None
     if _keeps_values(old, new) and not _names_another(old, new):
         return None
@@ -1251,7 +1262,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # well as a cue does: "Today was my last day at Nokia", "Tom and I split up"
     # (not "My last day in the Berlin office is Friday" / "I live in Berlin")
     cue = new.cue or ("ends" if _leaves(old, new, reach=2) else None)
-    if new.adds and not _leaves(old, new):
+    if _one_off(new) or new.adds and not _leaves(old, new):
         return None  # a second value beside the first: "We also got a kitten, Nala"
     if cue is None:
         return None
@@ -1417,6 +1428,16 @@ def _one_day(text: _Text) -> bool:
     return any(w in _ONE_DAY for w in lows) or any(
         p in _ONE_DAY_PHRASES for p in zip(lows, lows[1:], strict=False)
     )
+
+
+def _one_off(new: _Text) -> bool:
+    """Whether ``new`` tells of one day's exception, not a change: "Today I had tea
+    instead of coffee" leaves "I drink coffee every morning" as it is, where "Today
+    I switched to tea" or "Today was my last day at Nokia" change a value."""
+    lows = [t.low for t in new.toks]
+    if "instead" not in lows or new.change_verbs or not _one_day(new):
+        return False
+    return all(lows[i - 1] == "instead" for i, _ in _endings_in(lows))
 
 
 def _elaborates(old: _Text, new: _Text, k: ReconcileKnobs) -> bool:
