@@ -120,6 +120,42 @@ def test_facts_about_the_speakers_family_never_retire_the_speakers_own(
     assert "son" not in allergy[0].memory.content
 
 
+def test_a_change_told_later_retires_the_speakers_earlier_fact(mem: Memory) -> None:
+    """Drawn facts name the speaker where the speaker said "I" ("A cappuccino in
+    the morning is all Kim needs"); a later change in Kim's words retires it, as
+    the first-person words would, and the turn it came from leaves "now" questions.
+    Another speaker's words about the same drink change nothing of Kim's."""
+    first = mem.ingest(
+        [{"content": "A cappuccino in the morning is all I need.", "name": "Kim", "at": T0}], "a"
+    )
+    other = mem.ingest(
+        [
+            {
+                "content": "I've moved on from cappuccino to mocha.",
+                "name": "Anna",
+                "at": T0 + timedelta(days=100),
+            }
+        ],
+        "b",
+    )
+    (kept,) = first.facts
+    assert [f.action.value for f in other.facts] == ["add"]
+    assert mem.get(kept.record.id).status is Status.ACTIVE
+    later = mem.ingest(
+        [
+            {
+                "content": "I've moved on from cappuccino to mocha.",
+                "name": "Kim",
+                "at": T0 + timedelta(days=200),
+            }
+        ],
+        "c",
+    )
+    (change,) = later.facts
+    assert (change.action.value, change.target) == ("supersede", kept.record.id)
+    assert mem.get(kept.record.id).status is Status.SUPERSEDED
+
+
 def test_review_policy_makes_extracted_facts_pending(mem: Memory) -> None:
     mem.set_policy("layer:personal", review=True)
     result = mem.ingest(_chat(3, T0), "s-3")

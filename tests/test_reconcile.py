@@ -663,6 +663,43 @@ def test_a_slot_named_for_the_same_person_is_theirs_in_other_words() -> None:
     assert rules.decide(replace(mine, author="Tom Weiss"), [theirs]).action is Action.ADD
 
 
+def test_a_text_naming_its_author_reads_as_the_authors_own() -> None:
+    """A fact ``ingest`` drew from Kim's words names Kim where Kim said "I": with Kim
+    as its author (the writer passes a drawn fact's subject) it changes Kim's facts
+    as the first-person words would, also where Kim is no subject of the sentence
+    ("... is all Kim needs"). Kim's son is still someone else, and without an author
+    a name is not the speaker."""
+    old = "A cappuccino in the morning is all Kim needs."
+    new = "Kim has moved on from cappuccino to mocha."
+    d = decide(new, nb("m1", old, 0.72, author="Kim"), author="Kim")
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act(new, old, 0.72) is Action.ADD  # whose needs, unknown
+    assert (
+        act(
+            "I've moved on from cappuccino to mocha.",
+            "A cappuccino in the morning is all I need.",
+            0.61,
+        )
+        is Action.SUPERSEDE
+    )
+    sister = decide(
+        "Kim's sister moved to Rome.",
+        nb("m1", "Kim lives in Berlin.", 0.65, author="Kim"),
+        author="Kim",
+    )
+    assert sister.action is Action.ADD
+    # a date both name is no value of both: a move is no change of employer
+    move = decide(
+        "Quinn and others relocated to Dublin in March 2024.",
+        nb("m1", "On 31 January 2024 was Quinn's first day at Siemens.", 0.45, author="Quinn"),
+        author="Quinn",
+    )
+    assert move.action is Action.ADD
+    # another author's fact naming Kim is not Kim's own
+    other = decide(new, nb("m1", old, 0.72, author="Anna"), author="Anna")
+    assert other.action is Action.ADD
+
+
 def test_a_named_persons_change_from_a_value_no_capital_marks_leaves_it() -> None:
     """Facts ``ingest`` draws name the speaker: "Kim has moved on from cappuccino to
     mocha" leaves the cappuccino of "Kim's usual coffee order is a cappuccino", as

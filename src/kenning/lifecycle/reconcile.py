@@ -96,7 +96,10 @@ first rule with a candidate wins; among candidates, the most similar one):
      person when the new one leaves the old value outright or switches to a
      named one ("Alice left Google for
      Meta" / "Alice works at Google", "My son switched to Elm School"; the
-     person's own name is no value they leave), an update cue in the new text ("we relocated",
+     person's own name is no value they leave; a fact ``ingest`` drew from
+     Kim's words is Kim's by name, "A cappuccino in the morning is all Kim
+     needs" / "Kim has moved on from cappuccino to mocha", and two speakers'
+     facts are never one's), an update cue in the new text ("we relocated",
      "my new home", "first day at", "quit", "adopted") and a changed value
      (each side has words the other lacks, or the new text names the old
      value and adds its own), from cosine ``update_similarity``
@@ -487,11 +490,29 @@ class _Text:
     adds: bool
     #: the text itself
     text: str
+    #: the first name of whom it speaks for, folded, when known (a fact ``ingest``
+    #: drew from Kim's words names Kim where Kim said "I")
+    own_name: str | None = None
 
     @property
     def subject(self) -> str:
         """Whom the text is about (:func:`.slots.subject_of`, cached)."""
         return subject_of(self.text)
+
+    @property
+    def owner(self) -> str:
+        """Whose fact it is: :attr:`subject`, but the author's (``"self:kim"``) for
+        the author's "I", their name, or a text about no one that names them ("A
+        cappuccino in the morning is all Kim needs", drawn from Kim's "... is all I
+        need")."""
+        who = subject_of(self.text)
+        own = self.own_name
+        if own and (
+            who in ("self", own)
+            or (not who and (own in self.named or f"{own}'s" in self.named))
+        ):
+            return f"self:{own}"
+        return who
 
     @property
     def states(self) -> bool:
@@ -504,8 +525,8 @@ class _Text:
         not the name the text is about, nor its possessive ("Britt" in "Britt has had
         an account at Deutsche Bank since Britt was a student", "Kaja's" in "Kaja
         lost Kaja's umbrella"); the subject is read only here."""
-        who = self.subject
-        return self.capitals - {who, f"{who}'s"}
+        names = {subject_of(self.text), self.own_name or ""}
+        return self.capitals - names - {f"{n}'s" for n in names}
 
     @property
     def past(self) -> bool:
@@ -524,7 +545,7 @@ class _Text:
         return self.content | self.numbers
 
     @classmethod
-    def of(cls, text: str) -> _Text:
+    def of(cls, text: str, own_name: str | None = None) -> _Text:
         toks = tuple(_tokens(text))
         lows = [t.low for t in toks]
         pairs = set(zip(lows, lows[1:], strict=False))
@@ -553,6 +574,7 @@ class _Text:
             adds=any(w in _ADDING for w in lows)
             or any(a == "also" and b in _GETTING for a, b in pairs),
             text=text,
+            own_name=own_name,
         )
 
     @property
@@ -1020,6 +1042,9 @@ def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | Non
     a, b = old.subject, new.subject
     if a == b == "self":
         return None not in authors and authors[0] != authors[1]
+    owners = (old.owner, new.owner)
+    if all(o.startswith("self:") for o in owners):  # each speaker's own, by name too
+        return owners[0] != owners[1]
     people = (is_person(a), is_person(b))
     if "self" in (a, b):
         return any(people)  # a leading capitalised word may be a thing: no verdict
@@ -1116,9 +1141,10 @@ def _theirs_changes(old: _Text, new: _Text) -> bool:
     # a switch to another value changes the fact of that kind of value, one with a
     # word of it in common ("Elm School" / "Oak School"), not every fact of theirs
     # ("Alice switched to the Google Maps team" / "Alice lives in Zurich")
-    return bool(old.values & new.values) and any(
-        _changes_to_another(old, new, w) for w in new.change_verbs
-    )
+    # (a date they share is no such word: "On 31 January 2024 was Quinn's first day
+    # at Siemens" / "Quinn relocated to Dublin in March 2024")
+    shared = {v for v in old.values & new.values if v not in old.numbers | CALENDAR_NAMES}
+    return bool(shared) and any(_changes_to_another(old, new, w) for w in new.change_verbs)
 
 
 #: What opens a thing in the world after a word of change ("moved the meeting").
@@ -1273,7 +1299,9 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # another person's fact changes only when the new text leaves its value or
     # switches to another of its kind (``_theirs_changes``): no cosine carries that
     mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
-    theirs = old.subject == new.subject not in ("", "self") and _theirs_changes(old, new)
+    # the same named person's, or the author's by name: rewritten facts share the
+    # name, so the name's own rule holds
+    theirs = old.owner == new.owner != "" and _theirs_changes(old, new)
     if not (mine or theirs):
         return None
     # the new text names the old value: "we moved out of Berlin" / "I live in Berlin", or
@@ -1315,9 +1343,12 @@ def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
 
 
 @functools.lru_cache(maxsize=50_000)
-def _analysed(text: str) -> _Text:
-    """:meth:`_Text.of`, cached: a stored memory is compared with many new ones."""
-    return _Text.of(text)
+def _analysed(text: str, author: str | None = None) -> _Text:
+    """:meth:`_Text.of`, cached: a stored memory is compared with many new ones.
+    ``author``: whom the text speaks for (its first name counts as "I")."""
+    words = author.casefold().split() if author else []
+    # "the user" is the speaker already (:func:`.slots.subject_of`)
+    return _Text.of(text, words[0] if words and words != ["the", "user"] else None)
 
 
 #: Words of each slot family's statements, as a keyword query: the write path looks
@@ -1468,7 +1499,7 @@ class RuleReconciler(Reconciler):
     def decide(self, new: Incoming, near: Sequence[Neighbour]) -> Decision:
         """The decision for ``new``; see the module docstring for the rules."""
         k = self.knobs
-        text = _analysed(new.content)
+        text = _analysed(new.content, new.author)
         if new.key is not None:
             same_key = [n for n in near if n.key == new.key]
             if same_key:
@@ -1480,7 +1511,7 @@ class RuleReconciler(Reconciler):
                 return Decision(Action.UPDATE, best.id, f"same key {new.key!r}", best.similarity)
         pool = [n for n in near if new.key is None or n.key is None or n.key == new.key]
         ranked = sorted(pool, key=lambda n: (-n.similarity, n.id))
-        olds = [(n, _analysed(n.content)) for n in ranked]
+        olds = [(n, _analysed(n.content, n.author)) for n in ranked]
         for n, old in olds:  # exact text first, whatever the similarity says
             if old.norm == text.norm:
                 return Decision(Action.NOOP, n.id, "same text", n.similarity)
@@ -1710,7 +1741,7 @@ def _validate(
     n = by_id[target]
     # a fact about someone else neither retires, repeats nor details the old one, but a
     # change made to a thing is the thing's ("My boss moved my review to Monday")
-    old, text = _analysed(n.content), _analysed(new.content)
+    old, text = _analysed(n.content, n.author), _analysed(new.content, new.author)
     if _other_subjects(old, text, (n.author, new.author)) and not (
         act is Action.SUPERSEDE and _thing_reason(old, text, n.similarity, knobs)
     ):

@@ -51,7 +51,7 @@ from ..graph.model import MemoryLink, Relation
 from ..graph.project import Projector
 from ..llm import ChatModel
 from ..models import EXTRACTED, FeedbackKind, MemoryFilter, MemoryRecord, MemoryType, Status
-from ..retrieval.context import author_of
+from ..retrieval.context import speaker_of
 from ..scoring import adjust_confidence
 from ..stores import Replacement, Store
 from .reconcile import (
@@ -336,8 +336,9 @@ class WritePlanner:
         return out
 
     def _author(self, record: MemoryRecord) -> str | None:
-        """Who said ``record`` (its author metadata), so "I" is compared with "I"."""
-        return author_of(record, self.settings.retrieval.author.fields)
+        """Whose "I" ``record`` speaks for (:func:`.speaker_of`), so "I" is
+        compared with "I" and a drawn fact's "Kim" with Kim's "I"."""
+        return speaker_of(record, self.settings.retrieval.author.fields)
 
     # -- against a stored memory -----------------------------------------------------------
 

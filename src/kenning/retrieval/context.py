@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from ..models import MemoryRecord
 from .text import query_terms
 
-__all__ = ["episode_key", "author_of", "episode_lift", "author_match"]
+__all__ = ["episode_key", "author_of", "speaker_of", "episode_lift", "author_match"]
 
 
 def episode_key(record: MemoryRecord) -> str | None:
@@ -39,6 +39,17 @@ def author_of(record: MemoryRecord, fields: Sequence[str]) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
     return None
+
+
+def speaker_of(record: MemoryRecord, fields: Sequence[str]) -> str | None:
+    """Whose "I" the memory speaks for: its author (:func:`author_of`), or for a
+    fact ``ingest`` drew from a conversation, whom it is about (the speaker whose
+    "I" it rewrote as a name: "Kim has moved on from cappuccino to mocha")."""
+    author = author_of(record, fields)
+    if author is None and record.metadata.get("evidence"):
+        subject = record.metadata.get("subject")
+        return subject if isinstance(subject, str) and subject.strip() else None
+    return author
 
 
 def episode_lift(
