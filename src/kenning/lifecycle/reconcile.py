@@ -508,8 +508,7 @@ class _Text:
         who = subject_of(self.text)
         own = self.own_name
         if own and (
-            who in ("self", own)
-            or (not who and (own in self.named or f"{own}'s" in self.named))
+            who in ("self", own) or (not who and (own in self.named or f"{own}'s" in self.named))
         ):
             return f"self:{own}"
         return who
