@@ -518,6 +518,45 @@ def test_an_update_of_another_attribute_never_takes_the_askeds_place(
     assert "Honda" in _first(mem, "What car did I drive before?")
 
 
+def test_a_word_of_change_links_values_that_share_few_words(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # reconcile off: the read-time net alone. "I always get a chai latte at the
+    # café" and "Lately I order a flat white instead" embed at 0.27, below the
+    # floor of a cue that only says a value is new or current (0.30); a word of
+    # change ("instead") is evidence enough. "I tried a new bakery" and "My laptop
+    # battery barely lasts an hour now" say only "new" and "now": they take no
+    # diet's or car's place.
+    settings = Settings(lifecycle=Lifecycle(reconcile="off"))
+    mem = make_memory(settings=settings)
+    _say(mem, "I always get a chai latte at the café.", OLD)
+    _say(mem, "I drive a Volvo.", OLD)
+    _say(mem, "I live in Madrid.", MID)
+    _say(mem, "Lately I order a flat white instead.", NEW)
+    assert "flat white" in _first(mem, "What coffee do I drink these days?")
+    assert "chai latte" in _first(mem, "What coffee did I drink before?")
+    for n, (old, new, question) in enumerate(
+        (
+            (
+                "Cooking for me means keto food only.",
+                "I tried a new bakery and the croissants were great.",
+                "Which diet am I on at the moment?",
+            ),
+            (
+                "My car is a Volkswagen Golf.",
+                "My laptop battery barely lasts an hour now.",
+                "What do I drive these days?",
+            ),
+        )
+    ):
+        other = make_memory(f"weak{n}", settings=settings)
+        _say(other, old, OLD)
+        _say(other, "I support Celtic.", OLD)
+        _say(other, "I live in Madrid.", MID)
+        _say(other, new, NEW)
+        assert _first(other, question) == old
+
+
 def _job_change(mem: Memory) -> tuple[str, str]:
     """The old employer, two memories between, the change: (old id, new id)."""
     nokia = _say(mem, "I work at Nokia.", OLD)

@@ -197,6 +197,14 @@ class CurrencyRecall(BaseSettings):
     pair_similarity: float = Field(0.40, ge=-1, le=1)
     #: ... or from which they do when the newer one has an update cue.
     cue_pair_similarity: float = Field(0.30, ge=-1, le=1)
+    #: ... or when that cue is a word of change ("switched", "sold", "instead",
+    #: "gave up"), not one that says only that a value is new or current ("new",
+    #: "now": "I tried a new bakery"). "I support Celtic" / "I've switched
+    #: allegiance to Juventus" embed at 0.39, "I always get a chai latte at the
+    #: café" / "Lately I order a flat white instead" at 0.27 (currency dev and
+    #: tune kinds, write / ingest current@1: .934 / .923 and .773 / .778 at 0.15;
+    #: .930 / .927 and .762 / .773 at 0.30; .20 as .15 on dev, .767 / .773 on tune).
+    change_pair_similarity: float = Field(0.15, ge=-1, le=1)
     #: ... and whose cosine to the question is within this of the best such memory's
     #: (``cue_band`` times this for a memory with an update cue: "we moved", "my new"):
     #: a memory that answers the question far less well than the best does not

@@ -25,7 +25,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    request or supposition is no newer value, whatever words of change it has:
    "Remind me to buy milk"; nor, for a question about now, a past state):
    their embeddings' cosine at least ``pair_similarity``
-   (``cue_pair_similarity`` when the newer one says its value changed); each
+   (``cue_pair_similarity`` when the newer one says its value is new or
+   current, "my new ...", "now"; ``change_pair_similarity`` when it says with a
+   word of change that it changed, "switched", "sold", "instead"); each
    with words the other lacks; each with a cosine to the question within
    ``query_band`` of the best one's (``cue_band`` times that for a memory with
    an update cue); and the older one the newer one's most alike (within
@@ -267,9 +269,9 @@ def _groups(
 ) -> list[list[Hit]]:
     """Connected groups (two or more) of hits answering alike: the same speaker (or
     one unknown), each with content words the other lacks, and a cosine of at least
-    ``pair_similarity`` — or ``cue_pair_similarity`` when the newer one says its
-    value changed ("we moved to ...", "my new ..."): an update shares few words
-    with what it replaces.
+    ``pair_similarity`` — or a lower floor when the newer one says its value
+    changed (:func:`_pair_floor`: "my new ...", "we moved to ..."): an update
+    shares few words with what it replaces.
 
     And the older one must be (within ``nearest_margin``) the newer one's most alike
     among the older memories about the subject in ``pool`` (the hits about the
@@ -279,7 +281,7 @@ def _groups(
     car is a Tesla" when "My phone is a Galaxy" is there."""
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
-    cues = {h.memory.id: bool(statement(h.memory.content).cue) for h in own}
+    floors = {h.memory.id: _pair_floor(statement(h.memory.content).cue, opts) for h in own}
     vectors = ctx.store.memory_vectors([h.memory.id for h in own], ctx.view)
     own = [h for h in own if h.memory.id in vectors]
     m = np.stack([vectors[h.memory.id] for h in own]) if own else np.zeros((0, 0))
@@ -292,8 +294,7 @@ def _groups(
             same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
             n = max((i, j), key=lambda x: (own[x].memory.said_at, own[x].memory.id))
-            floor = opts.cue_pair_similarity if cues[own[n].memory.id] else opts.pair_similarity
-            if same_speaker and differ and sims[i, j] >= floor:
+            if same_speaker and differ and sims[i, j] >= floors[own[n].memory.id]:
                 pairs.append((i, j, n))
     if not pairs:
         return []
@@ -328,6 +329,21 @@ def _groups(
     for i, h in enumerate(own):
         groups.setdefault(root(i), []).append(h)
     return [g for g in groups.values() if len(g) > 1]
+
+
+#: Cues that say a value is new or current, not that one changed: "I tried a new
+#: bakery", "My laptop battery barely lasts an hour now".
+_NEW_OR_NOW = frozenset("new now currently nowadays since first".split())
+
+
+def _pair_floor(cue: str | None, opts: CurrencyRecall) -> float:
+    """The cosine from which a newer memory with update cue ``cue`` and an older one
+    answer alike: ``change_pair_similarity`` for a word of change ("switched",
+    "sold", "instead", "gave up"), ``cue_pair_similarity`` for a word that says only
+    that a value is new or current, ``pair_similarity`` without a cue."""
+    if cue is None:
+        return opts.pair_similarity
+    return opts.cue_pair_similarity if cue in _NEW_OR_NOW else opts.change_pair_similarity
 
 
 def _most_alike(
