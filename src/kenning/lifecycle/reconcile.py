@@ -1287,7 +1287,9 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # well as a cue does: "Today was my last day at Nokia", "Tom and I split up"
     # (not "My last day in the Berlin office is Friday" / "I live in Berlin")
     cue = new.cue or ("ends" if _leaves(old, new, reach=2) else None)
-    if _one_off(new) or new.adds and not _leaves(old, new):
+    if _one_off(new):
+        return None  # one day's exception: "Today I had tea instead of coffee"
+    if new.adds and not _leaves(old, new):
         return None  # a second value beside the first: "We also got a kitten, Nala"
     if cue is None:
         return None
