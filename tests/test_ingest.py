@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import T0
@@ -123,35 +124,18 @@ def test_facts_about_the_speakers_family_never_retire_the_speakers_own(
 def test_a_change_told_later_retires_the_speakers_earlier_fact(mem: Memory) -> None:
     """Drawn facts name the speaker where the speaker said "I" ("A cappuccino in
     the morning is all Kim needs"); a later change in Kim's words retires it, as
-    the first-person words would, and the turn it came from leaves "now" questions.
-    Another speaker's words about the same drink change nothing of Kim's."""
-    first = mem.ingest(
-        [{"content": "A cappuccino in the morning is all I need.", "name": "Kim", "at": T0}], "a"
-    )
-    other = mem.ingest(
-        [
-            {
-                "content": "I've moved on from cappuccino to mocha.",
-                "name": "Anna",
-                "at": T0 + timedelta(days=100),
-            }
-        ],
-        "b",
-    )
-    (kept,) = first.facts
-    assert [f.action.value for f in other.facts] == ["add"]
+    the first-person words would. Another speaker's words about the same drink
+    change nothing of Kim's."""
+
+    def said(name: str, text: str, day: int) -> list[Any]:
+        message = {"content": text, "name": name, "at": T0 + timedelta(days=day)}
+        return list(mem.ingest([message], f"{name}-{day}").facts)
+
+    (kept,) = said("Kim", "A cappuccino in the morning is all I need.", 0)
+    other = said("Anna", "I've moved on from cappuccino to mocha.", 100)
+    assert [f.action.value for f in other] == ["add"]
     assert mem.get(kept.record.id).status is Status.ACTIVE
-    later = mem.ingest(
-        [
-            {
-                "content": "I've moved on from cappuccino to mocha.",
-                "name": "Kim",
-                "at": T0 + timedelta(days=200),
-            }
-        ],
-        "c",
-    )
-    (change,) = later.facts
+    (change,) = said("Kim", "I've moved on from cappuccino to mocha.", 200)
     assert (change.action.value, change.target) == ("supersede", kept.record.id)
     assert mem.get(kept.record.id).status is Status.SUPERSEDED
 

@@ -1466,9 +1466,9 @@ def _one_off(new: _Text) -> bool:
     """Whether ``new`` tells of one day's exception, not a change: "Today I had tea
     instead of coffee" leaves "I drink coffee every morning" as it is, where "Today
     I switched to tea" or "Today was my last day at Nokia" change a value."""
-    lows = [t.low for t in new.toks]
-    if "instead" not in lows or new.change_verbs or not _one_day(new):
+    if "instead" not in new.named or new.change_verbs or not _one_day(new):
         return False
+    lows = [t.low for t in new.toks]
     return all(lows[i - 1] == "instead" for i, _ in _endings_in(lows))
 
 

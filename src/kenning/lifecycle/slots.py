@@ -50,6 +50,7 @@ __all__ = [
     "named_subject",
     "past_state",
     "question_subject",
+    "says_changed",
     "says_now",
     "statement",
     "subject_of",
@@ -101,6 +102,9 @@ _CHANGE = frozenset(
     bought buy got picked brought hired married died passed""".split()
 )
 _CHANGE_WORDS = frozenset("new now anymore instead nowadays currently since first".split())
+#: Cues that say a value is new or current, not that one changed: "I tried a new
+#: bakery", "My laptop battery barely lasts an hour now".
+_NEW_OR_NOW = _CHANGE_WORDS - {"anymore", "instead"}
 _CHANGE_PHRASES = (
     ("no", "longer"),
     ("no", "more"),
@@ -376,6 +380,13 @@ def update_cue(text: str) -> str | None:
         if w in _CUES:
             return w
     return None
+
+
+def says_changed(cue: str) -> bool:
+    """Whether an update cue (:func:`update_cue`) says a value changed ("switched",
+    "sold", "instead", "gave up"), not only that one is new or current ("new",
+    "now", "since", "first")."""
+    return cue not in _NEW_OR_NOW
 
 
 @functools.lru_cache(maxsize=20_000)

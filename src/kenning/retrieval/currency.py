@@ -77,6 +77,7 @@ from ..lifecycle.slots import (
     aspect_of,
     is_person,
     question_subject,
+    says_changed,
     says_now,
     statement,
 )
@@ -331,11 +332,6 @@ def _groups(
     return [g for g in groups.values() if len(g) > 1]
 
 
-#: Cues that say a value is new or current, not that one changed: "I tried a new
-#: bakery", "My laptop battery barely lasts an hour now".
-_NEW_OR_NOW = frozenset("new now currently nowadays since first".split())
-
-
 def _pair_floor(cue: str | None, opts: CurrencyRecall) -> float:
     """The cosine from which a newer memory with update cue ``cue`` and an older one
     answer alike: ``change_pair_similarity`` for a word of change ("switched",
@@ -343,7 +339,7 @@ def _pair_floor(cue: str | None, opts: CurrencyRecall) -> float:
     that a value is new or current, ``pair_similarity`` without a cue."""
     if cue is None:
         return opts.pair_similarity
-    return opts.cue_pair_similarity if cue in _NEW_OR_NOW else opts.change_pair_similarity
+    return opts.change_pair_similarity if says_changed(cue) else opts.cue_pair_similarity
 
 
 def _most_alike(
