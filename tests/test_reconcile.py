@@ -1137,3 +1137,47 @@ def test_batch_candidates_are_the_closest_earlier_items_of_the_same_scope() -> N
         records, vectors, [0, 1, 6], top=1, floor=0.3
     )  # ineligible ones skipped
     assert [j for j, _ in only[2]] == [0]
+
+
+def test_an_update_changes_the_fact_whose_value_it_leaves() -> None:
+    """Among facts a change could retire, the one whose value it leaves goes, however
+    much closer another embeds: being done with a club ends the club, not the home."""
+    new = "I'm finished with Chelsea; these days I cheer for Everton."
+    d = decide(
+        new,
+        nb("m1", "My flat is in Leeds.", 0.52),
+        nb("m2", "I never miss a Chelsea game.", 0.45),
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m2")
+
+
+def test_a_denied_verb_of_lacking_affirms() -> None:
+    """ "I never miss a Chelsea game" says the speaker follows Chelsea: it is no
+    denial, so leaving Chelsea changes it."""
+    d = decide(
+        "I'm done with Chelsea; Everton is my club now.",
+        nb("m1", "I never miss a Chelsea game.", 0.5),
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+
+
+def test_a_change_brings_a_value_the_old_fact_lacks() -> None:
+    """ "My new flat is in Belgrade" brings no value "I cheer for Red Star Belgrade"
+    lacks and leaves none of it: the home it changes is the other one."""
+    new = "My new flat is in Belgrade."
+    assert act(new, "I cheer for Red Star Belgrade.", 0.6) is Action.ADD
+    d = decide(
+        new,
+        nb("m1", "I cheer for Red Star Belgrade.", 0.6),
+        nb("m2", "My flat is in Leeds.", 0.55),
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m2")
+
+
+def test_news_of_another_thing_changes_nothing() -> None:
+    """ "My new SIM from Lyca arrived today" is news of the SIM, not of the phone
+    "My new phone is a Moto G" announced; a new phone after it is."""
+    old = "My new phone is a Moto G."
+    assert act("My new SIM from Lyca arrived today.", old, 0.46) is Action.ADD
+    d = decide("My new phone is a Pixel 8.", nb("m1", old, 0.7))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")

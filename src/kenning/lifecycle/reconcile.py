@@ -188,7 +188,7 @@ from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from ..retrieval.timeq import CALENDAR_NAMES
 from .knobs import ReconcileKnobs
-from .slots import RELATIONS, is_person, named_subject, statement, subject_of
+from .slots import RELATIONS, different_things, is_person, named_subject, statement, subject_of
 
 __all__ = [
     "Action",
@@ -303,6 +303,9 @@ _NEGATIONS = frozenset(
 #: "is gone" both negates a state ("My cat allergy is gone") and ends a value.
 _GONE = (("is", "gone"), ("are", "gone"))
 _NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), *_GONE)
+#: Verbs of lacking: denied, they affirm ("I never miss a Juventus match" says the
+#: speaker follows Juventus, "She doesn't skip leg day").
+_LACKING = frozenset("miss misses skip skips fail fails forget forgets".split())
 #: Words that leave or change a value rather than begin one ("I quit Nokia", "we
 #: moved out of Berlin", "no longer vegan", "I switched from Nokia"): a text
 #: with one of them may name the value it ends, and a negated one may still
@@ -328,6 +331,10 @@ _END_PHRASES = (
     # what is taken "instead of" a value leaves it: "My son talked me into
     # supporting Napoli instead of Galatasaray"
     ("instead", "of"),
+    # what one is through with is left: "I'm done with Juventus; Galatasaray is my
+    # team now"
+    ("done", "with"),
+    ("finished", "with"),
     *_GONE,
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
@@ -549,7 +556,10 @@ class _Text:
         lows = [t.low for t in toks]
         pairs = set(zip(lows, lows[1:], strict=False))
         ends = any(w in _ENDINGS for w in lows) or any(p in pairs for p in _END_PHRASES)
-        negated = any(w in _NEGATIONS or w.endswith("n't") for w in lows)
+        negated = any(
+            (w in _NEGATIONS or w.endswith("n't")) and nxt not in _LACKING
+            for w, nxt in zip(lows, [*lows[1:], ""], strict=True)
+        )
         negated = negated or any(p in pairs for p in _NEG_PHRASES)
         return cls(
             toks=toks,
@@ -829,6 +839,13 @@ def _keeps_values(old: _Text, new: _Text) -> bool:
     leaves none of them: it says more about the same value, it changes none ("Rex,
     my dog, turned five today" / "My dog is called Rex")."""
     return bool(old.values) and old.values <= new.named and not _leaves(old, new)
+
+
+def _brings_nothing(old: _Text, new: _Text) -> bool:
+    """Whether every value ``new`` names is one ``old`` holds too and ``new`` leaves
+    none of them: a change brings a value the old fact lacks or leaves one it has,
+    so "My new home is in Madrid" changes no "I'm a Real Madrid fan"."""
+    return bool(new.values) and new.values <= old.named and not _leaves(old, new)
 
 
 def _names_another(old: _Text, new: _Text) -> bool:
@@ -1312,6 +1329,10 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     )
     if _keeps_values(old, new) and not _changes_to_another(old, new, cue):
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
+    if _brings_nothing(old, new):
+        return None  # "My new home is in Madrid" / "I'm a Real Madrid fan"
+    if different_things(old.text, new.text):
+        return None  # "My new SIM arrived today" / "My new phone is a Xperia 5"
     if not names_old and _moves_a_thing(old, new, cue):
         return None  # "We relocated the office to Munich" / "I live in Berlin"
     gate = k.update_similarity - (0.1 if names_old else 0.0)
@@ -1552,7 +1573,10 @@ class RuleReconciler(Reconciler):
                     f"paraphrase (cos {n.similarity:.2f}, {jaccard:.0%} shared words)",
                     n.similarity,
                 )
-        for n, _old in olds:
+        # an update changes the fact whose value it leaves, however alike the others:
+        # "I'm done with Juventus; Galatasaray is my team now" changes "I never miss
+        # a Juventus match", not "My home is in Madrid" (cos .48)
+        for n, _old in sorted(olds, key=lambda p: not (clash[p[0].id] and _leaves(p[1], text))):
             reason = clash[n.id]
             if reason:
                 if new.said_at and n.said_at and new.said_at < n.said_at:

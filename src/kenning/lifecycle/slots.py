@@ -99,7 +99,7 @@ _CHANGE = frozenset(
     adopted became become turned swap swapped upgrade upgraded transfer transferred
     cancel cancelled canceled cancelling close closed closing retire retired resign
     resigned divorce divorced separated graduated enrolled accepted open opened opening
-    bought buy got picked brought hired married died passed""".split()
+    bought buy got picked brought hired married died passed port ported porting""".split()
 )
 _CHANGE_WORDS = frozenset("new now anymore instead nowadays currently since first".split())
 #: Cues that say a value is new or current, not that one changed: "I tried a new
@@ -380,6 +380,40 @@ def update_cue(text: str) -> str | None:
         if w in _CUES:
             return w
     return None
+
+
+#: Words after a cue that name no thing it is about ("moved to", "switched my").
+_NOT_A_THING = (
+    _FUNCTION
+    | _FIRST_PERSON
+    | frozenset(
+        """to from in into at on for of with over back up away out and but my our your his
+    her their its is are was were has have had been me him them us""".split()
+    )
+)
+
+
+@functools.lru_cache(maxsize=20_000)
+def cue_things(text: str) -> dict[str, str]:
+    """Each word of change or novelty in ``text`` with the thing it is said of, when
+    a noun follows it directly: {"new": "car"} for "My new car is a Honda Civic",
+    {"switched": "gym"} for "I switched gyms"; none for "We moved to Lisbon"."""
+    lows: list[str] = _LOWER_WORD.findall(text.lower())
+    things: dict[str, str] = {}
+    for i, w in enumerate(lows[:-1]):
+        nxt = lows[i + 1]
+        if w in _CUES and nxt not in _NOT_A_THING and nxt not in _CUES:
+            things.setdefault(w, nxt[:-1] if nxt.endswith("s") and len(nxt) > 3 else nxt)
+    return things
+
+
+def different_things(a: str, b: str) -> bool:
+    """Whether texts ``a`` and ``b`` say the same word of change or novelty of
+    different things: "My new car is a Honda Civic" / "My new phone is a Galaxy
+    S21", "I switched gyms" / "I switched programmes" are two changes, neither the
+    other's."""
+    x, y = cue_things(a), cue_things(b)
+    return any(y.get(cue, thing) != thing for cue, thing in x.items())
 
 
 def says_changed(cue: str) -> bool:
