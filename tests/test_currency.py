@@ -18,13 +18,15 @@ from kenning.lifecycle.slots import (
     aspect_of,
     aspect_words,
     asserts,
+    cue_things,
+    different_things,
     question_subject,
     statement,
     subject_of,
     update_cue,
 )
-from kenning.models import MemoryType, Principal, Role, Status
-from kenning.retrieval.currency import question_of
+from kenning.models import EXTRACTED, Hit, MemoryRecord, MemoryType, Principal, Role, Scope, Status
+from kenning.retrieval.currency import _window, question_of
 
 OLD = datetime(2022, 3, 1, tzinfo=UTC)
 MID = datetime(2023, 6, 1, tzinfo=UTC)
@@ -747,3 +749,64 @@ def test_a_replaced_value_answers_for_the_time_it_held(
     assert hits[0].explain.confidence == pytest.approx(mem.get(basic).confidence + 0.2)
     # a question about now never sees it, and its own confidence stays cut
     assert basic not in [h.memory.id for h in mem.recall("Which gym do I go to now?", 5).hits]
+
+
+def test_a_word_of_change_names_the_thing_it_changes() -> None:
+    assert cue_things("My new car is a Mazda 3.") == {"new": "car"}
+    assert cue_things("I switched gyms: SATS is nearer to work.") == {"switched": "gym"}
+    assert cue_things("We moved to Lisbon.") == {}  # where to, not what
+    assert cue_things("I sold my Volvo.") == {}
+    assert different_things("My new car is a Kia Ceed.", "My new phone is a Xiaomi 13.")
+    assert different_things("I switched gyms.", "I got into Lund and switched subjects.")
+    assert not different_things("My new car is a Kia Ceed.", "My car is a Skoda.")
+    assert not different_things("My new car is a Kia Ceed.", "We sold the old car.")
+
+
+def test_two_changes_of_different_things_are_not_one_change(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # reconcile off: the read-time net alone. Both news of the last day resemble
+    # the old car or the old gym; neither is the other's update, so the newest
+    # news does not take the answer's place through the other one.
+    settings = Settings(lifecycle=Lifecycle(reconcile="off"))
+    cases = (
+        (
+            (
+                "I drive a Ford Focus.",
+                "Typing this on my Galaxy S10.",
+                "I spend my weekends hiking.",
+            ),
+            ("My new car is a Kia Ceed.", "My new phone is a Xiaomi 13."),
+            "What do I drive these days?",
+        ),
+        (
+            ("I go to McFit twice a week.", "My lectures at Uppsala start early."),
+            ("I switched gyms: SATS is nearer to work.", "I moved to Lund and switched subjects."),
+            "Where do I work out now?",
+        ),
+    )
+    for n, (olds, (news, later), question) in enumerate(cases):
+        mem = make_memory(f"things{n}", settings=settings)
+        for old in olds:
+            _say(mem, old, OLD)
+        _say(mem, news, NEW)
+        _say(mem, later, NEW.replace(minute=5))
+        assert _first(mem, question) == news
+
+
+def _said(mid: str, evidence: str | None = None) -> Hit:
+    meta = {"evidence": [evidence]} if evidence else {}
+    source = EXTRACTED if evidence else "api"
+    record = MemoryRecord(
+        id=mid, org_id="o", scope=Scope.user("u"), content=mid, metadata=meta, source=source
+    )
+    return Hit(record, 0.5)
+
+
+def test_the_window_counts_a_turn_and_the_fact_drawn_from_it_once() -> None:
+    """The currency step reads the best hits saying ``window`` different things: a
+    fact ``ingest`` drew from a turn and that turn leave room for a change."""
+    hits = [_said("t1"), _said("f1", "t1"), _said("t2"), _said("f2", "t2"), _said("t3")]
+    assert [h.memory.id for h in _window(hits, 2)] == ["t1", "f1", "t2", "f2"]
+    assert [h.memory.id for h in _window(hits, 3)] == ["t1", "f1", "t2", "f2", "t3"]
+    assert [h.memory.id for h in _window(hits[:2], 5)] == ["t1", "f1"]

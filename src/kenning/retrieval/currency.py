@@ -75,6 +75,7 @@ from ..config import CurrencyRecall
 from ..lifecycle.slots import (
     Aspect,
     aspect_of,
+    different_things,
     is_person,
     question_subject,
     says_changed,
@@ -82,7 +83,7 @@ from ..lifecycle.slots import (
     statement,
 )
 from ..models import Hit, MemoryRecord, Status
-from .collapse import evidence_turns
+from .collapse import evidence_turns, restated_turn
 from .context import author_of
 from .signals.base import RecallContext
 from .successors import meaning, replaced_by_drawn, successors_answer
@@ -192,7 +193,7 @@ def current_first(
                 h.score *= opts.other_subject_factor
         # the hits read stay ahead of the rest (unread, so not judged either way)
         hits[: len(read)] = sorted(read, key=lambda h: (-h.score, h.memory.id))
-    top = hits[: opts.window]
+    top = _window(hits, opts.window)
     now = q.aspect == "now"
 
     def states(h: Hit) -> bool:
@@ -230,6 +231,19 @@ def current_first(
     judged = {h.memory.id for h in read} | {h.memory.id for h in top}
     head = sorted((h for h in hits if h.memory.id in judged), key=lambda h: (-h.score, h.memory.id))
     return head + [h for h in hits if h.memory.id not in judged]
+
+
+def _window(hits: list[Hit], n: int) -> list[Hit]:
+    """The best hits saying ``n`` different things: a fact ``ingest`` drew from a turn
+    and the turn count as one ("Cleo's coffee machine is making a weird noise" and
+    the turn it restates), so restatements leave the window room for a change."""
+    seen: set[str] = set()
+    for i, h in enumerate(hits):
+        said = restated_turn(h.memory) or h.memory.id
+        if said not in seen and len(seen) == n:
+            return hits[:i]
+        seen.add(said)
+    return list(hits)
 
 
 def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, bool, float]]) -> None:
@@ -289,8 +303,12 @@ def _groups(
     sims = m @ m.T
     words = [_words(h.memory.content) for h in own]
     pairs: list[tuple[int, int, int]] = []  # (i, j, the newer of the two)
+    apart: set[tuple[int, int]] = set()  # two changes of different things
     for i in range(len(own)):
         for j in range(i + 1, len(own)):
+            if different_things(own[i].memory.content, own[j].memory.content):
+                apart.add((i, j))
+                continue
             a, b = about[own[i].memory.id][1], about[own[j].memory.id][1]
             same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
@@ -315,21 +333,21 @@ def _groups(
         )
         for n in newer
     }
-    parent = list(range(len(own)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, j, n in pairs:
-        if sims[i, j] >= likeness[n] - opts.nearest_margin:
-            parent[root(j)] = root(i)
-    groups: dict[int, list[Hit]] = {}
-    for i, h in enumerate(own):
-        groups.setdefault(root(i), []).append(h)
-    return [g for g in groups.values() if len(g) > 1]
+    # the most alike pairs join first, and never two changes of different things
+    # into one group: "My new car is a Honda Civic" and "My new phone is a Galaxy
+    # S21" stay apart however both resemble "I drive a Volvo"
+    member = {i: {i} for i in range(len(own))}
+    for i, j, n in sorted(pairs, key=lambda p: -sims[p[0], p[1]]):
+        left, right = member[i], member[j]
+        if left is right or sims[i, j] < likeness[n] - opts.nearest_margin:
+            continue
+        if any((min(x, y), max(x, y)) in apart for x in left for y in right):
+            continue
+        left |= right
+        for x in right:
+            member[x] = left
+    groups = {id(g): g for g in member.values() if len(g) > 1}
+    return [[own[i] for i in sorted(g)] for g in groups.values()]
 
 
 def _pair_floor(cue: str | None, opts: CurrencyRecall) -> float:
