@@ -82,6 +82,10 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         # a sentence opening on a verb in the past: the speaker's, whatever name follows
         ("Cancelled Spotify, Apple Music is better value.", "self"),
         ("Mildred lives in Rome.", "mildred"),
+        # a name said to be someone's relation is that someone's fact
+        ("Marek is my boss and a fair one.", "self"),
+        ("Ines is Dana's manager.", "dana"),
+        ("Lisbon is Dana's favourite city.", "lisbon"),  # no relation
     ],
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:

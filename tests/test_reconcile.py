@@ -1181,3 +1181,13 @@ def test_news_of_another_thing_changes_nothing() -> None:
     assert act("My new SIM from Lyca arrived today.", old, 0.46) is Action.ADD
     d = decide("My new phone is a Pixel 8.", nb("m1", old, 0.7))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+
+
+def test_a_drawn_fact_naming_its_authors_relation_is_the_authors() -> None:
+    """ "Ines is Dana's manager", drawn from Dana's "Ines is my manager", is Dana's
+    fact with Ines for its value: a new manager taking over from Ines changes it."""
+    old = "Ines is Dana's manager and a good one."
+    new = "Dana now reports to Karl Weiss, who took over the team from Ines."
+    d = decide(new, nb("m1", old, 0.45, author="Dana"), author="Dana")
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act(new, old, 0.45) is Action.ADD  # whose manager, unknown without the author

@@ -576,7 +576,7 @@ class _Text:
             capitals=frozenset(
                 t.low
                 for i, t in enumerate(toks)
-                if t.number or ((i or _names_mine(lows)) and not t.text.islower())
+                if t.number or ((i or _names_mine(lows, own_name)) and not t.text.islower())
             )
             - _I_FORMS,
             named=frozenset(lows),
@@ -592,10 +592,13 @@ class _Text:
         return bool(self.change_verbs) or any(t.low in _CHANGE_ADVERBS for t in self.toks)
 
 
-def _names_mine(lows: Sequence[str]) -> bool:
+def _names_mine(lows: Sequence[str], own_name: str | None = None) -> bool:
     """Whether the text opens on a name that is the speaker's: "Marek is my boss",
-    "Luna is our new puppy" (the first word's capital is otherwise no value)."""
-    return len(lows) > 2 and lows[1] in ("is", "was") and lows[2] in ("my", "our")
+    "Luna is our new puppy", "Marek is Cleo's boss" from Cleo (the first word's
+    capital is otherwise no value)."""
+    if len(lows) < 3 or lows[1] not in ("is", "was"):
+        return False
+    return lows[2] in ("my", "our") or (own_name is not None and lows[2] == f"{own_name}'s")
 
 
 def _shared(a: frozenset[str], b: frozenset[str]) -> tuple[int, float, float]:

@@ -238,6 +238,8 @@ def subject_of(text: str) -> str:
         named = words[i][:1].isupper() and low not in _FUNCTION | _WH
         if named and _brings_me(lows, i + 1):
             return "self"  # "Anna talked me into joining FitX"
+        if named and (whose := _relation_named(lows, words, i + 1)):
+            return whose  # "Marek is Cleo's boss": Cleo's, as "Marek is my boss" is mine
         if named and (_verb_like(lows, i + 1) or lows[i + 1 : i + 2] == ["'s"]):
             return low  # "Alice lives in Paris", "Bob is the team lead", "Alice's home ..."
         break
@@ -342,6 +344,16 @@ def _relation_at(lows: list[str], start: int) -> tuple[str | None, int]:
         keep = [a for a in adjs if a in ("best", "ex", "late")]
         return " ".join([*keep, lows[j]]), j + 1
     return None, start
+
+
+def _relation_named(lows: list[str], words: list[str], at: int) -> str | None:
+    """The person whose relation a name is said to be, folded ("Marek is Cleo's
+    boss" from the copula on: "cleo"); else None."""
+    if at + 2 >= len(lows) or lows[at] not in _COPULAS or lows[at + 2] != "'s":
+        return None
+    if not words[at + 1][:1].isupper() or lows[at + 1] in _FUNCTION:
+        return None
+    return lows[at + 1] if _relation_at(lows, at + 3)[0] is not None else None
 
 
 def _names_relation(lows: list[str], words: list[str], end: int) -> bool:
