@@ -276,3 +276,23 @@ def test_a_failing_extractor_never_loses_the_turns(mem: Memory) -> None:
     assert len(result.turns) == 1 and result.facts == []
     assert result.errors == ["fact extraction failed: extractor bug"]
     assert mem.get(result.turns[0].id).content == "I love painting sunsets."
+
+
+def test_a_retired_facts_links_count_for_a_question_about_before(mem: Memory) -> None:
+    """The fact drawn from "Dinner for me means vegan food only", retired by a later
+    change, still links to its turn: a question about 2022 searches retired memories,
+    so the link lends the old turn graph support as it did before the change."""
+
+    def said(text: str, day: int) -> None:
+        message = {"content": text, "name": "Noor", "at": T0 + timedelta(days=day)}
+        mem.ingest([message], f"s{day}")
+
+    said("Dinner for me means vegan food only.", 0)
+    for day, chatter in enumerate(
+        ("The train to work was late again.", "I finally fixed the squeaky door."), 1
+    ):
+        said(chatter, day * 40)
+    said("I'm not vegan anymore; I eat pescatarian now.", 800)
+    hits = mem.recall("What did I eat in 2022?", 5, explain=True).hits
+    (turn,) = [h for h in hits if h.memory.content.startswith("Dinner")]
+    assert turn.explain is not None and turn.explain.signals["graph"] > 0.05

@@ -629,7 +629,8 @@ def test_atomic_block_rolls_back_insert_replace_and_graph_write(mem: Memory) -> 
 
 def test_links_to_a_retired_memory_are_read_when_its_status_is_asked_for(mem: Memory) -> None:
     """A link whose far end is retired is left out unless ``far`` names that status;
-    the end among the ids asked about must still be active."""
+    the end among the ids asked about must be active unless ``near`` names its
+    status."""
     view = mem.policy.readable(mem.principal)
     turn = mem.remember("I work at Nokia.")
     fact = mem.remember("The user works at Nokia.")
@@ -643,6 +644,13 @@ def test_links_to_a_retired_memory_are_read_when_its_status_is_asked_for(mem: Me
     assert (edge.src, edge.dst) == (fact.id, turn.id)
     # asked from the retired end itself: it is no active end
     assert mem.store.graph_edges([fact.id], view, {"reference"}, far=both) == []
+    # unless ``near`` names its status (a question about before searches it)
+    (edge,) = mem.store.graph_edges([fact.id], view, {"reference"}, near=both)
+    assert (edge.src, edge.dst) == (fact.id, turn.id)
+    # between candidates: both ends among the ids, each active or of ``near``'s
+    assert mem.store.graph_edges([turn.id, fact.id], view, within=True) == []
+    (edge,) = mem.store.graph_edges([turn.id, fact.id], view, within=True, near=both)
+    assert (edge.src, edge.dst) == (fact.id, turn.id)
 
 
 def test_atomic_blocks_nest_as_savepoints(mem: Memory) -> None:

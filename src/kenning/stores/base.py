@@ -333,13 +333,16 @@ class GraphStore(Protocol):
         limit: int | None = None,
         within: bool = False,
         far: Collection[Status] | None = None,
+        near: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """Every link with an endpoint in ``ids`` whose two endpoints are visible through
         ``scopes`` and active (each link once), heaviest first, at most ``limit``.
         ``within``: only links whose *both* endpoints are among ``ids`` (what support
         propagation over a candidate pool needs; cheaper). ``far``: the statuses the
         end that is not among ``ids`` may have (default: active; not with ``within``),
-        as the facts drawn from a turn, some since retired."""
+        as the facts drawn from a turn, some since retired. ``near``: the statuses
+        a memory among ``ids`` may have (default: active), as the superseded
+        candidates of a question about before."""
 
     def graph_mentions(
         self, ids: Sequence[str], scopes: ScopeFilter

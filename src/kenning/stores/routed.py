@@ -494,10 +494,11 @@ class RoutedStore:
         limit: int | None = None,
         within: bool = False,
         far: Collection[Status] | None = None,
+        near: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """(routed)"""
         store = self._for(scopes.org_id)
-        return store.graph_edges(ids, scopes, relations, limit, within, far)
+        return store.graph_edges(ids, scopes, relations, limit, within, far, near)
 
     def graph_mentions(
         self, ids: Sequence[str], scopes: ScopeFilter

@@ -14,10 +14,14 @@ from collections.abc import Mapping, Sequence
 
 from ...config import GraphRead
 from ...graph.model import GraphEdge
+from ...models import Status
 from ..graph_rerank import GraphKnobs, GraphOutcome, mention_support, post_process
 from .base import RecallContext, Stage
 
 __all__ = ["GraphSupport", "graph_knobs"]
+
+#: The statuses of candidates whose links count for a question about before.
+_HISTORY = frozenset({Status.ACTIVE, Status.SUPERSEDED})
 
 log = logging.getLogger("kenning.recall")
 
@@ -69,8 +73,13 @@ class GraphSupport:
         def edges_of(ids: Sequence[str]) -> list[GraphEdge]:
             return store.graph_edges(ids, view)
 
+        # a question about before searches superseded memories: their links hold
+        # between candidates too ("Cooking for me means keto food only" and the
+        # fact drawn from it, retired by "I stopped being keto")
+        near = _HISTORY if ctx.history else None
+
         def within(ids: Sequence[str]) -> list[GraphEdge]:
-            return store.graph_edges(ids, view, within=True)
+            return store.graph_edges(ids, view, within=True, near=near)
 
         def sims_of(ids: Sequence[str]) -> dict[str, float]:
             out = {i: ctx.dense[i] for i in ids if i in ctx.dense}

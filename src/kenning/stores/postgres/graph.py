@@ -235,9 +235,10 @@ class PostgresGraph(StoreParts):
         limit: int | None = None,
         within: bool = False,
         far: Collection[Status] | None = None,
+        near: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """Links touching ``ids`` whose two endpoints are visible and active (the one
-        not among ``ids``: of ``far``'s statuses)."""
+        not among ``ids``: of ``far``'s statuses; one among them: of ``near``'s)."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
         lwhere, lparams = scope_clause(scopes, alias="l")
@@ -263,12 +264,11 @@ class PostgresGraph(StoreParts):
                 ).fetchall()
             )
         others = {s.value for s in far} if far and not within else {Status.ACTIVE.value}
+        mine = {s.value for s in near} if near else {Status.ACTIVE.value}
         asked = set(wanted)
 
         def kept(mid: str) -> bool:
-            return status.get(mid) == Status.ACTIVE.value or (
-                mid not in asked and status.get(mid) in others
-            )
+            return status.get(mid) in (mine if mid in asked else others)
 
         rows = [r for r in rows if kept(r[0]) and kept(r[1])]
         rows.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))

@@ -36,7 +36,7 @@ from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope, Status
 from .driver import sqlite3
 from .parts import StoreParts
-from .sql import scope_clause
+from .sql import joined_scope_clause, scope_clause
 
 __all__ = ["SQLiteGraph"]
 
@@ -211,13 +211,14 @@ class SQLiteGraph(StoreParts):
         limit: int | None = None,
         within: bool = False,
         far: Collection[Status] | None = None,
+        near: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """Links touching ``ids`` whose two endpoints are visible and active (the far
-        one: of ``far``'s statuses)."""
+        one: of ``far``'s statuses; one among ``ids``: of ``near``'s)."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
         if within:
-            return self._edges_within(ids, scopes, relations, limit)
+            return self._edges_within(ids, scopes, relations, limit, near)
         statuses = sorted(s.value for s in far) if far else [Status.ACTIVE.value]
         # A link joins two memories of one scope (the projection and the link
         # writes enforce it), so the scope test runs once, on the ids given;
@@ -229,22 +230,49 @@ class SQLiteGraph(StoreParts):
         found: dict[tuple[str, str, str], GraphEdge] = {}
         with self._read() as conn:
             for chunk in _chunks(list(dict.fromkeys(ids))):
-                pks = self._active_pks(conn, chunk, scopes)
+                pks = self._pks_of(conn, chunk, scopes, near)
                 if not pks:
                     continue
                 marks = _marks(len(pks))
-                for near, far_end in (("src_pk", "dst_pk"), ("dst_pk", "src_pk")):
+                for near_end, far_end in (("src_pk", "dst_pk"), ("dst_pk", "src_pk")):
                     for mine, other, r, w in conn.execute(
-                        f"SELECT l.{near}, o.id, l.relation, l.weight FROM links l "
-                        f"JOIN memories o ON o.pk = l.{far_end} WHERE l.{near} IN ({marks}) "
+                        f"SELECT l.{near_end}, o.id, l.relation, l.weight FROM links l "
+                        f"JOIN memories o ON o.pk = l.{far_end} WHERE l.{near_end} IN ({marks}) "
                         f"AND o.status IN ({_marks(len(statuses))}) "
                         f"AND o.scope_pk = l.scope_pk{rel}",
                         [*pks, *statuses, *rparams],
                     ):
-                        a, b = (pks[mine], other) if near == "src_pk" else (other, pks[mine])
+                        a, b = (pks[mine], other) if near_end == "src_pk" else (other, pks[mine])
                         found[(a, b, r)] = GraphEdge(a, b, r, float(w))
         edges = sorted(found.values(), key=lambda e: (-e.weight, e.src, e.dst, e.relation))
         return edges if limit is None else edges[:limit]
+
+    def _pks_of(
+        self,
+        conn: sqlite3.Connection,
+        ids: Sequence[str],
+        scopes: ScopeFilter,
+        statuses: Collection[Status] | None,
+    ) -> dict[int, str]:
+        """pk -> id of the memories among ``ids`` visible through ``scopes`` that are
+        active or (``statuses``) of one of these statuses."""
+        found = self._active_pks(conn, ids, scopes)
+        others = sorted(s.value for s in statuses or () if s is not Status.ACTIVE)
+        have = set(found.values())
+        rest = [i for i in ids if i not in have]
+        if not others or not rest:
+            return found
+        where, params = joined_scope_clause(scopes)
+        for chunk in _chunks(rest):
+            found.update(
+                conn.execute(
+                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
+                    f"WHERE m.id IN ({_marks(len(chunk))}) AND m.status IN ({_marks(len(others))}) "
+                    f"AND {where}",
+                    [*chunk, *others, *params],
+                ).fetchall()
+            )
+        return found
 
     def _edges_within(
         self,
@@ -252,9 +280,11 @@ class SQLiteGraph(StoreParts):
         scopes: ScopeFilter,
         relations: Collection[str] | None,
         limit: int | None,
+        near: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
-        """Links between two of ``ids``: both ends are checked here (visible, active),
-        so the links table answers alone, through its primary key."""
+        """Links between two of ``ids``: both ends are checked here (visible, active or
+        of ``near``'s statuses), so the links table answers alone, through its
+        primary key."""
         wanted = list(dict.fromkeys(ids))
         rel, rparams = "", []
         if relations is not None:
@@ -262,7 +292,7 @@ class SQLiteGraph(StoreParts):
             rparams = sorted(relations)
         found: builtins.list[GraphEdge] = []
         with self._read() as conn:
-            pks = self._active_pks(conn, wanted, scopes)
+            pks = self._pks_of(conn, wanted, scopes, near)
             keys = list(pks)
             for part in _chunks(keys):
                 marks = _marks(len(part))
