@@ -341,7 +341,7 @@ class GraphStore(Protocol):
         propagation over a candidate pool needs; cheaper). ``far``: the statuses the
         end that is not among ``ids`` may have (default: active; not with ``within``),
         as the facts drawn from a turn, some since retired. ``near``: the statuses
-        a memory among ``ids`` may have (default: active), as the superseded
+        besides active a memory among ``ids`` may have, as the superseded
         candidates of a question about before."""
 
     def graph_mentions(

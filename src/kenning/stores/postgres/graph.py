@@ -238,7 +238,7 @@ class PostgresGraph(StoreParts):
         near: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """Links touching ``ids`` whose two endpoints are visible and active (the one
-        not among ``ids``: of ``far``'s statuses; one among them: of ``near``'s)."""
+        not among ``ids``: of ``far``'s statuses; one among them: active or of ``near``'s)."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
         lwhere, lparams = scope_clause(scopes, alias="l")
@@ -264,7 +264,7 @@ class PostgresGraph(StoreParts):
                 ).fetchall()
             )
         others = {s.value for s in far} if far and not within else {Status.ACTIVE.value}
-        mine = {s.value for s in near} if near else {Status.ACTIVE.value}
+        mine = {Status.ACTIVE.value, *(s.value for s in near or ())}
         asked = set(wanted)
 
         def kept(mid: str) -> bool:

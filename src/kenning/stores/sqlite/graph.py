@@ -214,7 +214,7 @@ class SQLiteGraph(StoreParts):
         near: Collection[Status] | None = None,
     ) -> builtins.list[GraphEdge]:
         """Links touching ``ids`` whose two endpoints are visible and active (the far
-        one: of ``far``'s statuses; one among ``ids``: of ``near``'s)."""
+        one: of ``far``'s statuses; one among ``ids``: active or of ``near``'s)."""
         if not ids or scopes.is_empty or (relations is not None and not relations):
             return []
         if within:
