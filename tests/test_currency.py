@@ -21,6 +21,7 @@ from kenning.lifecycle.slots import (
     cue_things,
     different_things,
     question_subject,
+    says_changed,
     statement,
     subject_of,
     update_cue,
@@ -122,6 +123,8 @@ def test_update_cues_and_question_aspects() -> None:
     assert update_cue("We relocated to Lisbon last month.") == "relocated"
     assert update_cue("Today was my first day at the bakery.") == "first day"
     assert update_cue("I no longer eat meat.") == "no longer"
+    assert update_cue("My go-to is a macchiato these days.") == "these days"
+    assert not says_changed("these days")  # current, not said to have changed
     assert update_cue("I live in Berlin.") is None
     assert update_cue("No more cable TV for us, we stream now.") == "no more"
     assert update_cue("Signed up for a pottery class today.") == "signed up"
@@ -814,3 +817,16 @@ def test_the_window_counts_a_turn_and_the_fact_drawn_from_it_once() -> None:
     assert [h.memory.id for h in _window(hits, 2)] == ["t1", "f1", "t2", "f2"]
     assert [h.memory.id for h in _window(hits, 3)] == ["t1", "f1", "t2", "f2", "t3"]
     assert [h.memory.id for h in _window(hits[:2], 5)] == ["t1", "f1"]
+
+
+def test_a_value_said_to_hold_these_days_is_the_newer_one(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # reconcile off: the read-time net alone. "These days" says the value is the
+    # current one, as "nowadays" does.
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    _say(mem, "I cycle to the office.", OLD)
+    _say(mem, "My car is a Volvo.", OLD)
+    _say(mem, "I live in Madrid.", MID)
+    _say(mem, "I take the tram to work these days.", NEW)
+    assert _first(mem, "How do I get to work now?") == "I take the tram to work these days."

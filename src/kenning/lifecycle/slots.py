@@ -104,7 +104,7 @@ _CHANGE = frozenset(
 _CHANGE_WORDS = frozenset("new now anymore instead nowadays currently since first".split())
 #: Cues that say a value is new or current, not that one changed: "I tried a new
 #: bakery", "My laptop battery barely lasts an hour now".
-_NEW_OR_NOW = _CHANGE_WORDS - {"anymore", "instead"}
+_NEW_OR_NOW = (_CHANGE_WORDS - {"anymore", "instead"}) | {"these days"}
 _CHANGE_PHRASES = (
     ("no", "longer"),
     ("no", "more"),
@@ -112,6 +112,8 @@ _CHANGE_PHRASES = (
     ("any", "more"),
     ("gave", "up"),
     ("signed", "up"),
+    # "My go-to is a macchiato these days": a value said to be current
+    ("these", "days"),
 )
 
 #: Question words that make a sentence a question about a value.
