@@ -1153,12 +1153,14 @@ def test_an_update_changes_the_fact_whose_value_it_leaves() -> None:
 
 def test_a_denied_verb_of_lacking_affirms() -> None:
     """ "I never miss a Chelsea game" says the speaker follows Chelsea: it is no
-    denial, so leaving Chelsea changes it."""
+    denial, so leaving Chelsea changes it. "I don't miss Hamburg" still denies
+    "I miss Hamburg"."""
     d = decide(
         "I'm done with Chelsea; Everton is my club now.",
         nb("m1", "I never miss a Chelsea game.", 0.5),
     )
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("I don't miss Hamburg at all.", "I miss Hamburg.", 0.89) is Action.SUPERSEDE
 
 
 def test_a_change_brings_a_value_the_old_fact_lacks() -> None:

@@ -303,8 +303,8 @@ _NEGATIONS = frozenset(
 #: "is gone" both negates a state ("My cat allergy is gone") and ends a value.
 _GONE = (("is", "gone"), ("are", "gone"))
 _NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), *_GONE)
-#: Verbs of lacking: denied, they affirm ("I never miss a Juventus match" says the
-#: speaker follows Juventus, "She doesn't skip leg day").
+#: Verbs of lacking: never done, they affirm a habit ("I never miss a Juventus
+#: match" says the speaker follows Juventus); "I don't miss Berlin" still denies.
 _LACKING = frozenset("miss misses skip skips fail fails forget forgets".split())
 #: Words that leave or change a value rather than begin one ("I quit Nokia", "we
 #: moved out of Berlin", "no longer vegan", "I switched from Nokia"): a text
@@ -557,7 +557,7 @@ class _Text:
         pairs = set(zip(lows, lows[1:], strict=False))
         ends = any(w in _ENDINGS for w in lows) or any(p in pairs for p in _END_PHRASES)
         negated = any(
-            (w in _NEGATIONS or w.endswith("n't")) and nxt not in _LACKING
+            (w in _NEGATIONS or w.endswith("n't")) and not (w == "never" and nxt in _LACKING)
             for w, nxt in zip(lows, [*lows[1:], ""], strict=True)
         )
         negated = negated or any(p in pairs for p in _NEG_PHRASES)
