@@ -180,12 +180,18 @@ def _decide(
 
 
 def test_an_update_in_other_words_supersedes_the_speakers_old_value() -> None:
-    d = _decide("My new home is in Lisbon.", "I live in Berlin.", 0.42)
+    d = _decide("My new car is a Tesla.", "I drive a Volvo.", 0.42)
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     assert "same subject's value changed ('new'" in d.reason
     # below the gate (0.40) it is another fact, unless the old value is named again
-    assert _decide("My new home is in Lisbon.", "I live in Berlin.", 0.32).action is Action.ADD
-    # or the speaker's residence slot holds a named place (the slot rule's gate, 0.25)
+    assert _decide("My new car is a Tesla.", "I drive a Volvo.", 0.32).action is Action.ADD
+    # or the speaker's residence slot holds a named place (the slot rule's gate), by
+    # its verb or by its noun
+    d = _decide("My new home is in Lisbon.", "I live in Berlin.", 0.28)
+    assert (d.action, d.reason) == (
+        Action.SUPERSEDE,
+        "contradiction: residence changed 'Berlin' -> 'Lisbon'",
+    )
     d = _decide("We relocated to Lisbon last month.", "I live in Berlin.", 0.32)
     assert (d.action, d.reason) == (
         Action.SUPERSEDE,
@@ -830,3 +836,23 @@ def test_a_value_said_to_hold_these_days_is_the_newer_one(
     _say(mem, "I live in Madrid.", MID)
     _say(mem, "I take the tram to work these days.", NEW)
     assert _first(mem, "How do I get to work now?") == "I take the tram to work these days."
+
+
+def test_a_home_told_twice_in_other_words_is_one_chain(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "My new home is in Porto" retires "I live in Berlin" (the residence slot, by
+    # its noun), and "My new flat is in Lisbon" retires Porto: flat and home say one
+    # thing in other words (cosine .65), not two news of different things.
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="rules")))
+    _say(mem, "I live in Berlin.", OLD)
+    _say(mem, "My car is a Volvo.", OLD)
+    _say(mem, "My new home is in Porto.", MID)
+    _say(mem, "My new flat is in Lisbon.", NEW)
+    assert _first(mem, "Where do I live now?") == "My new flat is in Lisbon."
+    # and on read alone: the two join one group, the newer first
+    mem = make_memory("read", settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    _say(mem, "My car is a Volvo.", OLD)
+    _say(mem, "My new home is in Porto.", MID)
+    _say(mem, "My new flat is in Lisbon.", NEW)
+    assert _first(mem, "Where do I live now?") == "My new flat is in Lisbon."

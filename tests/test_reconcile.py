@@ -1183,6 +1183,9 @@ def test_news_of_another_thing_changes_nothing() -> None:
     assert act("My new SIM from Lyca arrived today.", old, 0.46) is Action.ADD
     d = decide("My new phone is a Pixel 8.", nb("m1", old, 0.7))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    # the same thing in other words embeds as one fact: "flat" for "home"
+    d = decide("My new flat is in Lisbon.", nb("m1", "My new home is in Porto.", 0.65))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
 
 
 def test_a_drawn_fact_naming_its_authors_relation_is_the_authors() -> None:
@@ -1193,3 +1196,14 @@ def test_a_drawn_fact_naming_its_authors_relation_is_the_authors() -> None:
     d = decide(new, nb("m1", old, 0.45, author="Dana"), author="Dana")
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     assert act(new, old, 0.45) is Action.ADD  # whose manager, unknown without the author
+
+
+def test_a_slot_named_by_its_noun_is_the_slot() -> None:
+    """ "My new home is in Porto" fills the residence slot as "we moved to Porto"
+    does, and "my job is at Bosch" the employer's, however far they embed from the
+    old value; another person's home is theirs."""
+    d = decide("My new home is in Porto.", nb("m1", "I live in Berlin.", 0.28))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    d = decide("My new job is at Bosch.", nb("m1", "I work at Nokia.", 0.28))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("My sister's new home is in Porto.", "I live in Berlin.", 0.25) is Action.ADD

@@ -221,6 +221,11 @@ class CurrencyRecall(BaseSettings):
     #: before it (currency dev kinds, write / ingest current@1 with the bands above:
     #: .913 / .906 at 0.05; .864 / .892 with the bands alone). 2 disables.
     nearest_margin: float = Field(0.05, ge=0, le=2)
+    #: Below this cosine, two memories that say the same word of change or novelty
+    #: of different things never join one group ("My new car is a Honda Civic" /
+    #: "My new phone is a Galaxy S21", .33); from it they may ("My new home is in
+    #: Porto" / "My new flat is in Lisbon", .65).
+    distinct_similarity: float = Field(0.50, ge=-1, le=1)
     #: Priority factor of a fact about someone else than the question's subject
     #: ("My sister lives in Rome" for "Where do I live?"); 1 disables.
     other_subject_factor: float = Field(0.5, ge=0, le=1)

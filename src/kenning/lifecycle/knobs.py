@@ -35,6 +35,11 @@ class ReconcileKnobs:
     #: hides a true fact from questions about now; the read-time step orders
     #: what this misses).
     update_similarity: float = 0.40
+    #: Below this cosine, two texts that say the same word of change or novelty of
+    #: different things are two changes ("My new SIM from Telia arrived today" /
+    #: "My new phone is a Xperia 5", .46); from it, one fact in other words ("My new
+    #: home is in Porto" / "My new flat is in Lisbon", .65).
+    distinct_similarity: float = 0.50
     #: Share of the smaller side's content words a negation flip must be about.
     negation_overlap: float = 0.60
     #: Cosine from which an elaboration shadows the memory it restates ...
@@ -55,6 +60,7 @@ class ReconcileKnobs:
             "contradiction_similarity",
             "slot_similarity",
             "update_similarity",
+            "distinct_similarity",
             "shadow_similarity",
             "batch_floor",
         ):

@@ -847,8 +847,12 @@ def _keeps_values(old: _Text, new: _Text) -> bool:
 def _brings_nothing(old: _Text, new: _Text) -> bool:
     """Whether every value ``new`` names is one ``old`` holds too and ``new`` leaves
     none of them: a change brings a value the old fact lacks or leaves one it has,
-    so "My new home is in Madrid" changes no "I'm a Real Madrid fan"."""
-    return bool(new.values) and new.values <= old.named and not _leaves(old, new)
+    so "My new home is in Madrid" changes no "I'm a Real Madrid fan". A value the
+    old text itself left is not one it holds: "I'm back in Berlin now" changes
+    "We moved from Berlin to Munich last year"."""
+    if not new.values or old.ends or _leaves(old, new):
+        return False
+    return new.values <= old.named
 
 
 def _names_another(old: _Text, new: _Text) -> bool:
@@ -958,6 +962,11 @@ def _family_slot(
     state: "I moved to Berlin" says where one lives now."""
     for i in range(len(toks) - 1):
         family = _FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
+        if family is None and i + 2 < len(toks) and toks[i + 1].low in _COPULAS:
+            # a slot named by its noun: "My new home is in Porto", "my job is at Bosch"
+            family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 2].low))
+            if family is not None:
+                toks = (*toks[: i + 1], *toks[i + 2 :])
         if family is not None and toks[i].stem == "day" and (i == 0 or toks[i - 1].low != "first"):
             family = None  # "my first day at", not "a day at the beach"
         if family is not None:
@@ -1039,6 +1048,15 @@ def _past_state(toks: Sequence[_Tok], i: int) -> bool:
 
 #: (trigger stem, preposition) -> the first family of ``_FAMILIES`` it belongs to.
 _FAMILY_OF = {(stem, prep): family for family, stem, prep in reversed(_FAMILIES)}
+#: Nouns that name a single-valued slot before a copula: (noun stem, preposition).
+_NOUN_FAMILY_OF = {
+    (_stem(noun), prep): family
+    for family, nouns, prep in (
+        ("residence", "home flat apartment", "in"),
+        ("employer", "job workplace", "at"),
+    )
+    for noun in nouns.split()
+}
 
 
 def _slot_family(
@@ -1334,7 +1352,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     if _brings_nothing(old, new):
         return None  # "My new home is in Madrid" / "I'm a Real Madrid fan"
-    if different_things(old.text, new.text):
+    if sim < k.distinct_similarity and different_things(old.text, new.text):
         return None  # "My new SIM arrived today" / "My new phone is a Xperia 5"
     if not names_old and _moves_a_thing(old, new, cue):
         return None  # "We relocated the office to Munich" / "I live in Berlin"

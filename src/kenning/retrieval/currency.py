@@ -306,7 +306,11 @@ def _groups(
     apart: set[tuple[int, int]] = set()  # two changes of different things
     for i in range(len(own)):
         for j in range(i + 1, len(own)):
-            if different_things(own[i].memory.content, own[j].memory.content):
+            # two news of different things, unless they embed as alike as one fact
+            # told twice ("My new home is in Porto" / "My new flat is in Lisbon")
+            if sims[i, j] < opts.distinct_similarity and different_things(
+                own[i].memory.content, own[j].memory.content
+            ):
                 apart.add((i, j))
                 continue
             a, b = about[own[i].memory.id][1], about[own[j].memory.id][1]
