@@ -1174,6 +1174,9 @@ def test_a_change_brings_a_value_the_old_fact_lacks() -> None:
         nb("m2", "My flat is in Leeds.", 0.55),
     )
     assert (d.action, d.target) == (Action.SUPERSEDE, "m2")
+    # a value the old text left is none it holds: back where one moved from
+    old = "We moved from Graz to Linz last year."
+    assert act("I'm back in Graz now.", old, 0.62) is Action.SUPERSEDE
 
 
 def test_news_of_another_thing_changes_nothing() -> None:
