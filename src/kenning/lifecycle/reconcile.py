@@ -963,7 +963,8 @@ def _family_slot(
     for i in range(len(toks) - 1):
         family = _FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
         if family is None and i + 2 < len(toks) and toks[i + 1].low in _COPULAS:
-            # a slot named by its noun: "My new home is in Porto", "my job is at Bosch"
+            # a slot named by its noun: "My new home is in Porto", "my job is at Bosch",
+            # read without the copula ("my new home in Porto"); this pass returns below
             family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 2].low))
             if family is not None:
                 toks = (*toks[: i + 1], *toks[i + 2 :])
