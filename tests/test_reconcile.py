@@ -1210,3 +1210,7 @@ def test_a_slot_named_by_its_noun_is_the_slot() -> None:
     d = decide("My new job is at Bosch.", nb("m1", "I work at Nokia.", 0.28))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     assert act("My sister's new home is in Porto.", "I live in Berlin.", 0.25) is Action.ADD
+    # a new one of the slot's noun, where it is: "our new flat in Graz"
+    d = decide("We're settling into our new flat in Graz.", nb("m1", "I live in Linz.", 0.28))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("My brother's new flat in Graz is tiny.", "I live in Linz.", 0.28) is Action.ADD

@@ -968,6 +968,9 @@ def _family_slot(
             family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 2].low))
             if family is not None:
                 toks = (*toks[: i + 1], *toks[i + 2 :])
+        if family is None and i and toks[i - 1].low == "new":
+            # "our new apartment in Lisbon": a new one of the slot's noun, where it is
+            family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
         if family is not None and toks[i].stem == "day" and (i == 0 or toks[i - 1].low != "first"):
             family = None  # "my first day at", not "a day at the beach"
         if family is not None:
