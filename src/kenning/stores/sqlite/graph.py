@@ -36,7 +36,7 @@ from ...graph.resolve import normalise_name
 from ...models import MemoryFilter, Scope, Status
 from .driver import sqlite3
 from .parts import StoreParts
-from .sql import joined_scope_clause, scope_clause
+from .sql import scope_clause
 
 __all__ = ["SQLiteGraph"]
 
@@ -230,7 +230,7 @@ class SQLiteGraph(StoreParts):
         found: dict[tuple[str, str, str], GraphEdge] = {}
         with self._read() as conn:
             for chunk in _chunks(list(dict.fromkeys(ids))):
-                pks = self._pks_of(conn, chunk, scopes, near)
+                pks = self._active_pks(conn, chunk, scopes, near or ())
                 if not pks:
                     continue
                 marks = _marks(len(pks))
@@ -246,33 +246,6 @@ class SQLiteGraph(StoreParts):
                         found[(a, b, r)] = GraphEdge(a, b, r, float(w))
         edges = sorted(found.values(), key=lambda e: (-e.weight, e.src, e.dst, e.relation))
         return edges if limit is None else edges[:limit]
-
-    def _pks_of(
-        self,
-        conn: sqlite3.Connection,
-        ids: Sequence[str],
-        scopes: ScopeFilter,
-        statuses: Collection[Status] | None,
-    ) -> dict[int, str]:
-        """pk -> id of the memories among ``ids`` visible through ``scopes`` that are
-        active or (``statuses``) of one of these statuses."""
-        found = self._active_pks(conn, ids, scopes)
-        others = sorted(s.value for s in statuses or () if s is not Status.ACTIVE)
-        have = set(found.values())
-        rest = [i for i in ids if i not in have]
-        if not others or not rest:
-            return found
-        where, params = joined_scope_clause(scopes)
-        for chunk in _chunks(rest):
-            found.update(
-                conn.execute(
-                    "SELECT m.pk, m.id FROM memories m CROSS JOIN scopes s ON s.pk = m.scope_pk "
-                    f"WHERE m.id IN ({_marks(len(chunk))}) AND m.status IN ({_marks(len(others))}) "
-                    f"AND {where}",
-                    [*chunk, *others, *params],
-                ).fetchall()
-            )
-        return found
 
     def _edges_within(
         self,
@@ -292,7 +265,7 @@ class SQLiteGraph(StoreParts):
             rparams = sorted(relations)
         found: builtins.list[GraphEdge] = []
         with self._read() as conn:
-            pks = self._pks_of(conn, wanted, scopes, near)
+            pks = self._active_pks(conn, wanted, scopes, near or ())
             keys = list(pks)
             for part in _chunks(keys):
                 marks = _marks(len(part))

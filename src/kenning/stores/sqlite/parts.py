@@ -3,11 +3,11 @@ from (graph, lifecycle): its transaction helpers, declared once."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 
 from ...access import ScopeFilter
-from ...models import Scope
+from ...models import Scope, Status
 from .driver import sqlite3
 
 __all__ = ["StoreParts"]
@@ -28,7 +28,12 @@ class StoreParts:
         raise NotImplementedError
 
     def _active_pks(
-        self, conn: sqlite3.Connection, ids: Sequence[str], scopes: ScopeFilter
+        self,
+        conn: sqlite3.Connection,
+        ids: Sequence[str],
+        scopes: ScopeFilter,
+        also: Collection[Status] = (),
     ) -> dict[int, str]:
-        """pk -> id of the active memories among ``ids`` visible through ``scopes``."""
+        """pk -> id of the active memories among ``ids`` visible through ``scopes``
+        (and of those with one of the statuses ``also``)."""
         raise NotImplementedError

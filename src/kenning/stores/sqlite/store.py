@@ -693,18 +693,24 @@ class SQLiteStore(
         return [next(found) if pks[scope] else [] for scope, _ in items]
 
     def _active_pks(
-        self, conn: sqlite3.Connection, ids: Sequence[str], scopes: ScopeFilter
+        self,
+        conn: sqlite3.Connection,
+        ids: Sequence[str],
+        scopes: ScopeFilter,
+        also: Collection[Status] = (),
     ) -> dict[int, str]:
-        """pk -> id of the active memories among ``ids`` visible through ``scopes``.
+        """pk -> id of the active memories among ``ids`` visible through ``scopes``
+        (and of those with one of the statuses ``also``).
 
         Answered by the vector mirror, first brought up to this read's snapshot
         (it follows the history, which every status or scope change writes), so
         the graph reads skip an id-index lookup per memory; ids it does not hold
         go to SQL.
         """
+        statuses = sorted({Status.ACTIVE.value, *(s.value for s in also)})
         self._follow(conn, self.vectors)
         found, rest = self.vectors.active_pks(
-            scopes.org_id, ids, set(self._scope_pks(conn, scopes))
+            scopes.org_id, ids, set(self._scope_pks(conn, scopes)), statuses
         )
         if rest:
             where, params = joined_scope_clause(scopes)
@@ -714,9 +720,9 @@ class SQLiteStore(
                     conn.execute(
                         "SELECT m.pk, m.id FROM memories m "
                         "CROSS JOIN scopes s ON s.pk = m.scope_pk "
-                        f"WHERE m.id IN ({','.join('?' * len(chunk))}) AND m.status = 'active' "
-                        f"AND {where}",
-                        [*chunk, *params],
+                        f"WHERE m.id IN ({','.join('?' * len(chunk))}) "
+                        f"AND m.status IN ({','.join('?' * len(statuses))}) AND {where}",
+                        [*chunk, *statuses, *params],
                     ).fetchall()
                 )
         return found

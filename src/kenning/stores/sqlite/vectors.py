@@ -412,22 +412,26 @@ class VectorIndex(HistoryMirror):
             return ok
 
     def active_pks(
-        self, org_id: str, ids: Sequence[str], scope_pks: Collection[int]
+        self,
+        org_id: str,
+        ids: Sequence[str],
+        scope_pks: Collection[int],
+        also: Collection[str] = (),
     ) -> tuple[dict[int, str], list[str]]:
-        """(pk -> id of the mirrored ``ids`` that are active in one of ``scope_pks``,
-        the ids the mirror does not hold)."""
+        """(pk -> id of the mirrored ``ids`` that are active, or of one of the statuses
+        ``also``, in one of ``scope_pks``; the ids the mirror does not hold)."""
         found: dict[int, str] = {}
         with self._lock.read():
             part = self._parts.get(org_id)
             if part is None:
                 return found, list(ids)
             rest: list[str] = []
-            active = STATUS_CODES["active"]
+            wanted = {STATUS_CODES["active"], *(STATUS_CODES[s] for s in also)}
             for i in ids:
                 pos = part.pos_of.get(i)
                 if pos is None:
                     rest.append(i)
-                elif part.status[pos] == active and int(part.scope[pos]) in scope_pks:
+                elif part.status[pos] in wanted and int(part.scope[pos]) in scope_pks:
                     found[int(part.pks[pos])] = i
             return found, rest
 
