@@ -26,6 +26,7 @@ import pytest
 from kenning import Memory
 from kenning.embeddings import Embedder
 from kenning.models import Principal, Role, Scope
+from kenning.server.inflight import worker_threads
 from kenning.stores.postgres.throwaway import free_port
 
 ORG, ADMIN = "acme", "root"
@@ -194,6 +195,18 @@ def test_keep_alive_clients_connecting_together_spread_over_the_workers(server: 
     finally:
         for c in clients:
             c.close()
+
+
+def test_each_worker_runs_its_share_of_the_cores_in_its_engine_lane(server: Server) -> None:
+    """``serve`` sizes each worker's lane for its share of the cores (the workers'
+    environment does not know how many of them there are)."""
+    expected = worker_threads(WORKERS) + 1
+    sizes = set()
+    for _ in range(2 * WORKERS + 2):
+        text = server.call("GET", "/metrics").text
+        (line,) = [s for s in text.splitlines() if s.startswith("kenning_engine_lane_size ")]
+        sizes.add(int(float(line.split()[1])))
+    assert sizes == {expected}
 
 
 def test_a_key_revoked_elsewhere_stops_working_on_every_worker(

@@ -23,7 +23,7 @@ from ..models import Principal
 from . import errors
 from .auth import KeyCache, principal_from_headers, rate_limited
 from .direct import DirectRoute
-from .inflight import InFlight
+from .inflight import InFlight, engine_lane, lane_size
 from .metrics import Metrics
 from .middleware import RequestMiddleware
 from .ratelimit import RateLimiter
@@ -56,6 +56,8 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         mem = memory if memory is not None else Memory(settings=settings)
         # models load before the server accepts requests: the first ones do not wait
         await anyio.to_thread.run_sync(mem.warm_up)
+        app.state.engine_lane = engine_lane(lane_size(mem.settings))
+        app.state.metrics.watch_lane(app.state.engine_lane)
         app.state.memory = mem
         app.state.metrics.watch_embedder(mem.core.batcher)
         app.state.metrics.watch_replicas(getattr(mem.store, "replicas", None))

@@ -1,7 +1,8 @@
 """Prometheus metrics of one server process: request rates and latencies per
 route, recall latency per stage, the embedding model's runs and the texts they
-embedded (their ratio is the mean micro-batch), the store's size and, with read
-replicas, each replica's state (read at scrape time).
+embedded (their ratio is the mean micro-batch), the engine lane's size and the
+calls waiting for it, the store's size and, with read replicas, each replica's
+state (read at scrape time).
 
 Each app has its own registry. With several workers each process counts its
 own requests; scrape each worker, or aggregate with prometheus_client's
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
+from anyio import CapacityLimiter
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
@@ -65,10 +67,16 @@ class Metrics:
         self.registry.register(self._embedder)
         self._replicas = _ReplicaStates()
         self.registry.register(self._replicas)
+        self._lane = _LaneState()
+        self.registry.register(self._lane)
 
     def watch_embedder(self, batcher: BatchingEmbedder | None) -> None:
         """Report the model runs of ``batcher`` (the engine's; None: not batching)."""
         self._embedder.batcher = batcher
+
+    def watch_lane(self, lane: CapacityLimiter | None) -> None:
+        """Report the engine lane's size and waiting calls (None: the process has no lane)."""
+        self._lane.lane = lane
 
     def watch_replicas(self, replicas: Replicas | None) -> None:
         """Report the state of the store's read replicas (None: the store has none)."""
@@ -111,6 +119,34 @@ class _EmbedRuns:
         )
         yield CounterMetricFamily(
             "kenning_embed_texts", "Texts embedded by those runs", value=batcher.texts
+        )
+
+
+class _LaneState:
+    """A collector reading the engine lane's size and queue at scrape time."""
+
+    def __init__(self) -> None:
+        self.lane: CapacityLimiter | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        lane = self.lane
+        if lane is None:
+            return
+        stats = lane.statistics()
+        yield GaugeMetricFamily(
+            "kenning_engine_lane_size",
+            "Recalls and single writes this process runs at once",
+            value=stats.total_tokens,
+        )
+        yield GaugeMetricFamily(
+            "kenning_engine_lane_running",
+            "Engine calls running in the lane",
+            value=stats.borrowed_tokens,
+        )
+        yield GaugeMetricFamily(
+            "kenning_engine_lane_waiting",
+            "Engine calls waiting for the lane",
+            value=stats.tasks_waiting,
         )
 
 

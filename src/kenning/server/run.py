@@ -12,6 +12,7 @@ from ..engine import Memory
 from ..errors import ConfigError
 from ..stores import display_url, store_url
 from ..stores.registry import backend_for
+from .inflight import lane_size, worker_threads
 from .logs import JsonFormatter, configure_logging
 from .workers import balanced_workers_supported, run_workers
 
@@ -28,18 +29,14 @@ def bootstrap(mem: Memory, org_id: str, user_id: str) -> str:
     return secret
 
 
-def worker_threads(workers: int, cores: int | None = None) -> int:
-    """The model threads of each of ``workers`` processes: its share of the cores."""
-    return max(1, (cores or os.cpu_count() or 1) // workers)
-
-
 def serve(settings: Settings) -> None:
     """Run uvicorn: one worker in-process, or several processes, each opening the store
     from the environment (a store processes share: SQLite or PostgreSQL). On Linux
     each worker listens on its own socket (:mod:`kenning.server.workers`), elsewhere
     uvicorn's workers share one. Each worker's model runs on its share of the cores
     unless ``embed_threads`` says otherwise: workers that each spread one run over
-    every core would only take the cores from each other."""
+    every core would only take the cores from each other. Likewise each worker's
+    engine lane is sized for its share (:func:`~kenning.server.inflight.lane_size`)."""
     import uvicorn
 
     cfg = settings.server
@@ -53,6 +50,9 @@ def serve(settings: Settings) -> None:
         os.environ["KENNING_DATABASE_URL"] = url
         if settings.embed_threads is None:
             os.environ["KENNING_EMBED_THREADS"] = str(worker_threads(cfg.workers))
+        lane = lane_size(settings)  # each worker's (its environment knows no worker count)
+        if cfg.engine_threads is None and lane is not None:
+            os.environ["KENNING_SERVER_ENGINE_THREADS"] = str(lane)
         if balanced_workers_supported():
             logging.config.dictConfig(configure_logging())
             status = run_workers(cfg.host, cfg.port, cfg.workers, cfg.graceful_timeout_s)

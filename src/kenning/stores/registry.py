@@ -103,6 +103,11 @@ class StoreBackend(ABC):
     example: ClassVar[str] = ""
     #: Several server processes may share one database (``kenning serve --workers``).
     serves_processes: ClassVar[bool] = False
+    #: A call's time is spent on this machine's cores (an embedded database), not
+    #: waiting on a database server: a server process gains nothing from running
+    #: more engine calls at once than it has cores for (see
+    #: :func:`kenning.server.inflight.lane_size`).
+    bound_by_cores: ClassVar[bool] = False
 
     def normalise(self, url: str, field: str) -> str:
         """``url`` checked and in canonical form (the canonical scheme);

@@ -37,10 +37,14 @@ IdPath = Annotated[str, "memory id"]
 
 
 @router.post("/memories", status_code=201, response_model=WriteOut, name="memory.remember")
-def remember(body: MemoryIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
+async def remember(body: MemoryIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """Store one memory (reconciled with what its scope already holds)."""
-    (result,) = mem.write([no_none(body.model_dump())], principal=caller.principal)
-    return result.to_dict()
+
+    def write() -> dict[str, Any]:
+        (result,) = mem.write([no_none(body.model_dump())], principal=caller.principal)
+        return result.to_dict()
+
+    return await run_engine(request, write)
 
 
 @router.post("/memories/batch", status_code=201, response_model=list[WriteOut], name="memory.batch")

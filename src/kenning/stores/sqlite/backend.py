@@ -30,6 +30,9 @@ class SQLiteBackend(StoreBackend):
     #: database's write lock in turn, and each process's in-memory mirrors follow the
     #: ``history`` table, so a write in one worker is read by the others.
     serves_processes = True
+    #: The database is a file read through this process's page cache: a call waits
+    #: on the cores, not on a network.
+    bound_by_cores = True
 
     @staticmethod
     def path(url: str) -> Path:

@@ -1,0 +1,172 @@
+"""The engine lane: a server process runs at most ``server.engine_threads`` recalls
+and single writes at once; the others wait their turn, and routes outside the lane
+(stats, imports, exports) are never held up by it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from serverkit import Api, bootstrap_org
+
+from kenning import Memory
+from kenning.config import Server, Settings
+from kenning.server.inflight import lane_size, worker_threads
+
+
+@pytest.mark.parametrize(
+    ("cores", "workers", "size"), [(2, 1, 3), (2, 2, 2), (16, 4, 5), (1, 3, 2)]
+)
+def test_on_sqlite_a_process_runs_its_share_of_the_cores_plus_one(
+    cores: int, workers: int, size: int
+) -> None:
+    settings = Settings(database_url="sqlite:///kenning.db", server=Server(workers=workers))
+    assert lane_size(settings, cores=cores) == size == worker_threads(workers, cores) + 1
+
+
+def test_a_database_server_gets_no_lane_unless_one_is_asked_for() -> None:
+    url = "postgresql://kenning@db.example/kenning"
+    assert lane_size(Settings(database_url=url), cores=2) is None
+    asked = Settings(database_url=url, server=Server(engine_threads=6))
+    assert lane_size(asked, cores=2) == 6
+    # an explicit size wins on SQLite too
+    sqlite = Settings(database_url="sqlite:///k.db", server=Server(engine_threads=9))
+    assert lane_size(sqlite, cores=2) == 9
+
+
+def test_the_lane_size_comes_from_the_environment_and_must_be_positive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KENNING_SERVER_ENGINE_THREADS", "4")
+    assert Settings().server.engine_threads == 4
+    monkeypatch.setenv("KENNING_SERVER_ENGINE_THREADS", "0")
+    with pytest.raises(ValidationError, match="engine_threads"):
+        Settings()
+
+
+@pytest.fixture
+def laned(make_memory: Callable[..., Memory]) -> Iterator[tuple[Api, Memory, dict[str, str]]]:
+    mem = make_memory(settings=Settings(server=Server(engine_threads=2)))
+    keys = bootstrap_org(mem, "acme")
+    served = Api(mem)
+    try:
+        yield served, mem, keys
+    finally:
+        served.close()
+
+
+class _Room:
+    """The engine calls inside gated methods at once, and the most there ever were."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.inside = 0
+        self.most = 0
+
+
+class _Gate:
+    """Wraps an engine method: counts the calls inside it and holds them until opened."""
+
+    def __init__(self, real: Callable[..., Any], room: _Room | None = None) -> None:
+        self.real = real
+        self.room = room or _Room()
+        self.entered = 0
+        self.open = threading.Event()
+
+    @property
+    def inside(self) -> int:
+        return self.room.inside
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        room = self.room
+        with room.lock:
+            room.inside += 1
+            room.most = max(room.most, room.inside)
+            self.entered += 1
+        try:
+            assert self.open.wait(30)
+            return self.real(*args, **kw)
+        finally:
+            with room.lock:
+                room.inside -= 1
+
+
+async def _until(check: Callable[[], bool]) -> None:
+    for _ in range(3000):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("timed out")
+
+
+def test_recalls_and_writes_beyond_the_lane_wait_their_turn_and_all_answer(
+    laned: tuple[Api, Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, mem, keys = laned
+    room = _Room()
+    recall, write = _Gate(mem.recall, room), _Gate(mem.write, room)
+    monkeypatch.setattr(mem, "recall", recall)
+    monkeypatch.setattr(mem, "write", write)
+    auth = {"Authorization": f"Bearer {keys['root']}"}
+    lane = served.app.state.engine_lane
+
+    async def burst() -> tuple[list[int], int, int, int]:
+        client = served.client
+        calls = [
+            asyncio.ensure_future(client.post("/v1/recall", json={"query": f"q{i}"}, headers=auth))
+            for i in range(5)
+        ]
+        calls.append(
+            asyncio.ensure_future(
+                client.post("/v1/memories", json={"content": "The lane test note"}, headers=auth)
+            )
+        )
+        # two calls run (held at the gate), the other four wait for the lane
+        await _until(lambda: lane.statistics().tasks_waiting == 4)
+        running = recall.entered + write.entered
+        scraped = await client.get("/metrics", headers=auth)
+        waiting = _gauge(scraped.text, "kenning_engine_lane_waiting")
+        recall.open.set()
+        write.open.set()
+        answers = await asyncio.gather(*calls)
+        return [a.status_code for a in answers], running, waiting, lane.statistics().borrowed_tokens
+
+    codes, running, waiting, left = served.run(burst())
+    assert codes == [200] * 5 + [201]
+    assert running == 2 and waiting == 4 and left == 0
+    assert room.most == 2
+    assert recall.entered == 5 and write.entered == 1
+
+
+def test_a_full_lane_does_not_hold_up_routes_outside_it(
+    laned: tuple[Api, Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, mem, keys = laned
+    recall = _Gate(mem.recall)
+    monkeypatch.setattr(mem, "recall", recall)
+    auth = {"Authorization": f"Bearer {keys['root']}"}
+
+    async def stats_while_full() -> tuple[int, int, list[int]]:
+        client = served.client
+        held = [
+            asyncio.ensure_future(client.post("/v1/recall", json={"query": q}, headers=auth))
+            for q in ("tea", "coffee", "cocoa")
+        ]
+        await _until(lambda: recall.entered == 2)
+        stats = await asyncio.wait_for(client.get("/v1/stats", headers=auth), 30)
+        inside = recall.inside
+        recall.open.set()
+        return stats.status_code, inside, [a.status_code for a in await asyncio.gather(*held)]
+
+    assert served.run(stats_while_full()) == (200, 2, [200, 200, 200])
+
+
+def _gauge(text: str, name: str) -> int:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return int(float(line.split()[1]))
+    raise AssertionError(f"{name} not in the metrics")
