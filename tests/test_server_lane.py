@@ -170,3 +170,33 @@ def _gauge(text: str, name: str) -> int:
         if line.startswith(name + " "):
             return int(float(line.split()[1]))
     raise AssertionError(f"{name} not in the metrics")
+
+
+def test_a_keyed_write_takes_its_turn_in_the_lane(
+    laned: tuple[Api, Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, mem, keys = laned
+    recall = _Gate(mem.recall)
+    monkeypatch.setattr(mem, "recall", recall)
+    auth = {"Authorization": f"Bearer {keys['root']}"}
+    lane = served.app.state.engine_lane
+
+    async def upsert_while_full() -> tuple[bool, int, list[int]]:
+        client = served.client
+        held = [
+            asyncio.ensure_future(client.post("/v1/recall", json={"query": q}, headers=auth))
+            for q in ("tea", "coffee")
+        ]
+        await _until(lambda: recall.entered == 2)
+        body = {"key": "drink", "content": "Morning drink: green tea", "scope": "user:root"}
+        keyed = asyncio.ensure_future(client.put("/v1/memories/by-key", json=body, headers=auth))
+        await _until(lambda: lane.statistics().tasks_waiting == 1)
+        waited = not keyed.done()
+        recall.open.set()
+        answers = await asyncio.gather(*held)
+        return waited, (await keyed).status_code, [a.status_code for a in answers]
+
+    waited, code, codes = served.run(upsert_while_full())
+    assert waited and code in (200, 201) and codes == [200, 200]
+    got = served.call("GET", "/v1/memories", key=keys["root"]).json()
+    assert [m["content"] for m in got["items"]] == ["Morning drink: green tea"]

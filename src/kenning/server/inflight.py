@@ -9,18 +9,19 @@ the loop: :func:`run_engine` then calls the engine inline. A request arriving
 meanwhile waits at most for that one call, then finds the server busy and is
 served from a worker thread, as every request was before.
 
-**The engine lane.** Recalls and single writes (the calls agents make on every
-turn) run at most :func:`lane_size` at a time in one process; the others wait
-their turn in arrival order, on the event loop, holding no thread. On a store
-whose calls spend their time on this machine's cores (SQLite), running more of
-them at once than the process has cores for only adds thread switches: each
-sits waiting for the interpreter lock and the cores, and every switch costs
-CPU the calls needed (measured with 16 clients on 2 cores: a third of the
-voluntary thread switches, 8% more requests served; BENCHMARKS.md, "Server
-under load"). A store behind a network (PostgreSQL) has no such bound by
-default: its calls spend part of their time waiting on round-trips, while
-other calls use the cores. Slow routes (imports, exports, batches) keep the
-server's large thread pool, so they never hold up the lane.
+**The engine lane.** Recalls and single writes (``POST /v1/memories``, ``PUT
+/v1/memories/by-key``: the calls agents make on every turn) run at most
+:func:`lane_size` at a time in one process; the others wait their turn in
+arrival order, on the event loop, holding no thread. On a store whose calls
+spend their time on this machine's cores (SQLite), running more of them at
+once than the process has cores for only adds thread switches: each sits
+waiting for the interpreter lock and the cores, and every switch costs CPU the
+calls needed (measured with 16 clients on 2 cores: a third of the thread
+switches, 6% more requests served with two workers and 40% more with one;
+BENCHMARKS.md, "Server under load"). A store behind a network (PostgreSQL)
+has no such bound by default: its calls spend part of their time waiting on
+round-trips, while other calls use the cores. Slow routes (imports, exports,
+batches) keep the server's large thread pool, so they never hold up the lane.
 """
 
 from __future__ import annotations

@@ -56,13 +56,17 @@ def batch(body: BatchIn, caller: CallerDep, mem: MemoryDep, request: Request) ->
 
 
 @router.put("/memories/by-key", response_model=MemoryOut, name="memory.upsert")
-def upsert(body: UpsertIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
+async def upsert(body: UpsertIn, caller: CallerDep, mem: MemoryDep, request: Request) -> Any:
     """Create or update the memory with this key in this scope."""
     fields = no_none(body.model_dump(exclude={"key", "content", "scope"}))
-    record = mem.upsert(
-        body.key, body.content, scope=body.scope, principal=caller.principal, **fields
-    )
-    return record.to_dict()
+
+    def write() -> dict[str, Any]:
+        record = mem.upsert(
+            body.key, body.content, scope=body.scope, principal=caller.principal, **fields
+        )
+        return record.to_dict()
+
+    return await run_engine(request, write)
 
 
 @router.post("/recall", response_model=RecallOut, name="memory.recall")
