@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
+from anyio import CapacityLimiter
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -476,3 +479,50 @@ def test_the_mcp_command_rejects_a_bad_key_before_serving(tmp_path: Path) -> Non
     assert done.returncode == 3  # bad credentials exit like a refused permission
     assert "error: malformed API key" in done.stderr
     assert done.stdout == ""
+
+
+async def test_tool_calls_take_turns_in_the_servers_engine_lane(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mounted in the REST server, the MCP door shares its engine lane: no more tool
+    calls run at once than the lane holds; the others wait, then all answer."""
+    lane = CapacityLimiter(1)
+    server = build_mcp(memory, fixed_resolver(ALICE), lane=lane)
+    ok(await call(server, "memory_save", key="tea", value="Alice drinks oolong tea"))
+    inside, most, entered = [0], [0], [0]
+    gate = threading.Event()
+    real = memory.recall
+
+    def held(*args: Any, **kw: Any) -> Any:
+        inside[0] += 1
+        entered[0] += 1
+        most[0] = max(most[0], inside[0])
+        try:
+            assert gate.wait(30)
+            return real(*args, **kw)
+        finally:
+            inside[0] -= 1
+
+    monkeypatch.setattr(memory, "recall", held)
+
+    async def ask() -> Any:
+        return ok(await call(server, "memory_recall", query="which tea?"))
+
+    async def release() -> None:
+        for _ in range(3000):
+            if entered[0] == 1 and lane.statistics().tasks_waiting == 2:
+                break
+            await anyio.sleep(0.01)
+        gate.set()
+
+    answers: list[Any] = []
+
+    async def collect() -> None:
+        answers.append(await ask())
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(collect)
+        tg.start_soon(release)
+    assert most[0] == 1 and entered[0] == 3
+    assert [[h["content"] for h in a] for a in answers] == [["Alice drinks oolong tea"]] * 3

@@ -28,6 +28,7 @@ from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
+from anyio import CapacityLimiter
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -125,18 +126,24 @@ def _item(record: MemoryRecord, score: float | None = None) -> dict[str, Any]:
 
 
 class _Door:
-    """Resolves the caller and runs one engine call off the event loop."""
+    """Resolves the caller and runs one engine call off the event loop (in ``lane``,
+    when given: at most its size at a time)."""
 
-    def __init__(self, memory: Memory, resolve: Resolver) -> None:
+    def __init__(
+        self, memory: Memory, resolve: Resolver, lane: CapacityLimiter | None = None
+    ) -> None:
         self.memory = memory
         self.resolve = resolve
+        self.lane = lane
 
     def _call(self, headers: Mapping[str, str] | None, fn: Callable[[Principal], T]) -> T:
         with door("mcp", request_id()):
             return fn(self.resolve(headers))
 
     async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T]) -> T:
-        return await anyio.to_thread.run_sync(partial(self._call, ctx.headers, fn))
+        return await anyio.to_thread.run_sync(
+            partial(self._call, ctx.headers, fn), limiter=self.lane
+        )
 
     async def tool(self, ctx: Context[Any, Any], fn: Callable[[Principal], T]) -> T:
         """Run ``fn(principal)``; a kenning error becomes a tool error."""
@@ -311,14 +318,22 @@ def _register_hint(server: MCPServer, door: _Door) -> None:
         return await door.protocol(ctx, hint(query))
 
 
-def build_mcp(memory: Memory, resolve: Resolver, *, name: str = "kenning") -> MCPServer:
+def build_mcp(
+    memory: Memory,
+    resolve: Resolver,
+    *,
+    name: str = "kenning",
+    lane: CapacityLimiter | None = None,
+) -> MCPServer:
     """An MCP server over ``memory``; ``resolve`` names the caller of every request.
 
     Serve it with ``server.run("stdio")``, mount ``server.streamable_http_app()``
-    in an ASGI app, or test it in process with ``mcp.Client(server)``.
+    in an ASGI app, or test it in process with ``mcp.Client(server)``. Every tool is
+    one short engine call; ``lane`` (the REST server's engine lane, see
+    :mod:`kenning.server.inflight`) bounds how many run at once.
     """
     server: MCPServer = MCPServer(name, instructions=_INSTRUCTIONS, log_level="WARNING")
-    door = _Door(memory, resolve)
+    door = _Door(memory, resolve, lane)
     _register_writes(server, door)
     _register_reads(server, door)
     _register_hint(server, door)

@@ -41,7 +41,7 @@ def _mcp_app(app: FastAPI, mem: Memory) -> Any:
     def resolve(headers: Mapping[str, str] | None) -> Principal:
         return principal_from_headers(mem, mem.settings.server, headers or {}, cache)[0]
 
-    server = build_mcp(mem, resolve)
+    server = build_mcp(mem, resolve, lane=app.state.engine_lane)
     app.state.mcp = server
     return server
 

@@ -10,7 +10,8 @@ meanwhile waits at most for that one call, then finds the server busy and is
 served from a worker thread, as every request was before.
 
 **The engine lane.** Recalls and single writes (``POST /v1/memories``, ``PUT
-/v1/memories/by-key``: the calls agents make on every turn) run at most
+/v1/memories/by-key``, and every tool call of the MCP door mounted at ``/mcp``:
+the calls agents make on every turn) run at most
 :func:`lane_size` at a time in one process; the others wait their turn in
 arrival order, on the event loop, holding no thread. On a store whose calls
 spend their time on this machine's cores (SQLite), running more of them at
