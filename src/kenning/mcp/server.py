@@ -28,7 +28,6 @@ from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from anyio import CapacityLimiter
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -38,6 +37,7 @@ from pydantic import Field
 from ..audit import door, request_id
 from ..engine import Memory
 from ..errors import KenningError, error_code
+from ..lanes import EngineLanes, Lane
 from ..models import MemoryRecord, Principal
 from ..validation import clean_k
 
@@ -126,36 +126,36 @@ def _item(record: MemoryRecord, score: float | None = None) -> dict[str, Any]:
 
 
 class _Door:
-    """Resolves the caller and runs one engine call off the event loop (in ``lane``,
-    when given: at most its size at a time)."""
+    """Resolves the caller and runs one engine call off the event loop, in the read
+    or the write lane of ``lanes`` (unbounded by default)."""
 
-    def __init__(
-        self, memory: Memory, resolve: Resolver, lane: CapacityLimiter | None = None
-    ) -> None:
+    def __init__(self, memory: Memory, resolve: Resolver, lanes: EngineLanes | None) -> None:
         self.memory = memory
         self.resolve = resolve
-        self.lane = lane
+        self.lanes = lanes or EngineLanes()
 
     def _call(self, headers: Mapping[str, str] | None, fn: Callable[[Principal], T]) -> T:
         with door("mcp", request_id()):
             return fn(self.resolve(headers))
 
-    async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T]) -> T:
+    async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane) -> T:
         return await anyio.to_thread.run_sync(
-            partial(self._call, ctx.headers, fn), limiter=self.lane
+            partial(self._call, ctx.headers, fn), limiter=self.lanes[lane]
         )
 
-    async def tool(self, ctx: Context[Any, Any], fn: Callable[[Principal], T]) -> T:
-        """Run ``fn(principal)``; a kenning error becomes a tool error."""
+    async def tool(
+        self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane = "read"
+    ) -> T:
+        """Run ``fn(principal)`` in ``lane``; a kenning error becomes a tool error."""
         try:
-            return await self._run(ctx, fn)
+            return await self._run(ctx, fn, lane)
         except KenningError as exc:
             raise ToolError(_message(exc)) from None
 
     async def protocol(self, ctx: Context[Any, Any], fn: Callable[[Principal], T]) -> T:
         """Run ``fn(principal)``; a kenning error becomes a JSON-RPC error."""
         try:
-            return await self._run(ctx, fn)
+            return await self._run(ctx, fn, "read")
         except KenningError as exc:
             raise _rpc_error(exc) from None
 
@@ -229,7 +229,7 @@ def _register_writes(server: MCPServer, door: _Door) -> None:
             record = mem.upsert(key, value, principal=who, **fields)
             return {**_item(record), "status": record.status.value, "version": record.version}
 
-        return await door.tool(ctx, save)
+        return await door.tool(ctx, save, "write")
 
     @server.tool(
         name="memory_forget",
@@ -244,7 +244,7 @@ def _register_writes(server: MCPServer, door: _Door) -> None:
             mem.forget(memory_id, principal=who)
             return {"forgotten": memory_id}
 
-        return await door.tool(ctx, forget)
+        return await door.tool(ctx, forget, "write")
 
 
 def _register_reads(server: MCPServer, door: _Door) -> None:
@@ -323,17 +323,17 @@ def build_mcp(
     resolve: Resolver,
     *,
     name: str = "kenning",
-    lane: CapacityLimiter | None = None,
+    lanes: EngineLanes | None = None,
 ) -> MCPServer:
     """An MCP server over ``memory``; ``resolve`` names the caller of every request.
 
     Serve it with ``server.run("stdio")``, mount ``server.streamable_http_app()``
     in an ASGI app, or test it in process with ``mcp.Client(server)``. Every tool is
-    one short engine call; ``lane`` (the REST server's engine lane, see
-    :mod:`kenning.server.inflight`) bounds how many run at once.
+    one short engine call; ``lanes`` (the REST server's, see
+    :mod:`kenning.server.inflight`) bound how many reads and writes run at once.
     """
     server: MCPServer = MCPServer(name, instructions=_INSTRUCTIONS, log_level="WARNING")
-    door = _Door(memory, resolve, lane)
+    door = _Door(memory, resolve, lanes)
     _register_writes(server, door)
     _register_reads(server, door)
     _register_hint(server, door)

@@ -19,11 +19,12 @@ from fastapi import FastAPI
 from .. import __version__, web
 from ..config import Settings
 from ..engine import Memory
+from ..lanes import EngineLanes, lane_size
 from ..models import Principal
 from . import errors
 from .auth import KeyCache, principal_from_headers, rate_limited
 from .direct import DirectRoute
-from .inflight import InFlight, engine_lane, lane_size
+from .inflight import InFlight
 from .metrics import Metrics
 from .middleware import RequestMiddleware
 from .ratelimit import RateLimiter
@@ -41,7 +42,7 @@ def _mcp_app(app: FastAPI, mem: Memory) -> Any:
     def resolve(headers: Mapping[str, str] | None) -> Principal:
         return principal_from_headers(mem, mem.settings.server, headers or {}, cache)[0]
 
-    server = build_mcp(mem, resolve, lane=app.state.engine_lane)
+    server = build_mcp(mem, resolve, lanes=app.state.engine_lanes)
     app.state.mcp = server
     return server
 
@@ -56,8 +57,8 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         mem = memory if memory is not None else Memory(settings=settings)
         # models load before the server accepts requests: the first ones do not wait
         await anyio.to_thread.run_sync(mem.warm_up)
-        app.state.engine_lane = engine_lane(lane_size(mem.settings))
-        app.state.metrics.watch_lane(app.state.engine_lane)
+        app.state.engine_lanes = EngineLanes.of_size(lane_size(mem.settings))
+        app.state.metrics.watch_lanes(app.state.engine_lanes)
         app.state.memory = mem
         app.state.metrics.watch_embedder(mem.core.batcher)
         app.state.metrics.watch_replicas(getattr(mem.store, "replicas", None))

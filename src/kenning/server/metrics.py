@@ -1,7 +1,7 @@
 """Prometheus metrics of one server process: request rates and latencies per
 route, recall latency per stage, the embedding model's runs and the texts they
-embedded (their ratio is the mean micro-batch), the engine lane's size and the
-calls waiting for it, the store's size and, with read replicas, each replica's
+embedded (their ratio is the mean micro-batch), the engine lanes' sizes and the
+calls waiting for them, the store's size and, with read replicas, each replica's
 state (read at scrape time).
 
 Each app has its own registry. With several workers each process counts its
@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
-from anyio import CapacityLimiter
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from ..embeddings import BatchingEmbedder
+from ..lanes import EngineLanes
 from ..models import LayerStats
 
 __all__ = ["Metrics"]
@@ -74,9 +74,9 @@ class Metrics:
         """Report the model runs of ``batcher`` (the engine's; None: not batching)."""
         self._embedder.batcher = batcher
 
-    def watch_lane(self, lane: CapacityLimiter | None) -> None:
-        """Report the engine lane's size and waiting calls (None: the process has no lane)."""
-        self._lane.lane = lane
+    def watch_lanes(self, lanes: EngineLanes | None) -> None:
+        """Report the engine lanes' sizes and waiting calls (unbounded lanes: nothing)."""
+        self._lane.lanes = lanes
 
     def watch_replicas(self, replicas: Replicas | None) -> None:
         """Report the state of the store's read replicas (None: the store has none)."""
@@ -123,31 +123,26 @@ class _EmbedRuns:
 
 
 class _LaneState:
-    """A collector reading the engine lane's size and queue at scrape time."""
+    """A collector reading the engine lanes' sizes and queues at scrape time."""
 
     def __init__(self) -> None:
-        self.lane: CapacityLimiter | None = None
+        self.lanes: EngineLanes | None = None
 
     def collect(self) -> Iterator[Metric]:
-        lane = self.lane
-        if lane is None:
+        lanes = self.lanes
+        if lanes is None or lanes.read is None or lanes.write is None:
             return
-        stats = lane.statistics()
-        yield GaugeMetricFamily(
-            "kenning_engine_lane_size",
-            "Recalls and single writes this process runs at once",
-            value=stats.total_tokens,
+        families = (
+            ("size", "Engine calls this process runs at once, per lane", "total_tokens"),
+            ("running", "Engine calls running, per lane", "borrowed_tokens"),
+            ("waiting", "Engine calls waiting for their lane", "tasks_waiting"),
         )
-        yield GaugeMetricFamily(
-            "kenning_engine_lane_running",
-            "Engine calls running in the lane",
-            value=stats.borrowed_tokens,
-        )
-        yield GaugeMetricFamily(
-            "kenning_engine_lane_waiting",
-            "Engine calls waiting for the lane",
-            value=stats.tasks_waiting,
-        )
+        stats = {"read": lanes.read.statistics(), "write": lanes.write.statistics()}
+        for name, doc, field in families:
+            family = GaugeMetricFamily(f"kenning_engine_lane_{name}", doc, labels=["lane"])
+            for lane, st in stats.items():
+                family.add_metric([lane], getattr(st, field))
+            yield family
 
 
 class ReplicaState(Protocol):

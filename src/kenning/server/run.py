@@ -10,9 +10,9 @@ import os
 from ..config import Settings
 from ..engine import Memory
 from ..errors import ConfigError
+from ..lanes import lane_size, worker_threads
 from ..stores import display_url, store_url
 from ..stores.registry import backend_for
-from .inflight import lane_size, worker_threads
 from .logs import JsonFormatter, configure_logging
 from .workers import balanced_workers_supported, run_workers
 

@@ -106,7 +106,7 @@ class StoreBackend(ABC):
     #: A call's time is spent on this machine's cores (an embedded database), not
     #: waiting on a database server: a server process gains nothing from running
     #: more engine calls at once than it has cores for (see
-    #: :func:`kenning.server.inflight.lane_size`).
+    #: :func:`kenning.lanes.lane_size`).
     bound_by_cores: ClassVar[bool] = False
 
     def normalise(self, url: str, field: str) -> str:

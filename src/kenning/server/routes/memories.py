@@ -44,7 +44,7 @@ async def remember(body: MemoryIn, caller: CallerDep, mem: MemoryDep, request: R
         (result,) = mem.write([no_none(body.model_dump())], principal=caller.principal)
         return result.to_dict()
 
-    return await run_engine(request, write)
+    return await run_engine(request, write, "write")
 
 
 @router.post("/memories/batch", status_code=201, response_model=list[WriteOut], name="memory.batch")
@@ -66,7 +66,7 @@ async def upsert(body: UpsertIn, caller: CallerDep, mem: MemoryDep, request: Req
         )
         return record.to_dict()
 
-    return await run_engine(request, write)
+    return await run_engine(request, write, "write")
 
 
 @router.post("/recall", response_model=RecallOut, name="memory.recall")
