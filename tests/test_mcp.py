@@ -482,12 +482,11 @@ def test_the_mcp_command_rejects_a_bad_key_before_serving(tmp_path: Path) -> Non
     assert done.stdout == ""
 
 
-async def test_tool_calls_take_turns_in_the_servers_engine_lanes(
+async def test_tool_calls_take_turns_in_the_servers_engine_lane(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Mounted in the REST server, the MCP door shares its engine lanes: no more
-    reading tool calls run at once than the read lane holds; the others wait, then
-    all answer."""
+    """Mounted in the REST server, the MCP door shares its engine lane: no more tool
+    calls run at once than the lane holds; the others wait, then all answer."""
     lane = CapacityLimiter(1)
     server = build_mcp(memory, fixed_resolver(ALICE), lanes=EngineLanes(lane, CapacityLimiter(1)))
     ok(await call(server, "memory_save", key="tea", value="Alice drinks oolong tea"))

@@ -509,11 +509,11 @@ class Server(BaseSettings):
     port: int = Field(8765, ge=1, le=65535)
     #: Server processes sharing the store (SQLite or PostgreSQL).
     workers: int = Field(1, ge=1, le=64)
-    #: Recalls one server process runs at once, and single writes (each their own
-    #: lane); the others wait their turn in arrival order. Default: on SQLite, the
-    #: process's share of the cores plus one (more at once only adds thread
-    #: switches); on PostgreSQL no bound beyond the thread pool (calls wait on the
-    #: network part of the time).
+    #: Recalls and single writes one server process runs at once (writes in at
+    #: most all but one of the places); the others wait their turn in arrival
+    #: order. Default: on SQLite, the process's share of the cores plus one (more
+    #: at once only adds thread switches); on PostgreSQL no bound beyond the thread
+    #: pool (calls wait on the network part of the time).
     engine_threads: int | None = Field(None, ge=1, le=1024)
     #: Requests with a larger body are refused with 413 before they are read.
     max_body_bytes: int = Field(4_000_000, gt=0)

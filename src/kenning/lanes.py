@@ -5,9 +5,11 @@ and the MCP door mounted beside them."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
+import anyio.to_thread
 from anyio import CapacityLimiter
 
 from .config import Settings
@@ -16,7 +18,10 @@ from .stores.registry import backend_for
 
 __all__ = ["EngineLanes", "Lane", "lane_size", "worker_threads"]
 
-#: Which lane an engine call takes.
+T = TypeVar("T")
+
+#: What an engine call of the lane does: read, or write (writes take at most all
+#: but one of the lane's places).
 Lane = Literal["read", "write"]
 
 
@@ -26,7 +31,7 @@ def worker_threads(workers: int, cores: int | None = None) -> int:
 
 
 def lane_size(settings: Settings, cores: int | None = None) -> int | None:
-    """How many engine calls each lane of one server process runs at once:
+    """How many engine calls of the lane one server process runs at once:
     ``server.engine_threads`` when set; else, on a store bound by this machine's
     cores (SQLite), the process's share of the cores (``cores`` over
     ``server.workers``) plus one, so that one call may run while another waits
@@ -41,18 +46,25 @@ def lane_size(settings: Settings, cores: int | None = None) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class EngineLanes:
-    """A process's read and write lanes; each None when unbounded."""
+    """A process's engine lane: ``engine`` bounds every engine call of the lanes,
+    ``writes`` the single writes among them, one fewer, so that a slot always
+    remains for a recall while writes wait for the database's write lock. None
+    when unbounded."""
 
-    read: CapacityLimiter | None = None
-    write: CapacityLimiter | None = None
+    engine: CapacityLimiter | None = None
+    writes: CapacityLimiter | None = None
 
     @classmethod
     def of_size(cls, size: int | None) -> EngineLanes:
-        """Two lanes of ``size`` (None: no lanes). Create them on the server's event loop."""
+        """A lane of ``size`` calls, at most ``size - 1`` (and at least one) of them
+        writes (None: no lane). Create it on the server's event loop."""
         if not size:
             return cls()
-        return cls(CapacityLimiter(size), CapacityLimiter(size))
+        return cls(CapacityLimiter(size), CapacityLimiter(max(1, size - 1)))
 
-    def __getitem__(self, lane: Lane) -> CapacityLimiter | None:
-        """The limiter of ``lane``."""
-        return self.read if lane == "read" else self.write
+    async def run(self, call: Callable[[], T], lane: Lane) -> T:
+        """``call()`` in a worker thread, after its turn in the lane."""
+        if lane == "write" and self.writes is not None:
+            async with self.writes:
+                return await anyio.to_thread.run_sync(call, limiter=self.engine)
+        return await anyio.to_thread.run_sync(call, limiter=self.engine)

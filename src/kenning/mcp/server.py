@@ -27,7 +27,6 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Annotated, Any, TypeVar
 
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -126,8 +125,8 @@ def _item(record: MemoryRecord, score: float | None = None) -> dict[str, Any]:
 
 
 class _Door:
-    """Resolves the caller and runs one engine call off the event loop, in the read
-    or the write lane of ``lanes`` (unbounded by default)."""
+    """Resolves the caller and runs one engine call off the event loop, in its turn
+    in ``lanes`` (unbounded by default)."""
 
     def __init__(self, memory: Memory, resolve: Resolver, lanes: EngineLanes | None) -> None:
         self.memory = memory
@@ -139,9 +138,7 @@ class _Door:
             return fn(self.resolve(headers))
 
     async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane) -> T:
-        return await anyio.to_thread.run_sync(
-            partial(self._call, ctx.headers, fn), limiter=self.lanes[lane]
-        )
+        return await self.lanes.run(partial(self._call, ctx.headers, fn), lane)
 
     async def tool(
         self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane = "read"
@@ -330,7 +327,7 @@ def build_mcp(
     Serve it with ``server.run("stdio")``, mount ``server.streamable_http_app()``
     in an ASGI app, or test it in process with ``mcp.Client(server)``. Every tool is
     one short engine call; ``lanes`` (the REST server's, see
-    :mod:`kenning.server.inflight`) bound how many reads and writes run at once.
+    :mod:`kenning.server.inflight`) bound how many run at once.
     """
     server: MCPServer = MCPServer(name, instructions=_INSTRUCTIONS, log_level="WARNING")
     door = _Door(memory, resolve, lanes)

@@ -9,23 +9,25 @@ the loop: :func:`run_engine` then calls the engine inline. A request arriving
 meanwhile waits at most for that one call, then finds the server busy and is
 served from a worker thread, as every request was before.
 
-**The engine lanes.** Recalls (and the MCP door's reads) and single writes
-(``POST /v1/memories``, ``PUT /v1/memories/by-key``, the MCP door's saves and
-deletions: the calls agents make on every turn) each run at most
-:func:`~kenning.lanes.lane_size` at a time in one process; the others wait their turn in
-arrival order, on the event loop, holding no thread. On a store whose calls
-spend their time on this machine's cores (SQLite), running more of them at
-once than the process has cores for only adds thread switches: each sits
-waiting for the interpreter lock and the cores, and every switch costs CPU the
-calls needed (measured with 16 clients on 2 cores: a third of the thread
-switches, 6% more requests served with two workers and 40% more with one;
-BENCHMARKS.md, "Server under load"). Reads and writes have a lane each, so
-writes waiting for the database's write lock (held by an import in another
-process, say) never hold up a recall: readers do not wait for writers, as
-the store promises. A store behind a network (PostgreSQL) has no lanes by
-default: its calls spend part of their time waiting on round-trips, while
-other calls use the cores. Slow routes (imports, exports, batches) keep the
-server's large thread pool, so they never hold up the lanes.
+**The engine lane.** Recalls, hints and single writes (``POST /v1/memories``,
+``PUT /v1/memories/by-key``, and every tool call of the MCP door mounted at
+``/mcp``: the calls agents make on every turn) run at most
+:func:`~kenning.lanes.lane_size` at a time in one process; the others wait
+their turn in arrival order, on the event loop, holding no thread. On a store
+whose calls spend their time on this machine's cores (SQLite), running more of
+them at once than the process has cores for only adds thread switches: each
+sits waiting for the interpreter lock and the cores, and every switch costs
+CPU the calls needed (measured with 16 clients on 2 cores: a third of the
+thread switches, 6% more requests served with two workers and 40% more with
+one; BENCHMARKS.md, "Server under load"). Writes take at most all but one of
+the lane's places, so writes waiting for the database's write lock (held by an
+import in another process, say) never hold up every recall: readers do not
+wait for writers, as the store promises. (A lane each for reads and writes
+would double the threads, and gave back the gain.) A store behind a network
+(PostgreSQL) has no lane by default: its calls spend part of their time
+waiting on round-trips, while other calls use the cores. Slow routes
+(imports, exports, batches) keep the server's large thread pool, so they never
+hold up the lane.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-import anyio.to_thread
 from fastapi import Request
 
 from ..lanes import EngineLanes, Lane
@@ -59,4 +60,4 @@ async def run_engine(request: Request, call: Callable[[], T], lane: Lane = "read
     if inflight is not None and inflight.count <= 1:
         return call()
     lanes: EngineLanes = getattr(state, "engine_lanes", None) or EngineLanes()
-    return await anyio.to_thread.run_sync(call, limiter=lanes[lane])
+    return await lanes.run(call, lane)

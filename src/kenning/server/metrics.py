@@ -123,21 +123,22 @@ class _EmbedRuns:
 
 
 class _LaneState:
-    """A collector reading the engine lanes' sizes and queues at scrape time."""
+    """A collector reading the engine lane's size and queue at scrape time: every
+    call of the lane (``lane="engine"``) and the writes among them (``"writes"``)."""
 
     def __init__(self) -> None:
         self.lanes: EngineLanes | None = None
 
     def collect(self) -> Iterator[Metric]:
         lanes = self.lanes
-        if lanes is None or lanes.read is None or lanes.write is None:
+        if lanes is None or lanes.engine is None or lanes.writes is None:
             return
         families = (
-            ("size", "Engine calls this process runs at once, per lane", "total_tokens"),
-            ("running", "Engine calls running, per lane", "borrowed_tokens"),
-            ("waiting", "Engine calls waiting for their lane", "tasks_waiting"),
+            ("size", "Engine calls this process runs at once (all; writes)", "total_tokens"),
+            ("running", "Engine calls running (all; writes)", "borrowed_tokens"),
+            ("waiting", "Engine calls waiting for their turn (all; writes)", "tasks_waiting"),
         )
-        stats = {"read": lanes.read.statistics(), "write": lanes.write.statistics()}
+        stats = {"engine": lanes.engine.statistics(), "writes": lanes.writes.statistics()}
         for name, doc, field in families:
             family = GaugeMetricFamily(f"kenning_engine_lane_{name}", doc, labels=["lane"])
             for lane, st in stats.items():
