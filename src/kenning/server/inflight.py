@@ -18,8 +18,8 @@ whose calls spend their time on this machine's cores (SQLite), running more of
 them at once than the process has cores for only adds thread switches: each
 sits waiting for the interpreter lock and the cores, and every switch costs
 CPU the calls needed (measured with 16 clients on 2 cores: a third of the
-thread switches, 6% more requests served with two workers and 40% more with
-one; BENCHMARKS.md, "Server under load"). Writes take at most all but one of
+thread switches; with one worker 36% more requests served, with two 3-6%, and
+recall p99 halved in both; BENCHMARKS.md, "Server under load"). Writes take at most all but one of
 the lane's places, so writes waiting for the database's write lock (held by an
 import in another process, say) never hold up every recall: readers do not
 wait for writers, as the store promises. (A lane each for reads and writes
