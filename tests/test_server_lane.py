@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 import pytest
 from pydantic import ValidationError
@@ -16,7 +16,9 @@ from serverkit import Api, bootstrap_org
 
 from kenning import Memory
 from kenning.config import Server, Settings
-from kenning.lanes import lane_size, worker_threads
+from kenning.lanes import EngineLanes, lane_size, worker_threads
+
+T = TypeVar("T")
 
 
 @pytest.mark.parametrize(
@@ -47,17 +49,6 @@ def test_the_lane_size_comes_from_the_environment_and_must_be_positive(
     monkeypatch.setenv("KENNING_SERVER_ENGINE_THREADS", "0")
     with pytest.raises(ValidationError, match="engine_threads"):
         Settings()
-
-
-@pytest.fixture
-def laned(make_memory: Callable[..., Memory]) -> Iterator[tuple[Api, Memory, dict[str, str]]]:
-    mem = make_memory(settings=Settings(server=Server(engine_threads=2)))
-    keys = bootstrap_org(mem, "acme")
-    served = Api(mem)
-    try:
-        yield served, mem, keys
-    finally:
-        served.close()
 
 
 class _Room:
@@ -96,27 +87,6 @@ class _Gate:
                 room.inside -= 1
 
 
-class _Busy:
-    """A request kept in flight outside the lane (a listing held at a gate), so that
-    every engine call finds the server busy and takes its turn in the lane (a lone
-    request runs inline on the event loop)."""
-
-    def __init__(
-        self, served: Api, mem: Memory, auth: dict[str, str], monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        self.served, self.auth = served, auth
-        self.gate = _Gate(mem.list)
-        monkeypatch.setattr(mem, "list", self.gate)
-
-    async def enter(self) -> None:
-        self.call = asyncio.ensure_future(self.served.client.get("/v1/memories", headers=self.auth))
-        await _until(lambda: self.gate.entered == 1)
-
-    async def leave(self) -> None:
-        self.gate.open.set()
-        assert (await self.call).status_code == 200
-
-
 async def _until(check: Callable[[], bool]) -> None:
     for _ in range(3000):
         if check():
@@ -125,34 +95,70 @@ async def _until(check: Callable[[], bool]) -> None:
     raise AssertionError("timed out")
 
 
-def test_recalls_beyond_the_lane_wait_their_turn_and_all_answer(
-    laned: tuple[Api, Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    served, mem, keys = laned
-    recall, write = _Gate(mem.recall), _Gate(mem.write)
-    monkeypatch.setattr(mem, "recall", recall)
-    monkeypatch.setattr(mem, "write", write)
-    auth = {"Authorization": f"Bearer {keys['root']}"}
-    lanes = served.app.state.engine_lanes
-    busy = _Busy(served, mem, auth, monkeypatch)
+class _Rig:
+    """A server with a lane of 2 over a real store, the admin's key, and gates on the
+    engine's methods. :meth:`run` keeps a request in flight outside the lane (a
+    listing held at a gate) while the scenario runs, so that every engine call finds
+    the server busy and takes its turn (a lone request runs inline on the loop)."""
 
-    async def burst() -> tuple[list[int], int, int, dict[str, int]]:
-        client = served.client
-        await busy.enter()
-        calls = [
-            asyncio.ensure_future(client.post("/v1/recall", json={"query": f"q{i}"}, headers=auth))
-            for i in range(5)
-        ]
+    def __init__(self, served: Api, mem: Memory, key: str, mp: pytest.MonkeyPatch) -> None:
+        self.served, self.mem, self.mp = served, mem, mp
+        self.auth = {"Authorization": f"Bearer {key}"}
+        self.lanes: EngineLanes = served.app.state.engine_lanes
+
+    def gate(self, method: str, room: _Room | None = None) -> _Gate:
+        """Hold the engine's ``method`` at a gate."""
+        gate = _Gate(getattr(self.mem, method), room)
+        self.mp.setattr(self.mem, method, gate)
+        return gate
+
+    def send(self, method: str, path: str, **kw: Any) -> asyncio.Future[Any]:
+        """Start a request; its response is the future's result."""
+        call = self.served.client.request(method, path, headers=self.auth, **kw)
+        return asyncio.ensure_future(call)
+
+    def run(self, scenario: Callable[[], Awaitable[T]]) -> T:
+        busy = self.gate("list")
+
+        async def around() -> T:
+            listing = self.send("GET", "/v1/memories")
+            await _until(lambda: busy.entered == 1)
+            try:
+                return await scenario()
+            finally:
+                busy.open.set()
+                assert (await listing).status_code == 200
+
+        return self.served.run(around())
+
+
+@pytest.fixture
+def rig(make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch) -> Iterator[_Rig]:
+    mem = make_memory(settings=Settings(server=Server(engine_threads=2)))
+    keys = bootstrap_org(mem, "acme")
+    served = Api(mem)
+    try:
+        yield _Rig(served, mem, keys["root"], monkeypatch)
+    finally:
+        served.close()
+
+
+def _codes(answers: list[Any]) -> list[int]:
+    return [a.status_code for a in answers]
+
+
+def test_recalls_beyond_the_lane_wait_their_turn_and_all_answer(rig: _Rig) -> None:
+    recall, write = rig.gate("recall"), rig.gate("write")
+    lanes = rig.lanes
+
+    async def burst() -> tuple[list[int], int, dict[str, int]]:
+        calls = [rig.send("POST", "/v1/recall", json={"query": f"q{i}"}) for i in range(5)]
         await _until(lambda: recall.entered == 2)
-        calls.append(
-            asyncio.ensure_future(
-                client.post("/v1/memories", json={"content": "The lane test note"}, headers=auth)
-            )
-        )
+        calls.append(rig.send("POST", "/v1/memories", json={"content": "The lane test note"}))
         # two recalls run (held at the gate); three and the write wait for a place
         await _until(lambda: lanes.engine.statistics().tasks_waiting == 4)
         running = recall.entered + write.entered
-        scraped = (await client.get("/metrics", headers=auth)).text
+        scraped = (await rig.send("GET", "/metrics")).text
         gauges = {
             f"{name}:{lane}": _gauge(scraped, f"kenning_engine_lane_{name}", lane)
             for name in ("size", "running", "waiting")
@@ -160,14 +166,11 @@ def test_recalls_beyond_the_lane_wait_their_turn_and_all_answer(
         }
         recall.open.set()
         write.open.set()
-        answers = await asyncio.gather(*calls)
-        out = [a.status_code for a in answers], running, recall.room.most, gauges
-        await busy.leave()
-        return out
+        return _codes(await asyncio.gather(*calls)), running, gauges
 
-    codes, running, most, gauges = served.run(burst())
+    codes, running, gauges = rig.run(burst)
     assert codes == [200] * 5 + [201]
-    assert running == 2 and most == 2 and recall.entered == 5 and write.entered == 1
+    assert running == 2 and recall.room.most == 2 and recall.entered == 5 and write.entered == 1
     assert gauges == {
         "size:engine": 2,
         "size:writes": 1,
@@ -176,70 +179,60 @@ def test_recalls_beyond_the_lane_wait_their_turn_and_all_answer(
         "waiting:engine": 4,
         "waiting:writes": 0,
     }
-    assert (
-        lanes.engine.statistics().borrowed_tokens == lanes.writes.statistics().borrowed_tokens == 0
-    )
+    assert lanes.engine.statistics().borrowed_tokens == 0
+    assert lanes.writes.statistics().borrowed_tokens == 0
 
 
-def test_writes_waiting_for_the_database_leave_a_place_for_recalls(
-    laned: tuple[Api, Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_writes_waiting_for_the_database_leave_a_place_for_recalls(rig: _Rig) -> None:
     """Writes stuck behind the database's write lock (an import in another process,
     say) take at most all but one of the lane's places; a recall still answers."""
-    served, mem, keys = laned
-    write = _Gate(mem.write)
-    monkeypatch.setattr(mem, "write", write)
-    auth = {"Authorization": f"Bearer {keys['root']}"}
-    lanes = served.app.state.engine_lanes
-    busy = _Busy(served, mem, auth, monkeypatch)
+    write = rig.gate("write")
 
     async def recall_while_writes_wait() -> tuple[int, int, list[int]]:
-        client = served.client
-        await busy.enter()
-        held = [
-            asyncio.ensure_future(
-                client.post("/v1/memories", json={"content": f"Held note {i}"}, headers=auth)
-            )
-            for i in range(3)
-        ]
-        await _until(lambda: write.entered == 1 and lanes.writes.statistics().tasks_waiting == 2)
-        answer = await asyncio.wait_for(
-            client.post("/v1/recall", json={"query": "note"}, headers=auth), 30
+        held = [rig.send("POST", "/v1/memories", json={"content": f"Note {i}"}) for i in range(3)]
+        await _until(
+            lambda: write.entered == 1 and rig.lanes.writes.statistics().tasks_waiting == 2
         )
+        answer = await asyncio.wait_for(rig.send("POST", "/v1/recall", json={"query": "x"}), 30)
         inside = write.inside
         write.open.set()
-        out = answer.status_code, inside, [a.status_code for a in await asyncio.gather(*held)]
-        await busy.leave()
-        return out
+        return answer.status_code, inside, _codes(await asyncio.gather(*held))
 
-    assert served.run(recall_while_writes_wait()) == (200, 1, [201, 201, 201])
+    assert rig.run(recall_while_writes_wait) == (200, 1, [201, 201, 201])
 
 
-def test_a_full_lane_does_not_hold_up_routes_outside_it(
-    laned: tuple[Api, Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    served, mem, keys = laned
-    recall = _Gate(mem.recall)
-    monkeypatch.setattr(mem, "recall", recall)
-    auth = {"Authorization": f"Bearer {keys['root']}"}
-    busy = _Busy(served, mem, auth, monkeypatch)
+def test_a_full_lane_does_not_hold_up_routes_outside_it(rig: _Rig) -> None:
+    recall = rig.gate("recall")
 
     async def stats_while_full() -> tuple[int, int, list[int]]:
-        client = served.client
-        await busy.enter()
-        held = [
-            asyncio.ensure_future(client.post("/v1/recall", json={"query": q}, headers=auth))
-            for q in ("tea", "coffee", "cocoa")
-        ]
+        held = [rig.send("POST", "/v1/recall", json={"query": q}) for q in ("tea", "cocoa", "oat")]
         await _until(lambda: recall.entered == 2)
-        stats = await asyncio.wait_for(client.get("/v1/stats", headers=auth), 30)
+        stats = await asyncio.wait_for(rig.send("GET", "/v1/stats"), 30)
         inside = recall.inside
         recall.open.set()
-        out = stats.status_code, inside, [a.status_code for a in await asyncio.gather(*held)]
-        await busy.leave()
-        return out
+        return stats.status_code, inside, _codes(await asyncio.gather(*held))
 
-    assert served.run(stats_while_full()) == (200, 2, [200, 200, 200])
+    assert rig.run(stats_while_full) == (200, 2, [200, 200, 200])
+
+
+def test_a_keyed_write_takes_its_turn_among_the_writes(rig: _Rig) -> None:
+    write = rig.gate("write")
+
+    async def upsert_while_full() -> tuple[bool, int, list[int]]:
+        held = [rig.send("POST", "/v1/memories", json={"content": "Held note"})]
+        await _until(lambda: write.entered == 1)
+        body = {"key": "drink", "content": "Morning drink: green tea", "scope": "user:root"}
+        keyed = rig.send("PUT", "/v1/memories/by-key", json=body)
+        await _until(lambda: rig.lanes.writes.statistics().tasks_waiting == 1)
+        waited = not keyed.done()
+        write.open.set()
+        answers = await asyncio.gather(*held)
+        return waited, (await keyed).status_code, _codes(answers)
+
+    waited, code, codes = rig.run(upsert_while_full)
+    assert waited and code in (200, 201) and codes == [201]
+    got = rig.served.call("GET", "/v1/memories", key=None, headers=rig.auth).json()
+    assert "Morning drink: green tea" in [m["content"] for m in got["items"]]
 
 
 def _gauge(text: str, name: str, lane: str) -> int:
@@ -249,38 +242,3 @@ def _gauge(text: str, name: str, lane: str) -> int:
         if line.startswith(prefix):
             return int(float(line.split()[1]))
     raise AssertionError(f"{prefix} not in the metrics")
-
-
-def test_a_keyed_write_takes_its_turn_among_the_writes(
-    laned: tuple[Api, Memory, dict[str, str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    served, mem, keys = laned
-    write = _Gate(mem.write)
-    monkeypatch.setattr(mem, "write", write)
-    auth = {"Authorization": f"Bearer {keys['root']}"}
-    lanes = served.app.state.engine_lanes
-    busy = _Busy(served, mem, auth, monkeypatch)
-
-    async def upsert_while_full() -> tuple[bool, int, list[int]]:
-        client = served.client
-        await busy.enter()
-        held = [
-            asyncio.ensure_future(
-                client.post("/v1/memories", json={"content": "Held note"}, headers=auth)
-            )
-        ]
-        await _until(lambda: write.entered == 1)
-        body = {"key": "drink", "content": "Morning drink: green tea", "scope": "user:root"}
-        keyed = asyncio.ensure_future(client.put("/v1/memories/by-key", json=body, headers=auth))
-        await _until(lambda: lanes.writes.statistics().tasks_waiting == 1)
-        waited = not keyed.done()
-        write.open.set()
-        answers = await asyncio.gather(*held)
-        out = waited, (await keyed).status_code, [a.status_code for a in answers]
-        await busy.leave()
-        return out
-
-    waited, code, codes = served.run(upsert_while_full())
-    assert waited and code in (200, 201) and codes == [201]
-    got = served.call("GET", "/v1/memories", key=keys["root"], params={"limit": 10}).json()
-    assert "Morning drink: green tea" in [m["content"] for m in got["items"]]
