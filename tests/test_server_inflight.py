@@ -102,3 +102,23 @@ def test_run_engine_hops_to_a_thread_only_when_busy() -> None:
     here = threading.get_ident()
     assert asyncio.run(where(1)) == here
     assert asyncio.run(where(2)) != here
+
+
+def test_a_lone_write_still_runs_in_a_worker_thread(
+    api: tuple[Api, dict[str, str]], mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write may wait for the database's write lock (an import in another process):
+    the event loop must not wait with it, even when nothing else is in flight."""
+    served, keys = api
+    seen: list[int] = []
+    real = mem.write
+
+    def write(*args: Any, **kw: Any) -> Any:
+        seen.append(threading.get_ident())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(mem, "write", write)
+    made = served.call("POST", "/v1/memories", key=keys["root"], json={"content": "Tea at 4"})
+    assert made.status_code == 201, made.text
+    assert len(seen) == 1 and seen[0] != served._thread.ident
+    assert served.app.state.inflight.count == 0

@@ -1,6 +1,6 @@
-"""The engine lanes of a server process: how many reads and how many writes run
-at once (see :mod:`kenning.server.inflight` for why), shared by the REST routes
-and the MCP door mounted beside them."""
+"""The engine lane of a server process: how many engine calls run at once, and
+how many of them may be writes (see :mod:`kenning.server.inflight` for why);
+shared by the REST routes and the MCP door mounted beside them."""
 
 from __future__ import annotations
 

@@ -5,9 +5,12 @@ A sync route runs in a worker thread so that the event loop keeps serving other
 requests while the engine works. Handing the call to a thread and the answer back
 costs about a millisecond here (two thread wake-ups), which is a tenth of a recall.
 When the request is the only one this process is serving, nobody is waiting for
-the loop: :func:`run_engine` then calls the engine inline. A request arriving
+the loop: :func:`run_engine` then calls a read inline. A request arriving
 meanwhile waits at most for that one call, then finds the server busy and is
-served from a worker thread, as every request was before.
+served from a worker thread, as every request was before. A write never runs
+inline: it may wait for the database's write lock (an import in another
+process holds it for as long as the import takes), and the loop must not
+wait with it.
 
 **The engine lane.** Recalls, hints and single writes (``POST /v1/memories``,
 ``PUT /v1/memories/by-key``, and every tool call of the MCP door mounted at
@@ -18,11 +21,11 @@ whose calls spend their time on this machine's cores (SQLite), running more of
 them at once than the process has cores for only adds thread switches: each
 sits waiting for the interpreter lock and the cores, and every switch costs
 CPU the calls needed (measured with 16 clients on 2 cores: a third of the
-thread switches; with one worker 36% more requests served, with two 3-6%, and
-recall p99 halved in both; BENCHMARKS.md, "Server under load"). Writes take at most all but one of
-the lane's places, so writes waiting for the database's write lock (held by an
-import in another process, say) never hold up every recall: readers do not
-wait for writers, as the store promises. (A lane each for reads and writes
+thread switches; with one worker 36% more requests served, with two 3-6%,
+and recall p99 halved in both; BENCHMARKS.md, "Server under load"). Writes
+take at most all but one of the lane's places, so writes waiting for the
+database's write lock never hold up every recall: readers do not wait for
+writers, as the store promises. (A lane each for reads and writes
 would double the threads, and gave back the gain.) A store behind a network
 (PostgreSQL) has no lane by default: its calls spend part of their time
 waiting on round-trips, while other calls use the cores. Slow routes
@@ -53,11 +56,12 @@ class InFlight:
 
 
 async def run_engine(request: Request, call: Callable[[], T], lane: Lane = "read") -> T:
-    """``call()`` inline when ``request`` is the only request in flight, else in a
-    worker thread of the process's ``lane`` (see the module docstring)."""
+    """``call()`` inline when it reads and ``request`` is the only request in
+    flight, else in a worker thread, in its turn in the process's lane (see the
+    module docstring)."""
     state = request.app.state
     inflight: InFlight | None = getattr(state, "inflight", None)
-    if inflight is not None and inflight.count <= 1:
+    if lane == "read" and inflight is not None and inflight.count <= 1:
         return call()
     lanes: EngineLanes = getattr(state, "engine_lanes", None) or EngineLanes()
     return await lanes.run(call, lane)
