@@ -26,15 +26,18 @@ def api(mem: Memory) -> Iterator[tuple[Api, dict[str, str]]]:
         served.close()
 
 
-def _thread_of_each_recall(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def _thread_of_each(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch, method: str = "recall"
+) -> list[int]:
+    """The threads the engine's ``method`` runs on, call by call."""
     seen: list[int] = []
-    real = mem.recall
+    real = getattr(mem, method)
 
-    def recall(*args: Any, **kw: Any) -> Any:
+    def tracked(*args: Any, **kw: Any) -> Any:
         seen.append(threading.get_ident())
         return real(*args, **kw)
 
-    monkeypatch.setattr(mem, "recall", recall)
+    monkeypatch.setattr(mem, method, tracked)
     return seen
 
 
@@ -42,7 +45,7 @@ def test_a_lone_recall_runs_on_the_loop_and_concurrent_ones_in_threads(
     api: tuple[Api, dict[str, str]], mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     served, keys = api
-    seen = _thread_of_each_recall(mem, monkeypatch)
+    seen = _thread_of_each(mem, monkeypatch)
     answer = served.call("POST", "/v1/recall", key=keys["root"], json={"query": "tea"})
     assert answer.status_code == 200
     loop_thread = served._thread.ident
@@ -110,14 +113,7 @@ def test_a_lone_write_still_runs_in_a_worker_thread(
     """A write may wait for the database's write lock (an import in another process):
     the event loop must not wait with it, even when nothing else is in flight."""
     served, keys = api
-    seen: list[int] = []
-    real = mem.write
-
-    def write(*args: Any, **kw: Any) -> Any:
-        seen.append(threading.get_ident())
-        return real(*args, **kw)
-
-    monkeypatch.setattr(mem, "write", write)
+    seen = _thread_of_each(mem, monkeypatch, "write")
     made = served.call("POST", "/v1/memories", key=keys["root"], json={"content": "Tea at 4"})
     assert made.status_code == 201, made.text
     assert len(seen) == 1 and seen[0] != served._thread.ident
