@@ -6,6 +6,7 @@ lane (stats, imports, exports) are never held up by it."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
@@ -242,3 +243,22 @@ def _gauge(text: str, name: str, lane: str) -> int:
         if line.startswith(prefix):
             return int(float(line.split()[1]))
     raise AssertionError(f"{prefix} not in the metrics")
+
+
+def test_serve_hands_each_worker_its_lane_size_through_the_environment(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers build their settings from the environment: ``serve`` puts the lane size
+    there, the default for their share of the cores or one set in code."""
+    from kenning.server import run
+
+    monkeypatch.setattr(run, "balanced_workers_supported", lambda: True)
+    monkeypatch.setattr(run, "run_workers", lambda *args: 0)
+    monkeypatch.setattr(run.logging.config, "dictConfig", lambda _config: None)
+    # what serve exports stays in this test's copy of the environment
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if "KENNING" not in k})
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    run.serve(Settings(database_url=url, server=Server(workers=2)))
+    assert os.environ["KENNING_SERVER_ENGINE_THREADS"] == str(worker_threads(2) + 1)
+    run.serve(Settings(database_url=url, server=Server(workers=2, engine_threads=5)))
+    assert os.environ["KENNING_SERVER_ENGINE_THREADS"] == "5"

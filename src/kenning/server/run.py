@@ -50,8 +50,10 @@ def serve(settings: Settings) -> None:
         os.environ["KENNING_DATABASE_URL"] = url
         if settings.embed_threads is None:
             os.environ["KENNING_EMBED_THREADS"] = str(worker_threads(cfg.workers))
-        lane = lane_size(settings)  # each worker's (its environment knows no worker count)
-        if cfg.engine_threads is None and lane is not None:
+        # each worker's lane (its environment knows no worker count; a size set in
+        # these settings rather than the environment reaches the workers this way too)
+        lane = lane_size(settings)
+        if lane is not None:
             os.environ["KENNING_SERVER_ENGINE_THREADS"] = str(lane)
         if balanced_workers_supported():
             logging.config.dictConfig(configure_logging())

@@ -710,7 +710,7 @@ class SQLiteStore(
         statuses = sorted({Status.ACTIVE.value, *(s.value for s in also)})
         self._follow(conn, self.vectors)
         found, rest = self.vectors.active_pks(
-            scopes.org_id, ids, set(self._scope_pks(conn, scopes)), statuses
+            scopes.org_id, ids, set(self._scope_pks(conn, scopes)), [s.value for s in also]
         )
         if rest:
             where, params = joined_scope_clause(scopes)
