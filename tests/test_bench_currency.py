@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -10,19 +12,30 @@ from typer.testing import CliRunner
 
 from kenning.bench.abstain import GRID, Asked, report, run_abstain
 from kenning.bench.cli import bench_app
-from kenning.bench.currency import aggregate, classify, run_currency, score_before, score_now
+from kenning.bench.currency import (
+    aggregate,
+    classify,
+    run_currency,
+    score_before,
+    score_now,
+    user_principal,
+    write_links,
+)
 from kenning.bench.currency_data import (
     DEV_KINDS,
     HOLDOUT_KINDS,
     PROBE,
     TUNE,
     Question,
+    Statement,
+    User,
     generate,
     kinds_of,
 )
 from kenning.bench.currency_phrases import KINDS, PROBE_KINDS
 from kenning.bench.currency_tune import TUNE_KINDS
-from kenning.config import ABSTAIN_BELOW
+from kenning.bench.stores import open_bench_memory
+from kenning.config import ABSTAIN_BELOW, Lifecycle, Settings
 from kenning.embeddings import Embedder
 
 
@@ -195,6 +208,9 @@ def test_a_small_currency_run_reports_every_key(
     assert set(result["by_split"]) == {"dev", "holdout"}
     assert set(result["by_kind"]) == set(KINDS)
     assert result["dataset"]["users"] == 5
+    links = result["links"]
+    assert set(links["by_kind"]) == set(KINDS) and links["updates"] > 0
+    assert 0.0 <= links["linked"] <= 1.0 and links["retired_by_another"] >= 0
 
 
 @pytest.mark.parametrize(("split", "kinds"), [("probe", PROBE), ("tune", TUNE)])
@@ -204,6 +220,54 @@ def test_a_small_probe_or_tune_run_reports_its_own_kinds(
     result = run_currency(split, "write", n_users=3, embedder=embedder)
     assert set(result["by_split"]) == {split} and set(result["by_kind"]) == set(kinds)
     assert result["foreign_hits"] == 0 and 0.0 <= result["current@1"] <= 1.0
+
+
+def test_write_links_count_updates_linked_and_facts_retired_by_another(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """An update whose memory retired the earlier value's is linked; the same
+    retirement by a memory that stands for chatter hides a true fact instead."""
+    at = [datetime(2022, 3, day, tzinfo=UTC) for day in (1, 2)]
+    said = [
+        Statement("s1", "u1", "employer", "first", "I work at Nokia.", "Nokia", at[0], 0),
+        Statement(
+            "s2",
+            "u1",
+            "employer",
+            "update",
+            "I quit Nokia and joined Philips.",
+            "Philips",
+            at[1],
+            1,
+        ),
+        Statement("c1", "u1", None, "chatter", "Traffic was terrible today.", None, at[1], 1),
+    ]
+    user = User("u1", "Ada", False, tuple(said), ())
+    rules = Settings(lifecycle=Lifecycle(reconcile="rules"))  # the tests' default is off
+    mem = open_bench_memory(None, tmp_path / "links.db", rules, embedder=embedder)
+    try:
+        who = user_principal("u1")
+        old, new = (
+            mem.write([{"content": s.text, "event_at": s.at}], principal=who)[0].record.id
+            for s in said[:2]
+        )
+        assert mem.get(old, principal=who).superseded_by == new  # reconcile's documented case
+        linked = write_links(
+            mem, [user], ["employer"], {old: frozenset({"s1"}), new: frozenset({"s2"})}
+        )
+        hidden = write_links(
+            mem, [user], ["employer"], {old: frozenset({"s1"}), new: frozenset({"c1"})}
+        )
+    finally:
+        mem.close()
+    assert linked == {
+        "updates": 1,
+        "linked": 1.0,
+        "retired_by_another": 0,
+        "by_kind": {"employer": {"updates": 1, "linked": 1.0, "retired_by_another": 0}},
+    }
+    assert hidden["updates"] == 1 and hidden["linked"] == 0.0
+    assert hidden["retired_by_another"] == 1
 
 
 def test_a_small_abstain_run(embedder: Embedder) -> None:

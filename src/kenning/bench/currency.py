@@ -34,6 +34,15 @@ Metrics, over the split's kinds (per kind and per split too):
 * ``foreign_hits``: hits from another user's scope, over every question
   (0 by construction of access control);
 * ``latency_ms``: recall p50/p95; ``top1``: what ranked first.
+
+``links`` reads the write side alone, over the split's kinds: of the updates
+(a statement that changes an earlier value of the same attribute), the share
+whose earlier value it retired on write (``linked``; through ``ingest``, a
+memory labelled with the earlier statement replaced by one labelled with the
+update), and how many memories of the split's kinds a memory of another
+attribute or of chatter retired (``retired_by_another``: a true fact hidden
+from questions about now). The read step orders what is not linked; these
+two say how much is left to it and how much it cannot undo.
 """
 
 from __future__ import annotations
@@ -76,6 +85,7 @@ __all__ = [
     "score_before",
     "score_now",
     "user_principal",
+    "write_links",
 ]
 
 Via = Literal["write", "ingest"]
@@ -254,6 +264,49 @@ def _report(rows: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[str, A
     return out
 
 
+def write_links(
+    mem: Memory, users: Sequence[User], kinds: Sequence[str], labels: Labels
+) -> dict[str, Any]:
+    """How the write side linked the changes of ``kinds`` (``links`` in the module
+    docstring): overall and per kind."""
+    memories: dict[str, list[str]] = {}  # statement id -> the memories labelled with it
+    for memory_id, sids in labels.items():
+        for sid in sids:
+            memories.setdefault(sid, []).append(memory_id)
+    kind_of = {s.sid: s.kind for u in users for s in u.statements}
+    updates: dict[str, list[bool]] = {kind: [] for kind in kinds}
+    retired: dict[str, int] = dict.fromkeys(kinds, 0)
+    for user in users:
+        who = user_principal(user.uid)
+        replaced_by = {
+            memory_id: mem.get(memory_id, principal=who).superseded_by
+            for s in user.statements
+            for memory_id in memories.get(s.sid, [])
+        }
+        last: dict[str, str] = {}  # kind -> the statement holding its value so far
+        for s in sorted(user.statements, key=lambda x: x.at):
+            if s.kind not in updates or s.role not in ("first", "update"):
+                continue
+            if s.role == "update" and s.kind in last:
+                mine = set(memories.get(s.sid, []))
+                updates[s.kind].append(
+                    any(replaced_by[m] in mine for m in memories.get(last[s.kind], []))
+                )
+            last[s.kind] = s.sid
+            for m in memories.get(s.sid, []):
+                by = replaced_by[m]
+                if by is not None and s.kind not in {kind_of.get(x) for x in labels.get(by, ())}:
+                    retired[s.kind] += 1
+    return {
+        **_links_of([v for vs in updates.values() for v in vs], sum(retired.values())),
+        "by_kind": {kind: _links_of(updates[kind], retired[kind]) for kind in kinds},
+    }
+
+
+def _links_of(linked: Sequence[bool], retired: int) -> dict[str, Any]:
+    return {"updates": len(linked), "linked": _mean(linked), "retired_by_another": retired}
+
+
 def run_currency(
     split: Split = "dev",
     via: Via = "write",
@@ -281,12 +334,14 @@ def run_currency(
             load_s = time.perf_counter() - started
             clock.set(NOW)
             rows, latencies, foreign = _ask(mem, data.users, kinds, labels, k, progress)
+            links = write_links(mem, data.users, kinds, labels)
             kind_of_store = mem.store.kind
         finally:
             mem.close()
     out: dict[str, Any] = {"benchmark": "currency", "split": split, "via": via}
     out.update(_report(rows, kinds))
     out["foreign_hits"] = foreign
+    out["links"] = links
     out["latency_ms"] = percentiles(latencies)
     out.update(_meta(data, kinds, k, actions, load_s, kind_of_store))
     return out
