@@ -39,9 +39,9 @@ Metrics, over the split's kinds (per kind and per split too):
 (a statement that changes an earlier value of the same attribute), the share
 whose earlier value it retired on write (``linked``; through ``ingest``, a
 memory labelled with the earlier statement replaced by one labelled with the
-update), and how many memories of the split's kinds a memory of another
-attribute or of chatter retired (``retired_by_another``: a true fact hidden
-from questions about now). The read step orders what is not linked; these
+update), and how many memories of the split's kinds a memory standing for no
+statement of their kind retired (another attribute, chatter, or nothing said:
+``retired_by_another``, a true fact hidden from questions about now). The read step orders what is not linked; these
 two say how much is left to it and how much it cannot undo.
 """
 
