@@ -41,8 +41,9 @@ whose earlier value it retired on write (``linked``; through ``ingest``, a
 memory labelled with the earlier statement replaced by one labelled with the
 update), and how many memories of the split's kinds a memory standing for no
 statement of their kind retired (another attribute, chatter, or nothing said:
-``retired_by_another``, a true fact hidden from questions about now). The read step orders what is not linked; these
-two say how much is left to it and how much it cannot undo.
+``retired_by_another``, a true fact hidden from questions about now). The read
+step orders what is not linked; these two say how much is left to it and how
+much it cannot undo.
 """
 
 from __future__ import annotations
