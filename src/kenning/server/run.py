@@ -36,7 +36,7 @@ def serve(settings: Settings) -> None:
     uvicorn's workers share one. Each worker's model runs on its share of the cores
     unless ``embed_threads`` says otherwise: workers that each spread one run over
     every core would only take the cores from each other. Likewise each worker's
-    engine lane is sized for its share (:func:`~kenning.server.inflight.lane_size`)."""
+    engine lane is sized for its share (:func:`~kenning.lanes.lane_size`)."""
     import uvicorn
 
     cfg = settings.server
