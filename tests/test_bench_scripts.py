@@ -45,3 +45,22 @@ def test_fit_calibration_recovers_a_known_logistic_model() -> None:
     assert np.allclose(w, true, atol=0.2)
     assert fit_calibration.auc(p, y) > 0.7
     assert fit_calibration.auc(np.array([0.1, 0.9]), np.array([0.0, 1.0])) == 1.0
+
+
+def test_fit_order_learns_which_feature_marks_the_evidence_and_keeps_signs() -> None:
+    fit_order = _load(BENCH / "fit_order.py")
+    rng = np.random.default_rng(3)
+    rows, labels, qidx = [], [], []
+    for q in range(200):  # pools of 12: the evidence has the higher first feature
+        x = rng.normal(size=(12, 3))
+        y = np.zeros(12)
+        y[int(np.argmax(x[:, 0] + 0.3 * rng.normal(size=12)))] = 1.0
+        rows.append(x)
+        labels.append(y)
+        qidx.append(np.full(12, q))
+    x, y, q = np.vstack(rows), np.concatenate(labels), np.concatenate(qidx)
+    _, _, free = fit_order.fit(x, y, q, 1e-3)
+    assert free[0] > 1.0 and abs(free[1]) < 0.3 and abs(free[2]) < 0.3
+    # held to be non-positive, the first feature's weight is fixed at 0 instead
+    _, _, held = fit_order.fit(x, y, q, 1e-3, signs=[-1, 0, 0])
+    assert held[0] == 0.0 and abs(held[1]) < 0.3

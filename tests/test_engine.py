@@ -464,6 +464,7 @@ def test_recall_explain_fields(mem: Memory) -> None:
             "time",
             "context",
             "signals",
+            "learned",
             "priority",
             "calibration",
         }

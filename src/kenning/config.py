@@ -60,7 +60,11 @@ class ScoringWeights(BaseSettings):
     relevance: float = Field(0.3, ge=0, le=1)
     strength: float = Field(0.0, ge=0, le=1)
     layer_boost: float = Field(0.05, ge=0, le=1)
-    exact_match_boost: float = Field(0.5, ge=0, le=2)
+    #: Seed 000 ranks exact matches first "regardless of layer": 1.0 is more than
+    #: every other term of the priority can differ by at these weights (relevance
+    #: 0.3, confidence 0.5, temporal 0.02, layer, persona and high-confidence
+    #: boosts 0.1), so an exact match goes first whatever its relevance.
+    exact_match_boost: float = Field(1.0, ge=0, le=2)
     high_confidence_boost: float = Field(0.02, ge=0, le=1)
     #: ... added to a memory whose confidence is above this (seed 000's "very high").
     high_confidence_threshold: float = Field(0.9, ge=0, le=1)
@@ -298,6 +302,12 @@ class Retrieval(BaseSettings):
     author: AuthorMatch = Field(default_factory=AuthorMatch)
     currency: CurrencyRecall = Field(default_factory=CurrencyRecall)
     rerank: RerankRecall = Field(default_factory=RerankRecall)
+    #: The relevance the priority reads blends the signals' relevance with the
+    #: learned model's reading of each candidate's evidence
+    #: (:mod:`kenning.retrieval.order`) at this weight; 0: the signals' alone.
+    #: Chosen on the LoCoMo dev split, each conversation ordered by a model fit
+    #: on the others (``bench/fit_order.py``).
+    learned_weight: float = Field(1.0, ge=0, le=1)
     #: A fact ``ingest`` drew from one turn and that turn say the same thing: when
     #: both are found, only the better-ranked one is returned
     #: (:mod:`kenning.retrieval.collapse`), so ``k`` hits are ``k`` statements.

@@ -539,6 +539,11 @@ class ScoreBreakdown:
     #: sums of these: ``graph``, ``context``, ``time`` per stage, ``layer_boost``
     #: = ``layer``, ``scope_boost`` = ``persona``.
     signals: dict[str, float] = field(default_factory=dict)
+    #: The learned relevance's raw score (:mod:`kenning.retrieval.order`): the
+    #: model's reading of the evidence above, before it was normalised into
+    #: ``relevance``; None when the step did not run (it was off, or the query
+    #: is about the asker).
+    learned: float | None = None
     #: The ranking value (the priority plus boosts; = ``final``): hits
     #: are ordered by it. The hit's ``score`` is the calibrated one.
     priority: float | None = None

@@ -106,6 +106,12 @@ class Question:
     says_now: bool = False
 
     @property
+    def about_asker(self) -> bool:
+        """Whether the query is about the asker or the asker's relation ("Where do I
+        live?", "What car did my brother have in 2023?"), not a named third person."""
+        return self.subject == "self" or is_person(self.subject)
+
+    @property
     def reorders(self) -> bool:
         """Whether hits of the same group are reordered by time: questions about the
         present or an earlier value of the asker or the asker's relation, naming no time.
@@ -113,9 +119,7 @@ class Question:
         Questions about a named third person ("What is Caroline's job?") are left
         alone: in a multi-party transcript they mostly ask about events, and on
         the LoCoMo dev split reordering them cost recall@10 0.08."""
-        if self.aspect not in ("now", "before") or self.window:
-            return False
-        return self.subject == "self" or is_person(self.subject)
+        return self.aspect in ("now", "before") and not self.window and self.about_asker
 
 
 def question_of(query: str, window: bool) -> Question:

@@ -16,7 +16,11 @@
    post-processing (seed 002: support, expansion; fail-open), the
    conversation context (episode, author), the time match; each adds to the
    fused relevance.
-5. Seed 000's **priority** score plus the boost signals (layer, persona,
+5. The **learned relevance** (:mod:`kenning.retrieval.order`): a linear model
+   fit on dev data reads each candidate's evidence (match, signals, episode,
+   text) side by side; its normalised score is the relevance the priority
+   reads (questions about the asker keep the signals' relevance).
+6. Seed 000's **priority** score plus the boost signals (layer, persona,
    exact match, high confidence); the opt-in **rerank** step
    (:mod:`kenning.retrieval.rerank`: a cross-encoder's second look at the best
    hits); the **currency** step
@@ -24,7 +28,7 @@
    subject first, other people's facts below; superseded memories searched
    for questions about before); a fact drawn from one turn and that turn
    count once (:mod:`kenning.retrieval.collapse`); min-confidence, top k.
-6. The **calibrated score** of each hit (:mod:`kenning.retrieval.calibration`;
+7. The **calibrated score** of each hit (:mod:`kenning.retrieval.calibration`;
    the order stays the priority's), min-score; relation paths.
 
 Every store call takes the reader's scope filter; nothing here can widen it.
@@ -56,6 +60,7 @@ from .calibration import calibrated, search_terms
 from .collapse import collapse_restatements
 from .currency import Question, current_first, include_history, question_of
 from .graph_rerank import GraphOutcome, relation_paths
+from .order import learned_relevance
 from .ranker import fuse, score
 from .rerank import reranked
 from .signals import RELEVANCE_STAGES, RecallContext, active_signals, add_scores
@@ -160,6 +165,7 @@ class RecallPipeline:
         adjusted = _relevance(ctx, fused, pool.timings)
         w = settings.scoring
         rel = normalise(adjusted, w.relevance_norm, w.relevance_window)
+        rel = learned_relevance(ctx, adjusted, rel, question)
         t = time.perf_counter()
         strengths = None
         if w.strength or req.explain:  # with no weight, strength shows only in explain

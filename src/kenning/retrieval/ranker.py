@@ -18,7 +18,7 @@ from ..scoring import before_contradiction, fuse_convex, fuse_rrf, priority, tem
 from .signals import RecallContext, active_signals
 from .time_aware import Window
 
-__all__ = ["fuse", "rank", "score"]
+__all__ = ["fuse", "rank", "score", "temporal_of"]
 
 
 def fuse(
@@ -55,6 +55,11 @@ def _temporal(
     if layer is Layer.SHARED:
         return temporal_score(at, now, w.decay_days_shared, w.min_temporal_shared)
     return temporal_score(at, now, w.decay_days_organization, w.min_temporal_organization)
+
+
+def temporal_of(record: MemoryRecord, ctx: RecallContext) -> float:
+    """The temporal score the priority gives ``record`` in the recall of ``ctx``."""
+    return _temporal(record, ctx.now, ctx.settings.scoring, ctx.window)
 
 
 def score(
@@ -131,6 +136,7 @@ def _breakdown(
         time=stage.get("time", {}).get(mid, 0.0),
         context=stage.get("context", {}).get(mid, 0.0),
         signals=signals,
+        learned=ctx.learned.get(mid),
     )
 
 

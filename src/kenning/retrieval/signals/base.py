@@ -116,6 +116,9 @@ class RecallContext:
     #: with that candidate's id (the currency step; the calibrated score reads
     #: the better of the two's inputs: the newer value answers what the older did).
     replaced: dict[str, str] = field(default_factory=dict)
+    #: The learned relevance's raw score of each candidate, when it ran
+    #: (:mod:`..order`; ``explain`` shows it).
+    learned: dict[str, float] = field(default_factory=dict)
 
     def run_stage(self, stage: Stage, scores: Mapping[str, float]) -> dict[str, float]:
         """Run the stage's signals on ``scores``; their summed contribution per id."""
