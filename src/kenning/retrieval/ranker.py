@@ -18,7 +18,7 @@ from ..scoring import before_contradiction, fuse_convex, fuse_rrf, priority, tem
 from .signals import RecallContext, active_signals
 from .time_aware import Window
 
-__all__ = ["fuse", "rank", "score", "temporal_of"]
+__all__ = ["fuse", "rank", "score"]
 
 
 def fuse(
@@ -55,11 +55,6 @@ def _temporal(
     if layer is Layer.SHARED:
         return temporal_score(at, now, w.decay_days_shared, w.min_temporal_shared)
     return temporal_score(at, now, w.decay_days_organization, w.min_temporal_organization)
-
-
-def temporal_of(record: MemoryRecord, ctx: RecallContext) -> float:
-    """The temporal score the priority gives ``record`` in the recall of ``ctx``."""
-    return _temporal(record, ctx.now, ctx.settings.scoring, ctx.window)
 
 
 def score(
