@@ -244,21 +244,21 @@ def leave_one_out(
     """The signals' relevance order, and each blend of it with the model's at the
     given ``weights``, over the LoCoMo questions; each conversation scored by a
     model fit on the others.
-    ``names``: the features of ``arrays["x"]``'s columns."""
+    ``names``: the features of ``arrays["x"]``'s columns; ``arrays["relevance"]``
+    is the signals' normalised relevance the blends mix in."""
     questions = np.arange(len(arrays["cat"]))
     signs = [MONOTONE.get(name, 0) for name in names]
     models = {}
     for c in np.unique(arrays["conv"][arrays["conv"] >= 0]):
         train = np.isin(arrays["q"], questions[arrays["conv"] != c])
         models[int(c)] = fit(arrays["x"][train], arrays["y"][train], arrays["q"][train], l2, signs)
-    rel = list(names).index("relevance")
 
     def blend(weight: float) -> Callable[[int, np.ndarray], np.ndarray]:
         def order(question: int, at: np.ndarray) -> np.ndarray:
             mean, scale, w = models[int(arrays["conv"][question])]
             x = arrays["x"][at]
             scores = np.round(((x - mean) / scale) @ w, 6)
-            mixed = (1 - weight) * x[:, rel] + weight * _normalised(scores)
+            mixed = (1 - weight) * arrays["relevance"][at] + weight * _normalised(scores)
             return np.argsort(-mixed, kind="stable")
 
         return order
@@ -297,6 +297,7 @@ def main() -> None:
     unknown = set(dropped) - set(FEATURES)
     if unknown:
         ap.error(f"unknown features: {', '.join(sorted(unknown))}")
+    arrays["relevance"] = arrays["x"][:, FEATURES.index("relevance")]  # the blends read it
     keep = [i for i, f in enumerate(FEATURES) if f not in dropped]
     names = [FEATURES[i] for i in keep]
     arrays["x"] = arrays["x"][:, keep]
