@@ -362,6 +362,8 @@ def test_sign_in_search_and_open_a_hit(tab: Tab, site: Site) -> None:
         "Dense",
         "Keyword",
         "Graph",
+        "Learned",
+        "Relevance",
         "Confidence",
         "Temporal",
         "Strength",

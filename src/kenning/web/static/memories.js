@@ -65,7 +65,10 @@ function meter(value, max = 1) {
  * graph and layer boost always (as before there were signals), any other signal
  * when it added something to the hit. */
 const HEAD = [["dense", "Dense"], ["keyword", "Keyword"]];
-const TAIL = [["confidence", "Confidence"], ["temporal", "Temporal"], ["strength", "Strength"]];
+const TAIL = [
+  ["relevance", "Relevance"], ["confidence", "Confidence"], ["temporal", "Temporal"],
+  ["strength", "Strength"],
+];
 const ALWAYS = new Set(["graph", "layer"]);
 const SIGNAL_LABELS = { layer: "Layer boost", persona: "Persona boost" };
 
@@ -75,14 +78,18 @@ function signalLabel(name) {
 }
 
 /** [key, label, value] cells of one breakdown (an older server sends no ``signals``:
- * its graph and layer boost fields stand in). "Final" is the ranking value (the
- * priority); "Score" the hit's calibrated score (0-1, the same scale in every query). */
+ * its graph and layer boost fields stand in). "Learned" is the learned model's raw
+ * reading of the evidence (when it ran), "Relevance" the normalised relevance the
+ * priority read; "Final" is the ranking value (the priority); "Score" the hit's
+ * calibrated score (0-1, the same scale in every query). */
 function cells(explain, score) {
   const signals = explain.signals || { graph: explain.graph, layer: explain.layer_boost };
   const shown = Object.entries(signals).filter(([name, value]) => ALWAYS.has(name) || value);
+  const learned = explain.learned == null ? [] : [["learned", "Learned", explain.learned]];
   return [
     ...HEAD.map(([key, label]) => [key, label, explain[key]]),
     ...shown.map(([name, value]) => [name, signalLabel(name), value]),
+    ...learned,
     ...TAIL.map(([key, label]) => [key, label, explain[key]]),
     ["final", "Final (priority)", explain.final],
     ["score", "Score (calibrated)", score],
@@ -90,7 +97,8 @@ function cells(explain, score) {
 }
 
 /** A hit's score breakdown (recall with explain); ``scale`` sets a bar's full length
- * per part (keyword scores are raw BM25, so their bars are relative to the best hit). */
+ * per part (keyword scores are raw BM25, so their bars are relative to the best hit;
+ * the learned score's bars run from the lowest hit's, ``learnedLow``, over ``learnedSpan``). */
 function breakdown(explain, score, scale = {}) {
   return h("dl", { class: "breakdown", "aria-label": "Score breakdown" },
     cells(explain, score).map(([key, label, value]) => h("div", {
@@ -98,7 +106,8 @@ function breakdown(explain, score, scale = {}) {
       dataset: { part: key },
     },
     h("dt", {}, label), h("dd", {}, h("span", { class: "value" }, num(value, 3)),
-      meter(value, scale[key] || 1)))));
+      key === "learned" ? meter(value - (scale.learnedLow || 0), scale.learnedSpan || 1)
+        : meter(value, scale[key] || 1)))));
 }
 
 function hitCard(hit, scale) {
@@ -248,6 +257,12 @@ async function search(results, quiet = false) {
       "Try other words, widen the filters or lower the minimum score."));
   } else {
     const scale = { keyword: Math.max(1, ...r.hits.map((x) => (x.explain && x.explain.keyword) || 0)) };
+    // the learned score is raw (any sign): its bars run from the lowest of these hits
+    const learned = r.hits.map((x) => x.explain && x.explain.learned).filter((v) => v != null);
+    if (learned.length) {
+      scale.learnedLow = Math.min(...learned);
+      scale.learnedSpan = Math.max(...learned) - scale.learnedLow || 1;
+    }
     put(results, h("ol", { class: "result-list" }, r.hits.map((x) => hitCard(x, scale))));
   }
   if (!quiet) say(`${r.hits.length} result${r.hits.length === 1 ? "" : "s"}`);
