@@ -165,8 +165,8 @@ class RecallPipeline:
         adjusted = _relevance(ctx, fused, pool.timings)
         w = settings.scoring
         rel = normalise(adjusted, w.relevance_norm, w.relevance_window)
+        t = time.perf_counter()  # "rank": the learned relevance, the priority and after
         rel = learned_relevance(ctx, adjusted, rel, question)
-        t = time.perf_counter()
         strengths = None
         if w.strength or req.explain:  # with no weight, strength shows only in explain
             ranked = {k: pool.records[k] for k in rel if k in pool.records}
