@@ -24,10 +24,14 @@ left, best first):
 * **how it matches**: its fused relevance, its cosine and the gap to the best
   cosine, its rank by cosine, its BM25 (bounded as in the calibrated score),
   whether the keyword search found it at all, its rank by BM25;
-* **what the signals added**: graph support, the conversation context (its
-  episode among the best, its author named; a registered signal of that stage
-  counts here too), the episode part alone, the author part alone, the time
-  match, and the time match again when the question asks "when";
+* **what the signals added**: the conversation context (its episode among
+  the best, its author named; a registered signal of that stage counts here
+  too), the episode part alone, the author part alone, the time match, and
+  the time match again when the question asks "when". Graph support counts
+  only inside the relevance the signals left: as a feature of its own the
+  model trusted it past its meaning outside conversations (in a store of
+  facts about people, a person's other facts support each other) for no gain
+  on dev;
 * **its episode**: the share of the five best candidates from the same
   session, and the summed normalised relevance of its session's candidates
   among the best twenty (a question is often answered where the talk was
@@ -83,7 +87,6 @@ FEATURES: tuple[str, ...] = (
     "keyword",
     "no_keyword",
     "inv_keyword_rank",
-    "graph",
     "context",
     "episode",
     "author",
@@ -111,7 +114,6 @@ MONOTONE: Mapping[str, int] = {
     "inv_dense_rank": 1,
     "keyword": 1,
     "inv_keyword_rank": 1,
-    "graph": 1,
     "context": 1,
     "episode": 1,
     "author": 1,
@@ -137,7 +139,6 @@ MEAN: Mapping[str, float] = {
     "keyword": 0.162209,
     "no_keyword": 0.476718,
     "inv_keyword_rank": 0.0637349,
-    "graph": 0.068852,
     "context": 0.197851,
     "episode": 0.0226436,
     "author": 0.175207,
@@ -161,7 +162,6 @@ SCALE: Mapping[str, float] = {
     "keyword": 0.169409,
     "no_keyword": 0.499458,
     "inv_keyword_rank": 0.148344,
-    "graph": 0.0716607,
     "context": 0.152589,
     "episode": 0.038288,
     "author": 0.147867,
@@ -174,27 +174,26 @@ SCALE: Mapping[str, float] = {
 }
 WEIGHTS: Mapping[str, float] = {
     "inv_rank": 0,
-    "log_rank": 0,
-    "adjusted": 0.2121,
-    "adjusted_gap": 0.192812,
+    "log_rank": -0.050851,
+    "adjusted": 0.661398,
+    "adjusted_gap": 0.601252,
     "relevance": 0,
     "fused": 0,
-    "dense": 0.228821,
-    "dense_gap": 0.217361,
+    "dense": 0,
+    "dense_gap": 0,
     "inv_dense_rank": 0,
-    "keyword": 0.386786,
-    "no_keyword": 0.207937,
-    "inv_keyword_rank": 0.244903,
-    "graph": 0.492675,
-    "context": 0.315622,
+    "keyword": 0.162698,
+    "no_keyword": 0.129267,
+    "inv_keyword_rank": 0.107388,
+    "context": 0.0941711,
     "episode": 0,
-    "author": 0.961261,
-    "time": 0.495723,
-    "when_time": 0.130566,
-    "top5_session": 0.244658,
-    "session_relevance": 0,
-    "log_length": 0.414285,
-    "question_form": -0.40359,
+    "author": 0.716952,
+    "time": 0.240766,
+    "when_time": 0.125574,
+    "top5_session": 0.336142,
+    "session_relevance": 0.0228505,
+    "log_length": 0.416907,
+    "question_form": -0.404342,
 }
 
 
@@ -235,7 +234,7 @@ def features(
         r if i in ctx.keyword else 0.0 for r, i in zip(_inverse_ranks(bm25), ids, strict=True)
     ]
     totals = ctx.stage_totals
-    graph, context, timed = (totals.get(s, {}) for s in ("graph", "context", "time"))
+    context, timed = (totals.get(s, {}) for s in ("context", "time"))
     episode = ctx.contributions.get("episode", {})
     author = ctx.contributions.get("author", {})
     sessions = [ctx.records[i].session_id for i in ids]
@@ -267,7 +266,6 @@ def features(
             bm25[r] / (bm25[r] + BM25_HALF),
             0.0 if mid in ctx.keyword else 1.0,
             keyword_rank[r],
-            graph.get(mid, 0.0),
             context.get(mid, 0.0),
             episode.get(mid, 0.0),
             author.get(mid, 0.0),
