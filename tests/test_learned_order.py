@@ -4,6 +4,7 @@ runs, that it orders by its weights, and that the priority's boosts still rule."
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 import kenning.retrieval.order as order
 from kenning import Memory, Settings
+from kenning.config import Lifecycle
 from kenning.retrieval.order import FEATURES, order_scores, ranked_pool
 from kenning.retrieval.signals.base import RecallContext
 
@@ -133,3 +135,65 @@ def test_an_exact_match_and_the_boosts_still_rank_as_the_priority_says(
     assert hits[0].explain is not None and hits[0].explain.exact_match
     assert hits[0].explain.learned is not None
     assert hits[0].explain.relevance == 0.0  # the model gave it nothing; the boost did
+
+
+_ATTRS = [
+    (
+        "lives in",
+        ["Lisbon", "Oslo", "Quito", "Perth", "Lyon", "Graz"],
+        ["Where does {p} live?", "Which city is {p} based in?"],
+    ),
+    (
+        "works at",
+        ["Siemens", "Nokia", "Ikea", "Lego", "Bosch", "Zara"],
+        ["Where does {p} work?", "Who is {p}'s employer?"],
+    ),
+    (
+        "drives a",
+        ["Volvo", "Fiat", "Kia", "Seat", "Audi", "Mini"],
+        ["What car does {p} drive?", "Which car does {p} have?"],
+    ),
+    (
+        "has a dog named",
+        ["Rex", "Luna", "Milo", "Nala", "Otto", "Bo"],
+        ["What is the name of {p}'s dog?", "What is {p}'s dog called?"],
+    ),
+    (
+        "plays the",
+        ["cello", "drums", "flute", "piano", "banjo", "harp"],
+        ["Which instrument does {p} play?", "What instrument does {p} play?"],
+    ),
+    (
+        "is allergic to",
+        ["peanuts", "pollen", "cats", "shellfish", "gluten", "dust"],
+        ["What is {p} allergic to?", "Which allergy does {p} have?"],
+    ),
+]
+
+
+@pytest.mark.stores("sqlite")
+def test_a_store_of_facts_about_people_keeps_each_question_s_fact_first(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """Outside the conversations it was fit on: twenty people's facts beside long
+    notes naming them. A person's other facts (linked to the asked one through the
+    person) must not take its place: the signals' relevance alone gets 0.975 here,
+    a model reading graph support as a feature of its own 0.875."""
+    rng = random.Random(3)
+    people = "Ana Ben Chloe Dev Eli Fay Gus Hana Ivo Jill Kai Lea Max Nia Oto Pia Raf Sol Tom Uma"
+    names = people.split()
+    facts, asked = [], []
+    for p in names:
+        for verb, values, questions in _ATTRS:
+            facts.append(f"{p} {verb} {rng.choice(values)}.")
+            asked.append((rng.choice(questions).format(p=p), facts[-1]))
+    notes = [
+        f"Notes {i}: {rng.choice(names)} and {rng.choice(names)} talked about the plan, budgets,"
+        " the move, where people live, cars, hobbies, music, pets, food and allergies."
+        for i in range(60)
+    ]
+    # the default write path (reconcile by the rules; the tests' default is off)
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="rules")))
+    mem.remember_many([{"content": c} for c in facts + notes])
+    first = [mem.recall(q, 3).hits[0].memory.content == fact for q, fact in asked]
+    assert sum(first) / len(first) >= 0.95
