@@ -1,28 +1,32 @@
-"""Fit the learned order's weights (:mod:`kenning.retrieval.order`) on the LoCoMo
-dev split only, and check them by leaving one dev conversation out at a time.
+"""Fit the learned relevance's weights (:mod:`kenning.retrieval.order`) on the
+LoCoMo dev split only, and check them by leaving one dev conversation out at a time.
 
     python bench/fit_order.py --data /work/shared/bench/locomo10.json \\
-        [--cache /tmp/order/dev.npz] [--k 10] [--l2 1e-3]
+        [--cache /tmp/order/dev.npz] [--k 10] [--l2 1e-3] [--weights 0.5,1] [--drop F,G]
 
 Ingests the dev conversations (as ``kenning bench locomo`` does) and asks
 every question of categories 1-4 with ``k`` hits (the default recall: its
-candidate pool is the pool the step reorders). Inside each recall the step's
-features are read for the whole pool, in the priority's order, and the pool is
-left in that order. Labels: a candidate is positive when its turn is evidence
-for the question.
+candidate pool is the pool the step reads). Inside each recall the step's
+features are read for the whole pool, best relevance of the signals first, and
+the relevance is left as it was. Labels: a candidate is positive when its turn
+is evidence for the question.
 
 The fit: for every question, every pair of an evidence candidate and another
 candidate gives the difference of their standardised features; a logistic
-loss on the model's score difference (L2 ``--l2``, Newton steps, numpy only)
-is minimised over all pairs. The script prints
+loss on the model's score difference (L2 ``--l2``, Newton steps, numpy only;
+each question weighs the same) is minimised over all pairs, with the weights
+of :data:`~kenning.retrieval.order.MONOTONE` held to their signs (a weight fit
+on the wrong side is fixed at 0 and the rest refit). The script prints
 
-* recall@10 per category and multi-hop all-hit@20 over the pools, in the
-  priority's order and in the model's order, the model fit on the other dev
-  conversations each time (leave one conversation out);
+* recall@10 per category and multi-hop all-hit@20 over the pools in the
+  signals' order and, for each ``--weights`` blend, in the order of the
+  signals' relevance blended with the model's (both normalised), the model
+  fit on the other dev conversations each time (leave one conversation out);
 * ``MEAN``, ``SCALE`` and ``WEIGHTS`` fit on the whole dev split, to paste
   into ``src/kenning/retrieval/order.py``.
 
-The features are cached (``--cache``) so a refit needs no new run.
+``--drop`` leaves features out (an ablation). The features are cached
+(``--cache``) so a refit needs no new run.
 """
 
 from __future__ import annotations
