@@ -84,6 +84,8 @@ def test_explain_fits_the_terminal_and_shows_the_figures(db: Path, width: int) -
         assert hit["memory"]["id"] in text.replace("\n", "").replace(" ", "")
         assert f"priority={e['priority']:.3f}" in text
         assert f"relevance={e['relevance']:.3f}" in text
+        assert e["learned"] is not None  # a question about Alice: the learned relevance ran
+        assert f"learned={e['learned']:.3f}" in text
         assert f"dense={e['dense']:.3f}" in text
         assert f"confidence={e['confidence']:.3f}" in text
     assert text.startswith(f"#1 score={hits[0]['score']:.3f}")

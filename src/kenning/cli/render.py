@@ -207,6 +207,8 @@ def _hit_block(n: int, hit: Hit, width: int) -> list[str]:
         ("temporal", e.temporal),
         ("strength", e.strength),
     ]
+    if e.learned is not None:  # the learned relevance's raw score, when it ran
+        rank.insert(2, ("learned", e.learned))
     lines += _wrap("ranking:", [f"{k}={_num(v)}" for k, v in rank], width)
     found = ("dense", e.dense), ("keyword", e.keyword), ("fused", e.fused)
     lines += _wrap("match:", [f"{k}={_num(v)}" for k, v in found], width)
