@@ -43,11 +43,13 @@ import numpy as np
 
 import kenning.retrieval.pipeline as pipeline
 from kenning.bench.locomo import conversation_user, load_conversations
-from kenning.bench.locomo_data import CATEGORY_NAMES, load_locomo, split
+from kenning.bench.locomo_data import CATEGORY_NAMES, Question, load_locomo, split
 from kenning.bench.stores import open_bench_memory
 from kenning.clock import FixedClock
+from kenning.config import ScoringWeights
 from kenning.models import MemoryRecord
-from kenning.retrieval.order import FEATURES, MONOTONE, features, ranked_pool
+from kenning.retrieval.order import FEATURES, MONOTONE, features, ranked_pool, runs_for
+from kenning.scoring import normalise
 
 
 class _Recorder:
@@ -60,7 +62,7 @@ class _Recorder:
     def __call__(
         self, ctx: Any, adjusted: Any, relevance: dict[str, float], question: Any
     ) -> dict[str, float]:
-        if ctx.settings.retrieval.learned_weight <= 0 or question.about_asker:
+        if not runs_for(ctx, question):
             return relevance  # the step leaves these as they are
         ids = ranked_pool(adjusted, ctx)
         if len(ids) >= 2:
@@ -81,35 +83,21 @@ class _Pools:
         self.n_evidence: list[int] = []
         self.recorder = _Recorder()
 
-    def ask(
-        self,
-        mem: Any,
-        text: str,
-        who: Any,
-        k: int,
-        label: Callable[[MemoryRecord], float | None],
-        group: int,
-        cat: int,
-        evidence: int,
-    ) -> None:
-        """Recall ``text`` and keep its pool, each candidate labelled by ``label``
-        (None: left out of the fit)."""
+    def ask(self, mem: Any, question: Question, who: Any, k: int, conv: int) -> None:
+        """Recall ``question`` and keep its pool, each candidate labelled 1 when its
+        turn is evidence."""
         self.recorder.last = None
-        mem.recall(text, k, principal=who)
+        mem.recall(question.question, k, principal=who)
         if self.recorder.last is None:
             return
         x, records = self.recorder.last
-        y = [label(r) for r in records]
-        keep = [i for i, v in enumerate(y) if v is not None]
-        if not keep:
-            return
-        q = len(self.cats)
-        self.rows.append(x[keep])
-        self.labels.append(np.array([y[i] for i in keep], float))
-        self.qidx.append(np.full(len(keep), q))
-        self.group.append(group)
-        self.cats.append(cat)
-        self.n_evidence.append(evidence)
+        evidence = set(question.evidence)
+        self.rows.append(x)
+        self.labels.append(np.array([r.metadata.get("dia_id") in evidence for r in records], float))
+        self.qidx.append(np.full(len(records), len(self.cats)))
+        self.group.append(conv)
+        self.cats.append(question.category)
+        self.n_evidence.append(len(evidence))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The pools as the arrays :func:`fit` and :func:`leave_one_out` read."""
@@ -145,16 +133,8 @@ def _locomo(pools: _Pools, data: str, k: int) -> None:
                 who = conversation_user(conv)
                 clock.set(conv.last_session_date + timedelta(days=1))
                 for question in conv.questions:
-                    if not question.scorable:
-                        continue
-                    evidence = set(question.evidence)
-
-                    def label(r: MemoryRecord, evidence: set[str] = evidence) -> float:
-                        return float(r.metadata.get("dia_id") in evidence)
-
-                    pools.ask(
-                        mem, question.question, who, k, label, c, question.category, len(evidence)
-                    )
+                    if question.scorable:
+                        pools.ask(mem, question, who, k, c)
         finally:
             mem.close()
 
@@ -229,14 +209,12 @@ def _metrics(order_of: Any, arrays: dict[str, np.ndarray], questions: np.ndarray
     return out
 
 
-def _normalised(scores: np.ndarray, window: int = 20) -> np.ndarray:
-    """Min-max over the best ``window`` scores, the rest 0 (the pipeline's
-    ``minmax`` relevance)."""
-    top = np.sort(scores)[::-1][:window]
-    lo, hi = top[-1], top[0]
-    if hi - lo <= 1e-6 * max(1.0, abs(hi)):
-        return np.ones_like(scores)
-    return np.where(scores >= lo, (scores - lo) / (hi - lo), 0.0)
+def _normalised(scores: np.ndarray) -> np.ndarray:
+    """The scores normalised as the pipeline normalises relevance (the default
+    ``scoring.relevance_norm`` and ``relevance_window``)."""
+    w = ScoringWeights()
+    out = normalise(dict(enumerate(scores.tolist())), w.relevance_norm, w.relevance_window)
+    return np.array([out[i] for i in range(len(scores))])
 
 
 def leave_one_out(
@@ -246,14 +224,13 @@ def leave_one_out(
     names: Sequence[str] = FEATURES,
 ) -> dict[str, Any]:
     """The signals' relevance order, and each blend of it with the model's at the
-    given ``weights``, over the LoCoMo questions; each conversation scored by a
-    model fit on the others.
+    given ``weights``; each conversation scored by a model fit on the others.
     ``names``: the features of ``arrays["x"]``'s columns; ``arrays["relevance"]``
     is the signals' normalised relevance the blends mix in."""
     questions = np.arange(len(arrays["cat"]))
     signs = [MONOTONE.get(name, 0) for name in names]
     models = {}
-    for c in np.unique(arrays["conv"][arrays["conv"] >= 0]):
+    for c in np.unique(arrays["conv"]):
         train = np.isin(arrays["q"], questions[arrays["conv"] != c])
         models[int(c)] = fit(arrays["x"][train], arrays["y"][train], arrays["q"][train], l2, signs)
 
@@ -267,10 +244,9 @@ def leave_one_out(
 
         return order
 
-    locomo = questions[arrays["conv"] >= 0]
-    out = {"relevance": _metrics(lambda q, at: np.arange(int(at.sum())), arrays, locomo)}
+    out = {"relevance": _metrics(lambda q, at: np.arange(int(at.sum())), arrays, questions)}
     for weight in weights:
-        out[f"blend {weight:g}"] = _metrics(blend(weight), arrays, locomo)
+        out[f"blend {weight:g}"] = _metrics(blend(weight), arrays, questions)
     return out
 
 

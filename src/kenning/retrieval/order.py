@@ -71,6 +71,7 @@ __all__ = [
     "learned_relevance",
     "order_scores",
     "ranked_pool",
+    "runs_for",
 ]
 
 #: The model's inputs, in column order (see the module docstring).
@@ -295,6 +296,12 @@ def order_scores(
     return out
 
 
+def runs_for(ctx: RecallContext, question: Question) -> bool:
+    """Whether the step reads this recall: ``retrieval.learned_weight`` is above 0
+    and the query is not about the asker (see the module docstring)."""
+    return ctx.settings.retrieval.learned_weight > 0 and not question.about_asker
+
+
 def learned_relevance(
     ctx: RecallContext,
     adjusted: Mapping[str, float],
@@ -306,8 +313,7 @@ def learned_relevance(
     at ``retrieval.learned_weight`` (see the module docstring); ``relevance``
     itself when the step does not run. The raw scores are kept in
     ``ctx.learned`` for ``explain``."""
-    weight = ctx.settings.retrieval.learned_weight
-    if weight <= 0 or question.about_asker:
+    if not runs_for(ctx, question):
         return relevance
     ids = ranked_pool(adjusted, ctx)
     if len(ids) < 2:
@@ -317,4 +323,5 @@ def learned_relevance(
     ctx.learned = {m: float(v) for m, v in zip(ids, scores, strict=True)}
     w = ctx.settings.scoring
     learned = normalise(ctx.learned, w.relevance_norm, w.relevance_window)
+    weight = ctx.settings.retrieval.learned_weight
     return {m: (1 - weight) * v + weight * learned.get(m, 0.0) for m, v in relevance.items()}
