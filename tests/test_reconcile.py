@@ -740,6 +740,50 @@ def test_what_is_taken_instead_of_a_value_leaves_it() -> None:
     assert act("I took the bus instead of the tram.", "I drive a Volvo.", 0.24) is Action.ADD
 
 
+@pytest.mark.parametrize(
+    ("new", "old", "sim"),
+    [
+        ("No more Tesco for me; the weekly shop is at Lidl now.", "I shop at Tesco.", 0.64),
+        ("Tried Lidl last month and I'm not going back to Tesco.", "I shop at Tesco.", 0.54),
+        ("I won't go back to Aldi after that.", "I do my weekly shop at Aldi.", 0.5),
+        ("My Bupa policy ran out, so I took out cover with Generali.", "I'm with Bupa.", 0.58),
+        ("I've given up on SAS; Vueling is cheaper.", "I always fly SAS.", 0.41),
+        ("My Trek was stolen last night.", "I ride a Trek to work.", 0.48),
+    ],
+)
+def test_a_value_left_in_passing_is_left(new: str, old: str, sim: float) -> None:
+    """Endings in any of their forms retire the value they name: "no more X", "not
+    going back to X", a policy that "ran out", "given up on", "was stolen"."""
+    d = decide(new, nb("m1", old, sim))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
+
+
+def test_going_back_is_no_ending_without_a_refusal_or_for_a_trip() -> None:
+    """ "I went back to Nokia" returns to it; "We're not going back to Berlin for
+    Christmas" is a trip not taken, not a move."""
+    assert act("I went back to Nokia after a year away.", "I work at Nokia.", 0.74) is Action.ADD
+    assert (
+        act("We're not going back to Berlin for Christmas this year.", "I live in Berlin.", 0.52)
+        is Action.ADD
+    )
+
+
+def test_a_change_to_my_thing_leaves_someone_elses_alone() -> None:
+    """ "I switched my health insurance to Helsana" changes the speaker's insurance,
+    not "My sister's health insurance is with Techniker"; the speaker's own is
+    changed, and so is a thing no one owns ("We moved the standup to 10")."""
+    sister = "My sister's health insurance is with Techniker."
+    new = "I switched my health insurance to Helsana."
+    assert act(new, sister, 0.52) is Action.ADD
+    assert act(
+        "Anna cancelled my meeting.", "My brother's meeting with Anna is on Friday.", 0.6
+    ) is (Action.ADD)
+    d = decide(new, nb("m1", "My health insurance is with Techniker.", 0.54))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    d = decide("We moved the standup to 10.", nb("m1", "The standup is at 9:30.", 0.49))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+
+
 def test_one_days_exception_is_no_change() -> None:
     """ "Today I had tea instead of coffee" is an exception, not a new habit; a
     word of change or an ending on the same day is a change."""

@@ -1,4 +1,4 @@
-"""The currency benchmark's second tuning set: five more kinds, tuned on like dev.
+"""The currency benchmark's second tuning set: ten more kinds, tuned on like dev.
 
 The dev kinds name most values with capitals (a city, a car, a bank) and
 change them in a few set ways. The kinds here are written to widen what tuning
@@ -11,6 +11,13 @@ sees, in the shape of :mod:`.currency_phrases` (``values``, ``first``,
 * changes told as something done ("I ported my number to O2"), as an ending
   and a start in one breath, or with no word of change at all ("These days
   it's the cello").
+
+The last five (an insurer, a supermarket, an airline, a bike, an energy
+supplier) were added later, written fresh to see how the rules generalise to
+kinds they were never tuned on: values a speaker leaves in passing ("No more
+Tesco for me", "I'm not going back to Aldi", "My Bupa policy ran out"),
+impersonal first statements ("The flat is on an Enel tariff") and changes that
+share no word with what they change ("The first bill from EDF came today").
 
 ``kenning bench currency --split tune`` runs them beside the dev kinds (the
 other attributes their users state), as ``probe`` runs its own kinds. Tune on
@@ -254,5 +261,235 @@ TUNE_KINDS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
             "My {rel}'s phone plan is with {v}.",
         ),
         "other": ("Which carrier is my {rel} with?", "Who is my {rel}'s phone plan with?"),
+    },
+    "insurer": {
+        "values": (
+            "Allianz",
+            "AXA",
+            "Aviva",
+            "Zurich",
+            "Generali",
+            "Bupa",
+            "Cigna",
+            "Ergo",
+            "Vitality",
+            "DKV",
+            "Helsana",
+            "Techniker",
+        ),
+        "first": (
+            "My health insurance is with {v}.",
+            "I'm insured with {v}.",
+            "{v} covers my medical bills.",
+            "I pay my health cover to {v} every month.",
+        ),
+        "update": (
+            "I switched my health insurance to {new}.",
+            "My {old} policy ran out, so I took out cover with {new}.",
+            "From this month my insurer is {new}.",
+            "Dropped {old}; {new} offered me a better deal on health cover.",
+        ),
+        "now": (
+            "Who is my health insurer now?",
+            "Which company covers my medical bills these days?",
+            "Who am I insured with at the moment?",
+            "What is my current health insurance?",
+        ),
+        "before": (
+            "Who was my health insurer before?",
+            "Which insurer did I have in {year}?",
+            "Which health insurance did I drop?",
+            "Who covered my medical bills previously?",
+        ),
+        "lookalike": (
+            "My {rel} is insured with {v}.",
+            "My {rel}'s health insurance is with {v}.",
+            "My {rel} pays {v} for health cover.",
+        ),
+        "other": ("Who is my {rel} insured with?", "Which insurer does my {rel} have?"),
+    },
+    "supermarket": {
+        "values": (
+            "Lidl",
+            "Aldi",
+            "Tesco",
+            "Carrefour",
+            "Rewe",
+            "Edeka",
+            "Albert Heijn",
+            "Mercadona",
+            "Sainsbury's",
+            "Waitrose",
+            "Spar",
+            "Coop",
+        ),
+        "first": (
+            "I do my weekly shop at {v}.",
+            "{v} is where I buy my groceries.",
+            "I get all my groceries from {v}.",
+            "My local supermarket is {v}.",
+        ),
+        "update": (
+            "I've started shopping at {new} since it opened round the corner.",
+            "No more {old} for me; the weekly shop is at {new} now.",
+            "Tried {new} last month and I'm not going back to {old}.",
+            "These days I get my groceries at {new}.",
+        ),
+        "now": (
+            "Where do I do my grocery shopping now?",
+            "Which supermarket do I use these days?",
+            "Where do I buy my groceries at the moment?",
+            "What is my usual supermarket currently?",
+        ),
+        "before": (
+            "Where did I shop for groceries before?",
+            "Which supermarket did I use in {year}?",
+            "Which supermarket did I stop going to?",
+            "What was my previous supermarket?",
+        ),
+        "lookalike": (
+            "My {rel} shops at {v}.",
+            "My {rel} buys groceries at {v}.",
+            "My {rel} swears by {v} for the weekly shop.",
+        ),
+        "other": ("Where does my {rel} shop?", "Which supermarket does my {rel} use?"),
+    },
+    "airline": {
+        "values": (
+            "Lufthansa",
+            "KLM",
+            "Ryanair",
+            "easyJet",
+            "Iberia",
+            "TAP",
+            "Finnair",
+            "SAS",
+            "Swiss",
+            "Air France",
+            "Wizz Air",
+            "Vueling",
+        ),
+        "first": (
+            "I always fly {v}.",
+            "I collect miles with {v}.",
+            "For work trips I book {v}.",
+            "My frequent flyer card is from {v}.",
+        ),
+        "update": (
+            "After the strikes I moved my miles to {new}.",
+            "I fly {new} now that {old} dropped my route.",
+            "Booked {new} again; I've given up on {old}.",
+            "Got my new {new} frequent flyer card in the post.",
+        ),
+        "now": (
+            "Which airline do I fly with now?",
+            "What airline do I book these days?",
+            "Who do I collect miles with at the moment?",
+            "What is my current airline?",
+        ),
+        "before": (
+            "Which airline did I fly before?",
+            "What airline did I use in {year}?",
+            "Which airline did I give up on?",
+            "Who did I collect miles with previously?",
+        ),
+        "lookalike": (
+            "My {rel} always flies {v}.",
+            "My {rel} collects miles with {v}.",
+            "My {rel} books {v} for every trip.",
+        ),
+        "other": ("Which airline does my {rel} fly?", "Who does my {rel} collect miles with?"),
+    },
+    "bike": {
+        "values": (
+            "Brompton",
+            "Trek",
+            "Cube",
+            "Canyon",
+            "Giant",
+            "Specialized",
+            "VanMoof",
+            "Gazelle",
+            "Cannondale",
+            "Orbea",
+            "Scott",
+            "Batavus",
+        ),
+        "first": (
+            "I ride a {v} to work.",
+            "My bike is a {v}.",
+            "I cycle everywhere on my {v}.",
+            "I got a {v} bike a few years ago.",
+        ),
+        "update": (
+            "My {old} was stolen, so I bought a {new}.",
+            "I'm riding a {new} these days.",
+            "Traded in the {old} for a {new}.",
+            "Picked up my new {new} from the bike shop on Saturday.",
+        ),
+        "now": (
+            "What bike do I ride now?",
+            "Which bike do I cycle to work on these days?",
+            "What is my bike at the moment?",
+            "What bike do I currently have?",
+        ),
+        "before": (
+            "What bike did I ride before?",
+            "Which bike did I have in {year}?",
+            "Which bike was stolen?",
+            "What was my previous bike?",
+        ),
+        "lookalike": (
+            "My {rel} rides a {v}.",
+            "My {rel} cycles on a {v}.",
+            "My {rel} just bought a {v} bike.",
+        ),
+        "other": ("What bike does my {rel} ride?", "Which bike does my {rel} have?"),
+    },
+    "energy": {
+        "values": (
+            "Octopus",
+            "E.ON",
+            "EDF",
+            "Vattenfall",
+            "Iberdrola",
+            "Ovo",
+            "Engie",
+            "Enel",
+            "British Gas",
+            "Eneco",
+            "Naturgy",
+            "RWE",
+        ),
+        "first": (
+            "Our electricity comes from {v}.",
+            "My energy supplier is {v}.",
+            "I pay {v} for gas and power.",
+            "The flat is on a {v} tariff.",
+        ),
+        "update": (
+            "We switched our energy to {new} when the fixed deal ended.",
+            "Left {old} after the price hike and joined {new}.",
+            "The first bill from {new} came today.",
+            "Our power is with {new} now.",
+        ),
+        "now": (
+            "Who is my energy supplier now?",
+            "Which company supplies our electricity these days?",
+            "Who do I pay for gas and power at the moment?",
+            "What is my current electricity provider?",
+        ),
+        "before": (
+            "Who was our energy supplier before?",
+            "Which electricity provider did I have in {year}?",
+            "Which energy company did we leave?",
+            "Who supplied our power previously?",
+        ),
+        "lookalike": (
+            "My {rel} gets electricity from {v}.",
+            "My {rel}'s energy supplier is {v}.",
+            "My {rel} is on a {v} tariff.",
+        ),
+        "other": ("Who supplies my {rel}'s electricity?", "Which energy company is my {rel} with?"),
     },
 }

@@ -123,7 +123,10 @@ first rule with a candidate wins; among candidates, the most similar one):
      team to Espoo" and "Nokia laid off half my team" leave nothing. One that
      leaves a value at once
      is a cue of its own ("Today was my last day at Nokia", "Tom and I split
-     up").
+     up"). Endings are said in passing as often as outright: "No more Tesco for
+     me", "I've given up on SAS", "My Bupa policy ran out", "My Trek was stolen",
+     and a refusal to go back ("I'm not going back to Tesco"; a trip is none: "We're
+     not going back to Berlin for Christmas").
 
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says
@@ -314,12 +317,16 @@ _ENDINGS = frozenset(
     """anymore stopped stops quit quits left leave leaves leaving sold sells cancelled
     canceled cancels closed closes replaced replaces retired resigned divorced separated
     died passed ended dropped lost moved relocated switched changed swapped traded
-    transferred upgraded graduated fired outgrew outgrown""".split()
+    transferred upgraded graduated fired outgrew outgrown expired ditched stolen""".split()
 )
 _END_PHRASES = (
     ("no", "longer"),
     ("any", "more"),
     ("gave", "up"),
+    ("given", "up"),
+    # "No more Tesco for me", "My Bupa policy ran out"
+    ("no", "more"),
+    ("ran", "out"),
     ("broke", "up"),
     ("split", "up"),
     ("out", "of"),
@@ -555,7 +562,7 @@ class _Text:
         toks = tuple(_tokens(text))
         lows = [t.low for t in toks]
         pairs = set(zip(lows, lows[1:], strict=False))
-        ends = any(w in _ENDINGS for w in lows) or any(p in pairs for p in _END_PHRASES)
+        ends = next(_endings_in(lows), None) is not None
         negated = any(
             (w in _NEGATIONS or w.endswith("n't")) and not (w == "never" and nxt in _LACKING)
             for w, nxt in zip(lows, [*lows[1:], ""], strict=True)
@@ -738,11 +745,24 @@ _ENDS_BEFORE = 3
 
 def _endings_in(lows: Sequence[str]) -> Iterator[tuple[int, bool]]:
     """Where the words ``lows`` end a value: (the ending word's position, whether it
-    closes a phrase such as "passed away" or "gave up")."""
+    closes a phrase such as "passed away", "gave up" or "not going back")."""
     for i, low in enumerate(lows):
-        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        phrase = i > 0 and ((lows[i - 1], low) in _END_PHRASES or _no_return(lows, i))
         if phrase or low in _ENDINGS:
             yield i, phrase
+
+
+#: Going back, which a negation makes an ending: "I'm not going back to Tesco".
+_RETURNS = frozenset("go goes going went coming come".split())
+
+
+def _no_return(lows: Sequence[str], i: int) -> bool:
+    """Whether ``lows[i]`` closes a refusal to go back ("not going back", "won't go
+    back", "never going back"): the speaker has left what follows. Not a trip: "We're
+    not going back to Berlin for Christmas" says nothing of where they live."""
+    if lows[i] != "back" or lows[i - 1] not in _RETURNS or "for" in lows[i + 1 :]:
+        return False
+    return any(w in ("not", "never") or w.endswith("n't") for w in lows[max(0, i - 4) : i - 1])
 
 
 def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
@@ -754,7 +774,10 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     lows = [t.low for t in toks]
     for i, phrase in _endings_in(lows):
         low = lows[i]
-        if _left_after(old, toks[i + 1 : i + 1 + reach], holds=low not in _CHANGE_VERBS):
+        after = toks[i + 1 : i + 1 + reach]
+        if after and after[0].low == "to" and _no_return(lows, i):
+            after = after[1:]  # where one will not go back to is left: "... back to Tesco"
+        if _left_after(old, after, holds=low not in _CHANGE_VERBS):
             return True
         start = i - 1 if phrase else i
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
@@ -1207,12 +1230,14 @@ def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
     the standup to 10" / "The standup is at 9:30". Whoever makes the change, the
     thing's value is what changed; the embedding is weak on such pairs, the named
     thing and the value after "to" carry it. Not "moved the meeting notes to the
-    drive" (the old text names no notes) nor "raised my hand to ask" (no value)."""
+    drive" (the old text names no notes) nor "raised my hand to ask" (no value).
+    A thing named as the speaker's is not another person's: "I switched my health
+    insurance to Helsana" leaves "My sister's health insurance is with Techniker"."""
     if sim < k.update_similarity - 0.1 or new.adds:
         return None
     for i, t in enumerate(new.toks):
         acted = _object_at(new.toks, i) if t.low in _CHANGE_VERBS else None
-        if acted is None or acted[0] not in _OWN_THINGS:
+        if acted is None or acted[0] not in _OWN_THINGS or _someone_elses(old, acted[0]):
             continue
         _, thing, rest = acted
         stems = {x.stem for x in thing if x.content}
@@ -1224,6 +1249,13 @@ def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
             thing_said = " ".join(x.low for x in thing)
             return f"contradiction: the {thing_said} changed ('{t.low}', cos {sim:.2f})"
     return None
+
+
+def _someone_elses(old: _Text, opener: str) -> bool:
+    """Whether the thing a change names as the speaker's ("I switched my health
+    insurance") is another person's in ``old`` ("My sister's health insurance is
+    with Techniker"): the sister's stays as it is."""
+    return opener in ("my", "our") and old.subject not in ("self", "")
 
 
 def _object_at(toks: Sequence[_Tok], i: int) -> tuple[str, list[_Tok], list[_Tok]] | None:
@@ -1256,8 +1288,14 @@ def _thing_ended(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str |
             continue
         before = [x for x in toks[:i] if x.low not in _PASSIVE]
         if before and before[0].low in _OWN_THINGS:
+            if _someone_elses(old, before[0].low):
+                continue
             thing, rest = before[1:], toks[i + 1 :]
-        elif i + 1 < len(toks) and toks[i + 1].low in _OWN_THINGS:
+        elif (
+            i + 1 < len(toks)
+            and toks[i + 1].low in _OWN_THINGS
+            and not _someone_elses(old, toks[i + 1].low)
+        ):
             thing = list(itertools.takewhile(lambda x: x.low not in _WHEN_GONE, toks[i + 2 :]))
             rest = toks[i + 2 + len(thing) :]
         else:
