@@ -784,6 +784,39 @@ def test_a_change_to_my_thing_leaves_someone_elses_alone() -> None:
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
 
 
+@pytest.mark.parametrize(
+    ("new", "old", "sim"),
+    [
+        ("I didn't quit Nokia after all.", "I work at Nokia.", 0.62),
+        ("I'm not leaving Nokia.", "I work at Nokia.", 0.68),
+        ("I haven't left Nokia yet.", "I work at Nokia.", 0.71),
+        ("I never sold my Volvo.", "I drive a Volvo.", 0.62),
+        ("I never gave up coffee.", "I drink coffee every morning.", 0.59),
+        ("We haven't moved out of Berlin.", "I live in Berlin.", 0.6),
+        ("I didn't move to Lisbon after all.", "I live in Berlin.", 0.32),
+        ("Jon won't quit on his dreams.", "Jon wants to open a dance studio.", 0.5),
+    ],
+)
+def test_a_denied_ending_retires_nothing(new: str, old: str, sim: float) -> None:
+    """ "I didn't quit Nokia", "I'm not leaving Nokia", "I never sold my Volvo": the
+    value stays; the denial of an ending is no negation of the fact either."""
+    assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
+
+
+def test_a_denial_still_negates_and_an_ending_still_ends() -> None:
+    """Beside a denied ending, a denial of the state and a plain ending still change
+    it: "I don't work at Nokia anymore", "I quit Nokia and joined Philips", "I'm no
+    longer vegan"."""
+    for new, old, sim in (
+        ("I don't work at Nokia anymore.", "I work at Nokia.", 0.88),
+        ("I quit Nokia and joined Philips.", "I work at Nokia.", 0.65),
+        ("I'm no longer vegan.", "I'm vegan.", 0.83),
+        ("I left Nokia last year.", "I work at Nokia.", 0.7),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+
+
 def test_one_days_exception_is_no_change() -> None:
     """ "Today I had tea instead of coffee" is an exception, not a new habit; a
     word of change or an ending on the same day is a change."""

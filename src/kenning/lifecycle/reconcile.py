@@ -126,7 +126,9 @@ first rule with a candidate wins; among candidates, the most similar one):
      up"). Endings are said in passing as often as outright: "No more Tesco for
      me", "I've given up on SAS", "My Bupa policy ran out", "My Trek was stolen",
      and a refusal to go back ("I'm not going back to Tesco"; a trip is none: "We're
-     not going back to Berlin for Christmas").
+     not going back to Berlin for Christmas"). A denied ending is none, and no
+     negation either: "I didn't quit Nokia", "I'm not leaving Nokia", "I never
+     sold my Volvo" and "I didn't move to Lisbon after all" retire nothing.
 
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says
@@ -191,7 +193,15 @@ from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from ..retrieval.timeq import CALENDAR_NAMES
 from .knobs import ReconcileKnobs
-from .slots import RELATIONS, different_things, is_person, named_subject, statement, subject_of
+from .slots import (
+    RELATIONS,
+    denial_before,
+    different_things,
+    is_person,
+    named_subject,
+    statement,
+    subject_of,
+)
 
 __all__ = [
     "Action",
@@ -563,11 +573,18 @@ class _Text:
         lows = [t.low for t in toks]
         pairs = set(zip(lows, lows[1:], strict=False))
         ends = next(_endings_in(lows), None) is not None
+        # a denied ending affirms: "I didn't quit Nokia" negates nothing
+        denied = _denied_endings(lows)
         negated = any(
-            (w in _NEGATIONS or w.endswith("n't")) and not (w == "never" and nxt in _LACKING)
-            for w, nxt in zip(lows, [*lows[1:], ""], strict=True)
+            (w in _NEGATIONS or w.endswith("n't"))
+            and not (w == "never" and nxt in _LACKING)
+            and i not in denied
+            for i, (w, nxt) in enumerate(zip(lows, [*lows[1:], ""], strict=True))
         )
-        negated = negated or any(p in pairs for p in _NEG_PHRASES)
+        negated = negated or any(
+            (a, b) in _NEG_PHRASES and i not in denied
+            for i, (a, b) in enumerate(zip(lows, lows[1:], strict=False))
+        )
         return cls(
             toks=toks,
             norm=" ".join(lows),
@@ -745,11 +762,30 @@ _ENDS_BEFORE = 3
 
 def _endings_in(lows: Sequence[str]) -> Iterator[tuple[int, bool]]:
     """Where the words ``lows`` end a value: (the ending word's position, whether it
-    closes a phrase such as "passed away", "gave up" or "not going back")."""
+    closes a phrase such as "passed away", "gave up" or "not going back"). A denied
+    ending is none: "I'm not leaving Nokia", "I never sold my Volvo"."""
     for i, low in enumerate(lows):
-        phrase = i > 0 and ((lows[i - 1], low) in _END_PHRASES or _no_return(lows, i))
-        if phrase or low in _ENDINGS:
+        if i > 0 and _no_return(lows, i):
+            yield i, True
+            continue
+        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        if (phrase or low in _ENDINGS) and denial_before(lows, i - 1 if phrase else i) is None:
             yield i, phrase
+
+
+def _denied_endings(lows: Sequence[str]) -> set[int]:
+    """The positions of denied endings and of the words denying them: "didn't quit"
+    affirms what "quit" would end, so neither word negates the text."""
+    out: set[int] = set()
+    for i, low in enumerate(lows):
+        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        if not (phrase or low in _ENDINGS) or (i > 0 and _no_return(lows, i)):
+            continue
+        start = i - 1 if phrase else i
+        j = denial_before(lows, start)
+        if j is not None:
+            out.update({j, *range(start, i + 1)})
+    return out
 
 
 #: Going back, which a negation makes an ending: "I'm not going back to Tesco".
@@ -999,6 +1035,8 @@ def _family_slot(
         if family is not None:
             if _past_state(toks, i):
                 return None
+            if denial_before([t.low for t in toks], i) is not None:
+                return None  # "I didn't move to Lisbon after all": no slot filled
             # "I have lived in Lisbon" has the subject of "I live in Berlin"
             # and a subject that includes the speaker is the speaker's ("We moved to
             # Lisbon", "The user and others relocated", drawn by ingest from "we")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +47,7 @@ __all__ = [
     "aspect_of",
     "aspect_words",
     "asserts",
+    "denial_before",
     "is_person",
     "named_subject",
     "past_state",
@@ -385,13 +387,36 @@ _CUES = _CHANGE | _CHANGE_WORDS
 _PHRASE_HEADS = frozenset(a for a, _ in _CHANGE_PHRASES)
 
 
+#: Words that may stand between a denial and what it denies ("I haven't yet left",
+#: "I didn't really quit").
+_BETWEEN_DENIAL = frozenset("yet really ever actually just been even".split())
+
+
+def denial_before(lows: Sequence[str], start: int) -> int | None:
+    """The position of the word denying the word at ``start`` of the folded words
+    ``lows`` ("not leaving", "didn't quit", "never sold", "haven't yet left"), or
+    None. A denied change is none: "I never moved" says the value stayed."""
+    j = start - 1
+    while j >= 0 and lows[j] in _BETWEEN_DENIAL:
+        j -= 1
+    if j >= 0 and (lows[j] in ("not", "never") or lows[j].endswith("n't")):
+        return j
+    # "didn't" split at its apostrophe ("didn", "t")
+    if j >= 1 and lows[j] == "t" and lows[j - 1].endswith("n"):
+        return j - 1
+    return None
+
+
 def update_cue(text: str) -> str | None:
-    """The first word (or phrase) of ``text`` saying a value is new or changed, or None."""
+    """The first word (or phrase) of ``text`` saying a value is new or changed, or
+    None; a denied one says nothing changed ("I never gave up coffee")."""
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     for i, w in enumerate(lows):
         if w in _PHRASE_HEADS and (w, lows[i + 1] if i + 1 < len(lows) else "") in _CHANGE_PHRASES:
-            return f"{w} {lows[i + 1]}"
-        if w in _CUES:
+            if denial_before(lows, i) is None:
+                return f"{w} {lows[i + 1]}"
+            continue
+        if w in _CUES and denial_before(lows, i) is None:
             return w
     return None
 
