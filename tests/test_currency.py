@@ -369,6 +369,16 @@ def test_a_question_or_request_never_answers_a_value_question(
         ("I might move to Lisbon next year.", True, False),
         ("I'm thinking about moving to Lisbon.", True, False),
         ("If I sold my Volvo I'd buy a Tesla.", True, False),
+        # a change to come, meant or almost made has not happened
+        ("I'm going to quit Nokia next year.", True, False),
+        ("We plan to move to Lisbon next summer.", True, False),
+        ("I'll probably sell my Volvo soon.", True, False),
+        ("I nearly sold my Volvo.", True, False),
+        ("I refuse to leave Nokia.", True, False),
+        # one that happened, with another to come beside it, or a name
+        ("I quit Nokia to join Philips.", False, False),
+        ("We moved to Lisbon.", False, False),
+        ("Will moved to Lisbon.", False, False),
         ("I live in Berlin.", False, False),
         ("I lived in Paris for two years in my twenties.", False, True),
         ("I was based in Munich until last year.", False, True),

@@ -817,6 +817,37 @@ def test_a_denial_still_negates_and_an_ending_still_ends() -> None:
         assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
 
 
+@pytest.mark.parametrize(
+    ("new", "old", "sim"),
+    [
+        ("I almost quit Nokia last year.", "I work at Nokia.", 0.7),
+        ("I'm going to quit Nokia next year.", "I work at Nokia.", 0.68),
+        ("I will leave Nokia in March.", "I work at Nokia.", 0.64),
+        ("We plan to move to Lisbon next summer.", "I live in Berlin.", 0.34),
+        ("I hope to move to Lisbon one day.", "I live in Berlin.", 0.37),
+        ("I was about to quit Nokia but they gave me a raise.", "I work at Nokia.", 0.71),
+        ("I left Berlin for a week of holiday.", "I live in Berlin.", 0.62),
+        ("We left Berlin for the weekend.", "I live in Berlin.", 0.62),
+    ],
+)
+def test_a_change_not_made_retires_nothing(new: str, old: str, sim: float) -> None:
+    """A change to come, meant or almost made has not happened, and a trip comes
+    back: the fact stays current."""
+    assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
+
+
+def test_a_change_made_beside_one_to_come_or_for_another_value_retires() -> None:
+    """ "I quit Nokia to join Philips" quit; "I left Nokia for a startup" left for
+    good, as "Alice left Google for Meta" does."""
+    for new, old, sim in (
+        ("I quit Nokia to join Philips.", "I work at Nokia.", 0.63),
+        ("I left Nokia for a startup.", "I work at Nokia.", 0.69),
+        ("We left Berlin for good.", "I live in Berlin.", 0.56),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+
+
 def test_one_days_exception_is_no_change() -> None:
     """ "Today I had tea instead of coffee" is an exception, not a new habit; a
     word of change or an ending on the same day is a change."""

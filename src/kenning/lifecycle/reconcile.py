@@ -128,7 +128,10 @@ first rule with a candidate wins; among candidates, the most similar one):
      and a refusal to go back ("I'm not going back to Tesco"; a trip is none: "We're
      not going back to Berlin for Christmas"). A denied ending is none, and no
      negation either: "I didn't quit Nokia", "I'm not leaving Nokia", "I never
-     sold my Volvo" and "I didn't move to Lisbon after all" retire nothing.
+     sold my Volvo" and "I didn't move to Lisbon after all" retire nothing; nor
+     does a change not made (a supposition, :func:`.slots.supposes`: "I'm going
+     to quit Nokia", "I nearly sold my Volvo") or a trip ("I left Berlin for a
+     week of holiday"; "I left Nokia for a startup" is for good).
 
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says
@@ -810,6 +813,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     lows = [t.low for t in toks]
     for i, phrase in _endings_in(lows):
         low = lows[i]
+        if _away_for_a_while(lows, i):
+            continue  # "I left Berlin for a week of holiday": back after it
         after = toks[i + 1 : i + 1 + reach]
         if after and after[0].low == "to" and _no_return(lows, i):
             after = after[1:]  # where one will not go back to is left: "... back to Tesco"
@@ -823,6 +828,28 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
             and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start])
         ):
             return True
+    return False
+
+
+#: What one is away for and back after ("left Berlin for a week", "for the holidays").
+_WHILE = frozenset(
+    """day days night nights week weeks weekend weekends month months holiday holidays
+    vacation trip conference break while christmas""".split()
+)
+_WHILE_OPENERS = _DETERMINERS | _NUMBER_WORDS | frozenset("few couple of long short".split())
+
+
+def _away_for_a_while(lows: Sequence[str], i: int) -> bool:
+    """Whether the ending at ``i`` leaves for a while ("I left Berlin for a week of
+    holiday", "We left Lisbon for the weekend"), not for good or for another value
+    ("Alice left Google for Meta", "I left Nokia for a startup")."""
+    if lows[i] not in ("left", "leave", "leaves", "leaving"):
+        return False
+    for k in range(i + 1, min(len(lows), i + 6)):
+        if lows[k] == "for":
+            rest = lows[k + 1 : k + 5]
+            opened = list(itertools.dropwhile(lambda w: w in _WHILE_OPENERS, rest))
+            return bool(opened) and opened[0] in _WHILE
     return False
 
 

@@ -593,12 +593,42 @@ def _event_participle(word: str) -> bool:
     return word in _IRREGULAR_PARTICIPLES or (len(word) > 4 and word.endswith("ed"))
 
 
+#: Words before a change that say it has not happened: it will ("I'll sell my
+#: Volvo", "We're gonna move"), or it almost did ("I nearly quit Nokia").
+_UNREALISED = frozenset("will shall gonna almost nearly".split())
+#: Words that may stand between them and the change ("I'll probably sell").
+_HEDGES = frozenset("probably definitely soon finally really just also".split())
+
+
 def supposes(text: str) -> bool:
-    """Whether ``text`` supposes, wishes or weighs a value instead of stating it."""
-    lows = [w.lower().replace("\u2019", "'") for w in _WORD.findall(text)]
+    """Whether ``text`` supposes, wishes or weighs a value instead of stating it,
+    or tells a change that has not happened: one to come or meant ("I'm going to
+    quit Nokia", "We plan to move to Lisbon", "I refuse to leave Nokia"; "I had to
+    sell my Volvo" did), one that will ("I'll sell my Volvo") or one that almost
+    did ("I nearly sold my Volvo", "I was about to quit Nokia")."""
+    original = [w.replace("\u2019", "'") for w in _WORD.findall(text)]
+    lows = [w.lower() for w in original]
     if any(w in _SUPPOSING or w.endswith("'d") for w in lows):
         return True
-    return any(p in _SUPPOSING_PHRASES for p in zip(lows, lows[1:], strict=False))
+    if any(p in _SUPPOSING_PHRASES for p in zip(lows, lows[1:], strict=False)):
+        return True
+    # every change it tells is to come ("I quit Nokia to join Philips" did quit)
+    changes = [i for i, w in enumerate(lows) if w in _CHANGE]
+    return bool(changes) and all(_unrealised(lows, original, i) for i in changes)
+
+
+def _unrealised(lows: Sequence[str], original: Sequence[str], i: int) -> bool:
+    """Whether the word of change at ``i`` tells a change that has not happened: an
+    infinitive ("to quit", not "had to sell", "used to move"), or after a word of
+    the future or of almost ("will", "'ll", "nearly"; "Will" the name is none)."""
+    j = i - 1
+    while j >= 0 and lows[j] in _HEDGES:
+        j -= 1
+    if j < 0:
+        return False
+    if lows[j] == "to":
+        return j == 0 or lows[j - 1] not in ("had", "used")
+    return (lows[j] in _UNREALISED and original[j] == lows[j]) or lows[j].endswith("'ll")
 
 
 def past_state(text: str) -> bool:
