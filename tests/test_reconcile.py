@@ -848,6 +848,39 @@ def test_a_change_made_beside_one_to_come_or_for_another_value_retires() -> None
         assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
 
 
+@pytest.mark.parametrize(
+    ("new", "old", "sim"),
+    [
+        ("I sold the Volvo's winter tyres.", "I drive a Volvo.", 0.57),
+        ("I moved my Nokia shares to a new broker.", "I work at Nokia.", 0.49),
+        ("I left the Nokia party early.", "I work at Nokia.", 0.59),
+        ("I changed my Netflix password.", "I have a Netflix subscription.", 0.62),
+        ("I cancelled my Iron Temple class for today.", "I go to Iron Temple gym.", 0.58),
+        ("Nokia moved me to the Espoo office.", "I work at Nokia.", 0.68),
+    ],
+)
+def test_a_thing_the_value_names_is_not_the_value(new: str, old: str, sim: float) -> None:
+    """An ending that acts on a thing the value only names ("my Nokia shares", "the
+    Volvo's winter tyres", "my Iron Temple class"), or a value that moves a person
+    on ("Nokia moved me to Espoo"), leaves the value where it was."""
+    assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
+
+
+def test_a_holding_or_a_home_the_value_names_is_left_with_it() -> None:
+    """What one holds with a value or lives in is left with it ("my Iron Temple
+    membership"), as are the value itself and a value that leaves a person
+    ("Priya left us for Google")."""
+    for new, old, sim in (
+        ("I cancelled my Iron Temple membership.", "I go to Iron Temple gym.", 0.55),
+        ("I quit Nokia today.", "I work at Nokia.", 0.72),
+        ("I left Nokia because of the commute.", "I work at Nokia.", 0.67),
+        ("I sold my Volvo last week.", "I drive a Volvo.", 0.66),
+        ("Priya left us for Google.", "My manager is Priya.", 0.61),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+
+
 def test_one_days_exception_is_no_change() -> None:
     """ "Today I had tea instead of coffee" is an exception, not a new habit; a
     word of change or an ending on the same day is a change."""

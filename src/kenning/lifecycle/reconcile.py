@@ -131,7 +131,12 @@ first rule with a candidate wins; among candidates, the most similar one):
      sold my Volvo" and "I didn't move to Lisbon after all" retire nothing; nor
      does a change not made (a supposition, :func:`.slots.supposes`: "I'm going
      to quit Nokia", "I nearly sold my Volvo") or a trip ("I left Berlin for a
-     week of holiday"; "I left Nokia for a startup" is for good).
+     week of holiday"; "I left Nokia for a startup" is for good). An ending that
+     acts on a thing the value only names leaves the value ("I moved my Nokia
+     shares", "I left the Nokia party early", "I sold the Volvo's winter tyres";
+     a holding or a home goes with it: "I cancelled my Iron Temple membership",
+     "We moved out of our Berlin flat"), and so does a value that moves a person
+     on ("Nokia moved me to the Espoo office").
 
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says
@@ -606,7 +611,8 @@ class _Text:
                 if t.number or ((i or _names_mine(lows, own_name)) and not t.text.islower())
             )
             - _I_FORMS,
-            named=frozenset(lows),
+            # a value's possessive names it too: "the Volvo's winter tyres"
+            named=frozenset(lows) | {w[:-2] for w in lows if w.endswith("'s")},
             adds=any(w in _ADDING for w in lows)
             or any(a == "also" and b in _GETTING for a, b in pairs),
             text=text,
@@ -824,7 +830,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
-            and not _acts_on(toks[i + 1 :])
+            and not _acts_on(toks[i + 1 :], change=low in _CHANGE_VERBS)
             and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start])
         ):
             return True
@@ -878,10 +884,16 @@ _THEIR_OWN = frozenset("his her their its".split())
 _QUANTITIES = _NUMBER_WORDS | frozenset("half all most some many several part much of".split())
 
 
-def _acts_on(after: Sequence[_Tok]) -> bool:
+#: The people a value moves on ("Nokia moved me to Espoo", "transferred us").
+_MOVED_PEOPLE = frozenset("me us him her them".split())
+
+
+def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
     """Whether an ending is followed by something it acts on (a determiner and a
     thing, "changed my prescription", "laid off half my team"), not by a place it
-    is left from or nothing."""
+    is left from or nothing. ``change``: the ending is a word of change ("moved",
+    "switched"), which a person after it undergoes ("Nokia moved me to Espoo");
+    one who is left is left ("Priya left us for Google")."""
     k = 0
     while k < len(after) and (after[k].low in _QUANTITIES or after[k].number):
         k += 1
@@ -890,6 +902,8 @@ def _acts_on(after: Sequence[_Tok]) -> bool:
     after = after[k:]
     if after and after[0].low in _THEIR_OWN:
         return True  # the value's own thing: "Dr. Weber moved his practice", "Tom lost his job"
+    if after and after[0].low in _MOVED_PEOPLE and change:
+        return True  # "Nokia moved me to the Espoo office": the value moves a person on
     if not after or after[0].low not in _DETERMINERS:
         return False
     thing = next((t for t in after[1:] if t.content), None)
@@ -904,7 +918,10 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
     values = old.values
     for i, t in enumerate(after):
         if t.low in values:
-            return True
+            # "moved my Nokia shares", "left the Nokia party", "cancelled my Iron
+            # Temple class": the ending acts on a thing the value only names
+            end = next((j for j in range(i, len(after)) if after[j].low not in values), None)
+            return end is None or not _modified(after[end])
         if t.low in _ELSEWHERE:
             return False  # where one goes: "We moved to Berlin" leaves no Berlin
         held = _stem(t.low) in _HOLDING_STEMS
@@ -921,6 +938,27 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
         if t.content:
             return False
     return False
+
+
+#: Words after a value that are no thing it names: when, how and why it ended
+#: ("I quit Nokia today", "I left Nokia because of the commute").
+_NO_HEAD = frozenset(
+    """today tonight yesterday early late again already recently finally forever
+    behind altogether completely entirely last ago because since though although
+    once until while unless""".split()
+)
+#: Homes one leaves with the value that names them ("moved out of our Berlin flat").
+_HOME_STEMS = frozenset(_stem(w) for w in "flat apartment house home studio".split())
+
+
+def _modified(tok: _Tok) -> bool:
+    """Whether ``tok``, right after a value, is the thing the value names ("Nokia
+    *shares*", "Netflix *password*"): a word in lower case that says no time or
+    reason, and no holding or home one leaves with the value ("my Iron Temple
+    *membership*", "our Berlin *flat*")."""
+    if not tok.content or not tok.text.islower() or tok.low in _NO_HEAD | _WHEN_GONE:
+        return False
+    return _stem(tok.low) not in _HOLDING_STEMS | _HOME_STEMS
 
 
 def _keeps_values(old: _Text, new: _Text) -> bool:
@@ -971,7 +1009,8 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
     for t in new.toks[lows.index(word) + 1 :]:
         if t.low in _TOWARDS:
             continue
-        return t.low in new.values and not t.number and t.low not in old.values
+        own = t.low.removesuffix("'s")  # "sold the Volvo's tyres" sells no other value
+        return t.low in new.values and not t.number and own not in old.values
     return False
 
 
