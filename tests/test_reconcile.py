@@ -876,6 +876,8 @@ def test_a_holding_or_a_home_the_value_names_is_left_with_it() -> None:
         ("I left Nokia because of the commute.", "I work at Nokia.", 0.67),
         ("I sold my Volvo last week.", "I drive a Volvo.", 0.66),
         ("Priya left us for Google.", "My manager is Priya.", 0.61),
+        # an ending alone, with no word of its own beside the value
+        ("We moved out of Berlin.", "I live in Berlin.", 0.68),
     ):
         d = decide(new, nb("m1", old, sim))
         assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new

@@ -136,7 +136,8 @@ first rule with a candidate wins; among candidates, the most similar one):
      shares", "I left the Nokia party early", "I sold the Volvo's winter tyres";
      a holding or a home goes with it: "I cancelled my Iron Temple membership",
      "We moved out of our Berlin flat"), and so does a value that moves a person
-     on ("Nokia moved me to the Espoo office").
+     on ("Nokia moved me to the Espoo office"). An ending alone is a change
+     though it adds no word of its own ("We moved out of Berlin").
 
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says
@@ -778,8 +779,19 @@ def _endings_in(lows: Sequence[str]) -> Iterator[tuple[int, bool]]:
             yield i, True
             continue
         phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
-        if (phrase or low in _ENDINGS) and denial_before(lows, i - 1 if phrase else i) is None:
+        if (phrase or low in _ENDINGS) and denial_before(
+            lows, _clause_start(lows, i, phrase)
+        ) is None:
             yield i, phrase
+
+
+def _clause_start(lows: Sequence[str], i: int, phrase: bool) -> int:
+    """Where the ending at ``i`` begins, with the verb it ends ("moved out of"): a
+    denial before it denies the lot ("We haven't moved out of Berlin")."""
+    start = i - 1 if phrase else i
+    while start > 0 and lows[start - 1] in _ENDINGS | _CHANGE_VERBS:
+        start -= 1
+    return start
 
 
 def _denied_endings(lows: Sequence[str]) -> set[int]:
@@ -790,7 +802,7 @@ def _denied_endings(lows: Sequence[str]) -> set[int]:
         phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
         if not (phrase or low in _ENDINGS) or (i > 0 and _no_return(lows, i)):
             continue
-        start = i - 1 if phrase else i
+        start = _clause_start(lows, i, phrase)
         j = denial_before(lows, start)
         if j is not None:
             out.update({j, *range(start, i + 1)})
@@ -1509,7 +1521,10 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     denied = old if old.negated else new
     if sim < gate or (old.negated != new.negated and not denied.ends):
         return None
-    if not (new.content - old.content) or not (names_old or old.content - new.content):
+    # a change brings words of its own, or leaves the old value outright: "We moved
+    # out of Berlin" says no more than where from
+    brings = bool(new.content - old.content) or _leaves(old, new)
+    if not brings or not (names_old or old.content - new.content):
         return None
     return f"contradiction: the same subject's value changed ('{cue}', cos {sim:.2f})"
 
