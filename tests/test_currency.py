@@ -866,3 +866,49 @@ def test_a_home_told_twice_in_other_words_is_one_chain(
     _say(mem, "My new home is in Porto.", MID)
     _say(mem, "My new flat is in Lisbon.", NEW)
     assert _first(mem, "Where do I live now?") == "My new flat is in Lisbon."
+
+
+def test_an_update_linked_on_write_is_no_change_of_another_attribute(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """A user's statements over two years: "My new gym is McFit" replaced the gym
+    membership on write, and is almost as alike to "My sport is water polo" (.37 against
+    .42). The write's link says which fact it changed, so it takes no part in the
+    sport's change: "I joined a climbing club this year" answers the sport question."""
+    said = [
+        ("I volunteer at the animal shelter on weekends.", "2022-03-18T14:00"),
+        ("My evening class is first aid.", "2022-03-18T14:02"),
+        ("My dog is called Rocky.", "2022-03-18T14:04"),
+        ("Tax forms are due at the end of the month.", "2022-03-18T14:06"),
+        ("Traffic this morning was terrible.", "2022-03-18T14:08"),
+        ("The weather was awful today, rain all afternoon.", "2022-03-18T14:10"),
+        ("My brother helps out at Amnesty.", "2022-03-23T15:00"),
+        ("I eat kosher these days.", "2022-03-23T15:02"),
+        ("My landlord is Mrs. Moreau.", "2022-03-23T15:04"),
+        ("My colleague plays badminton.", "2022-03-23T15:06"),
+        ("My sport is water polo.", "2022-06-22T09:00"),
+        ("I should really drink more water.", "2022-06-22T09:02"),
+        ("I drive a Volkswagen Golf.", "2022-08-06T20:00"),
+        ("I have a membership at Basic-Fit.", "2022-08-06T20:02"),
+        ("My colleague bought a Galaxy S21.", "2022-08-06T20:04"),
+        ("Picked up my Honda Civic from the dealer yesterday.", "2023-05-24T11:00"),
+        (
+            "I moved my volunteering from the animal shelter to Save the Children.",
+            "2023-05-24T11:02",
+        ),
+        ("I'm learning a few words of Japanese for fun.", "2023-05-24T11:04"),
+        ("The building was sold, so Heimstaden is our landlord now.", "2023-12-05T09:00"),
+        ("My colleague has a dog named Oscar.", "2023-12-05T09:02"),
+        ("My new evening class is life drawing.", "2024-02-01T18:00"),
+        ("I joined a climbing club this year.", "2024-02-01T18:02"),
+        ("My back hurts after moving furniture.", "2024-02-01T18:04"),
+        ("My laptop battery barely lasts an hour now.", "2024-02-01T18:06"),
+        ("My neighbour takes a sign language class.", "2024-02-05T18:00"),
+        ("My new gym is McFit.", "2024-07-05T10:00"),
+        ("I'm so tired, the week has been long.", "2024-07-05T10:02"),
+    ]
+    mem = make_memory(settings=_rules())
+    for text, at in said:
+        _say(mem, text, datetime.fromisoformat(at).replace(tzinfo=UTC))
+    assert "climbing" in _first(mem, "What sport am I currently into?")
+    assert "McFit" in _first(mem, "Which gym do I go to now?")

@@ -214,7 +214,7 @@ def currency(
     split: Annotated[
         str,
         typer.Option(
-            help="dev | holdout | all (by attribute kind); tune: ten more kinds in their "
+            help="dev | holdout | all (by attribute kind); tune: fifteen more kinds in their "
             "own dataset, tuned on as dev; probe: five more, a check never tuned on"
         ),
     ] = "dev",

@@ -1,4 +1,4 @@
-"""The currency benchmark's second tuning set: ten more kinds, tuned on like dev.
+"""The currency benchmark's second tuning set: fifteen more kinds, tuned on like dev.
 
 The dev kinds name most values with capitals (a city, a car, a bank) and
 change them in a few set ways. The kinds here are written to widen what tuning
@@ -12,12 +12,17 @@ sees, in the shape of :mod:`.currency_phrases` (``values``, ``first``,
   and a start in one breath, or with no word of change at all ("These days
   it's the cello").
 
-The last five (an insurer, a supermarket, an airline, a bike, an energy
-supplier) were added later, written fresh to see how the rules generalise to
-kinds they were never tuned on: values a speaker leaves in passing ("No more
+Ten more were added later, five at a time, each batch written fresh to see
+how the rules generalise to kinds they were never tuned on. An insurer, a
+supermarket, an airline, a bike and an energy supplier: values a speaker leaves in passing ("No more
 Tesco for me", "I'm not going back to Aldi", "My Bupa policy ran out"),
 impersonal first statements ("The flat is on an Enel tariff") and changes that
 share no word with what they change ("The first bill from EDF came today").
+A dentist, a sport, a landlord, an evening course and a charity: values that
+are people with titles ("Dr. Novak", "Mrs. Larsen"), activities in lower case,
+changes made by someone else ("The building was sold, so Heimstaden is our
+landlord now") and updates of one attribute beside another's ("I joined a
+climbing club this year" beside "My new gym is McFit").
 
 ``kenning bench currency --split tune`` runs them beside the dev kinds (the
 other attributes their users state), as ``probe`` runs its own kinds. Tune on
@@ -491,5 +496,235 @@ TUNE_KINDS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
             "My {rel} is on a {v} tariff.",
         ),
         "other": ("Who supplies my {rel}'s electricity?", "Which energy company is my {rel} with?"),
+    },
+    "dentist": {
+        "values": (
+            "Dr. Novak",
+            "Dr. Meier",
+            "Dr. Kaplan",
+            "Dr. Rossi",
+            "Dr. Silva",
+            "Dr. Haddad",
+            "Dr. Berg",
+            "Dr. Costa",
+            "Dr. Nowak",
+            "Dr. Ito",
+            "Dr. Lambert",
+            "Dr. Okafor",
+        ),
+        "first": (
+            "My dentist is {v}.",
+            "I get my teeth checked by {v}.",
+            "{v} has been looking after my teeth for years.",
+            "I see {v} for my check-ups.",
+        ),
+        "update": (
+            "{old} retired, so my check-ups are with {new} now.",
+            "I've registered with a new dentist, {new}.",
+            "Had my first check-up with {new} today.",
+            "I stopped seeing {old}; {new} is much gentler.",
+        ),
+        "now": (
+            "Who is my dentist now?",
+            "Who do I see for my teeth these days?",
+            "Which dentist am I with at the moment?",
+            "Who does my check-ups currently?",
+        ),
+        "before": (
+            "Who was my dentist before?",
+            "Which dentist did I see in {year}?",
+            "Which dentist did I stop seeing?",
+            "Who did my check-ups previously?",
+        ),
+        "lookalike": (
+            "My {rel}'s dentist is {v}.",
+            "My {rel} sees {v} for check-ups.",
+            "My {rel} swears by {v}.",
+        ),
+        "other": ("Who is my {rel}'s dentist?", "Which dentist does my {rel} see?"),
+    },
+    "sport": {
+        "values": (
+            "tennis",
+            "badminton",
+            "squash",
+            "rowing",
+            "climbing",
+            "volleyball",
+            "judo",
+            "fencing",
+            "handball",
+            "table tennis",
+            "water polo",
+            "basketball",
+        ),
+        "first": (
+            "I play {v} twice a week.",
+            "My sport is {v}.",
+            "I've been doing {v} since school.",
+            "Saturday mornings are for {v}.",
+        ),
+        "update": (
+            "My knee can't take {old} any more, so I've taken up {new}.",
+            "I joined a {new} club this year.",
+            "Gave {old} a rest and started {new} instead.",
+            "These days my sport is {new}.",
+        ),
+        "now": (
+            "What sport do I play now?",
+            "Which sport do I do these days?",
+            "What is my sport at the moment?",
+            "What sport am I currently into?",
+        ),
+        "before": (
+            "What sport did I play before?",
+            "Which sport did I do in {year}?",
+            "Which sport did I give up?",
+            "What was my previous sport?",
+        ),
+        "lookalike": (
+            "My {rel} plays {v}.",
+            "My {rel} is mad about {v}.",
+            "My {rel} does {v} every weekend.",
+        ),
+        "other": ("What sport does my {rel} play?", "Which sport is my {rel} into?"),
+    },
+    "landlord": {
+        "values": (
+            "Mr. Schulz",
+            "Mrs. Patel",
+            "Greystar",
+            "Vonovia",
+            "Mr. Duarte",
+            "Mrs. Larsen",
+            "Heimstaden",
+            "Mr. Okoye",
+            "Mrs. Moreau",
+            "Akelius",
+            "Mr. Ferrari",
+            "Mrs. Kowalski",
+        ),
+        "first": (
+            "My landlord is {v}.",
+            "I rent my flat from {v}.",
+            "{v} owns the flat I rent.",
+            "I pay my rent to {v}.",
+        ),
+        "update": (
+            "The building was sold, so {new} is our landlord now.",
+            "{old} sold the flat to {new}.",
+            "Our first rent payment to {new} went out today.",
+            "We have a new landlord: {new}.",
+        ),
+        "now": (
+            "Who is my landlord now?",
+            "Who do I pay rent to these days?",
+            "Who owns my flat at the moment?",
+            "Who is my current landlord?",
+        ),
+        "before": (
+            "Who was my landlord before?",
+            "Who did I rent from in {year}?",
+            "Which landlord sold the flat?",
+            "Who did I pay rent to previously?",
+        ),
+        "lookalike": (
+            "My {rel}'s landlord is {v}.",
+            "My {rel} rents from {v}.",
+            "My {rel} pays rent to {v}.",
+        ),
+        "other": ("Who is my {rel}'s landlord?", "Who does my {rel} rent from?"),
+    },
+    "course": {
+        "values": (
+            "pottery",
+            "Spanish",
+            "photography",
+            "life drawing",
+            "creative writing",
+            "woodwork",
+            "salsa",
+            "coding",
+            "first aid",
+            "bookkeeping",
+            "Italian cooking",
+            "sign language",
+        ),
+        "first": (
+            "I take a {v} class on Tuesday evenings.",
+            "I'm doing an evening course in {v}.",
+            "My evening class is {v}.",
+            "I go to {v} lessons after work.",
+        ),
+        "update": (
+            "Finished the {old} course and signed up for {new}.",
+            "This term I'm doing {new} instead of {old}.",
+            "My new evening class is {new}.",
+            "Dropped out of {old}; {new} suits me better.",
+        ),
+        "now": (
+            "What evening class do I take now?",
+            "Which course am I doing these days?",
+            "What am I studying in the evenings at the moment?",
+            "What is my current evening course?",
+        ),
+        "before": (
+            "What evening class did I take before?",
+            "Which course did I do in {year}?",
+            "Which course did I drop out of?",
+            "What was my previous evening class?",
+        ),
+        "lookalike": (
+            "My {rel} takes a {v} class.",
+            "My {rel} is doing a course in {v}.",
+            "My {rel} goes to {v} lessons.",
+        ),
+        "other": ("What class does my {rel} take?", "Which course is my {rel} doing?"),
+    },
+    "charity": {
+        "values": (
+            "the Red Cross",
+            "Oxfam",
+            "the food bank",
+            "Amnesty",
+            "the animal shelter",
+            "Save the Children",
+            "Greenpeace",
+            "the soup kitchen",
+            "UNICEF",
+            "the library",
+            "the hospice",
+            "Habitat for Humanity",
+        ),
+        "first": (
+            "I volunteer at {v} on weekends.",
+            "I help out at {v} once a month.",
+            "My volunteering is with {v}.",
+            "I give my Sundays to {v}.",
+        ),
+        "update": (
+            "I stopped volunteering at {old} and now help {new}.",
+            "Started volunteering with {new} last month.",
+            "My weekends go to {new} now.",
+            "I moved my volunteering from {old} to {new}.",
+        ),
+        "now": (
+            "Where do I volunteer now?",
+            "Which charity do I help these days?",
+            "Who do I volunteer with at the moment?",
+            "Where do I currently volunteer?",
+        ),
+        "before": (
+            "Where did I volunteer before?",
+            "Which charity did I help in {year}?",
+            "Where did I stop volunteering?",
+            "Who did I volunteer with previously?",
+        ),
+        "lookalike": (
+            "My {rel} volunteers at {v}.",
+            "My {rel} helps out at {v}.",
+            "My {rel} gives weekends to {v}.",
+        ),
+        "other": ("Where does my {rel} volunteer?", "Which charity does my {rel} help?"),
     },
 }

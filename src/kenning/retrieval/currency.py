@@ -31,7 +31,8 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    with words the other lacks; each with a cosine to the question within
    ``query_band`` of the best one's (``cue_band`` times that for a memory with
    an update cue); and the older one the newer one's most alike (within
-   ``nearest_margin``) among what was said before it: an update changes the
+   ``nearest_margin``; with no margin when the write already linked it to
+   the memory it replaced) among what was said before it: an update changes the
    fact it is most like, so "My new phone is a Pixel" is no change of "My new
    car is a Tesla" when "My phone is a Galaxy" is there. A
    group keeps its priorities but hands them out by when each memory was said:
@@ -347,7 +348,12 @@ def _groups(
     member = {i: {i} for i in range(len(own))}
     for i, j, n in sorted(pairs, key=lambda p: -sims[p[0], p[1]]):
         left, right = member[i], member[j]
-        if left is right or sims[i, j] < likeness[n] - opts.nearest_margin:
+        # an update the write linked to what it replaced changes that fact; another
+        # is taken for its predecessor only when at least as alike ("My new gym is
+        # McFit", which replaced "I train at Urban Gym", is no change of "My sport
+        # is water polo" at a cosine just under the gym's)
+        margin = 0.0 if own[n].memory.supersedes else opts.nearest_margin
+        if left is right or sims[i, j] < likeness[n] - margin:
             continue
         if any((min(x, y), max(x, y)) in apart for x in left for y in right):
             continue
