@@ -774,39 +774,36 @@ def _endings_in(lows: Sequence[str]) -> Iterator[tuple[int, bool]]:
     """Where the words ``lows`` end a value: (the ending word's position, whether it
     closes a phrase such as "passed away", "gave up" or "not going back"). A denied
     ending is none: "I'm not leaving Nokia", "I never sold my Volvo"."""
-    for i, low in enumerate(lows):
-        if i > 0 and _no_return(lows, i):
-            yield i, True
-            continue
-        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
-        if (phrase or low in _ENDINGS) and denial_before(
-            lows, _clause_start(lows, i, phrase)
-        ) is None:
+    for i, phrase, denial, _ in _ending_words(lows):
+        if denial is None:
             yield i, phrase
-
-
-def _clause_start(lows: Sequence[str], i: int, phrase: bool) -> int:
-    """Where the ending at ``i`` begins, with the verb it ends ("moved out of"): a
-    denial before it denies the lot ("We haven't moved out of Berlin")."""
-    start = i - 1 if phrase else i
-    while start > 0 and lows[start - 1] in _ENDINGS | _CHANGE_VERBS:
-        start -= 1
-    return start
 
 
 def _denied_endings(lows: Sequence[str]) -> set[int]:
     """The positions of denied endings and of the words denying them: "didn't quit"
     affirms what "quit" would end, so neither word negates the text."""
     out: set[int] = set()
-    for i, low in enumerate(lows):
-        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
-        if not (phrase or low in _ENDINGS) or (i > 0 and _no_return(lows, i)):
-            continue
-        start = _clause_start(lows, i, phrase)
-        j = denial_before(lows, start)
-        if j is not None:
-            out.update({j, *range(start, i + 1)})
+    for i, _, denial, start in _ending_words(lows):
+        if denial is not None:
+            out.update({denial, *range(start, i + 1)})
     return out
+
+
+def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, int]]:
+    """Every ending of ``lows``: (its last word's position, whether it closes a phrase,
+    the position of a word denying it or None, where it begins with the verb it ends:
+    "haven't moved out of" denies "moved out of" from "haven't")."""
+    for i, low in enumerate(lows):
+        if i > 0 and _no_return(lows, i):
+            yield i, True, None, i - 1  # a refusal to go back is itself the ending
+            continue
+        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        if not (phrase or low in _ENDINGS):
+            continue
+        start = i - 1 if phrase else i
+        while start > 0 and lows[start - 1] in _ENDINGS | _CHANGE_VERBS:
+            start -= 1
+        yield i, phrase, denial_before(lows, start), start
 
 
 #: Going back, which a negation makes an ending: "I'm not going back to Tesco".
