@@ -87,6 +87,9 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Marek is my boss and a fair one.", "self"),
         ("Ines is Dana's manager.", "dana"),
         ("Lisbon is Dana's favourite city.", "lisbon"),  # no relation
+        # people in general, whatever "I" the sentence holds
+        ("Everyone I know is moving out of Berlin.", ""),
+        ("People I work with are leaving Nokia.", ""),
     ],
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:

@@ -857,6 +857,9 @@ def test_a_change_made_beside_one_to_come_or_for_another_value_retires() -> None
         ("I changed my Netflix password.", "I have a Netflix subscription.", 0.62),
         ("I cancelled my Iron Temple class for today.", "I go to Iron Temple gym.", 0.58),
         ("Nokia moved me to the Espoo office.", "I work at Nokia.", 0.68),
+        # people in general leave, not the speaker
+        ("Everyone I know is moving out of Berlin.", "I live in Berlin.", 0.76),
+        ("People I work with are leaving Nokia.", "I work at Nokia.", 0.72),
     ],
 )
 def test_a_thing_the_value_names_is_not_the_value(new: str, old: str, sim: float) -> None:

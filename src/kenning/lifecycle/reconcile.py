@@ -137,7 +137,8 @@ first rule with a candidate wins; among candidates, the most similar one):
      a holding or a home goes with it: "I cancelled my Iron Temple membership",
      "We moved out of our Berlin flat"), and so does a value that moves a person
      on ("Nokia moved me to the Espoo office"). An ending alone is a change
-     though it adds no word of its own ("We moved out of Berlin").
+     though it adds no word of its own ("We moved out of Berlin"). People in
+     general are not the speaker ("Everyone I know is moving out of Berlin").
 
    A change marker or an update cue needs a changed value: a new text that
    names every value of the old one, anywhere, and leaves none of them says

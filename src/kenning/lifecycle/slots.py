@@ -196,6 +196,10 @@ def _first_person(text: str) -> str:
     return _THE_USER.sub("I", _THE_USERS.sub("my", text))
 
 
+#: Openings that make a sentence about people in general, whatever "I" it holds.
+_ANYONE = frozenset("everyone everybody nobody anyone anybody people".split())
+
+
 @functools.lru_cache(maxsize=50_000)
 def subject_of(text: str) -> str:
     """Whom ``text`` is about: ``"self"``, a relation noun, a pronoun or name, or ``""``.
@@ -203,6 +207,8 @@ def subject_of(text: str) -> str:
     text = _first_person(text)
     words = _split_clitic(_head(text))
     lows = [w.lower() for w in words]
+    if lows and lows[0] in _ANYONE:
+        return ""  # "Everyone I know is moving out of Berlin": no one in particular
     possessive = False  # a "my"/"our" the loop went past
     for i, low in enumerate(lows):
         if low in ("my", "our"):
