@@ -582,9 +582,10 @@ class _Text:
         toks = tuple(_tokens(text))
         lows = [t.low for t in toks]
         pairs = set(zip(lows, lows[1:], strict=False))
-        ends = next(_endings_in(lows), None) is not None
+        endings = list(_ending_words(lows))
+        ends = any(denial is None for _, _, denial, _ in endings)
         # a denied ending affirms: "I didn't quit Nokia" negates nothing
-        denied = _denied_endings(lows)
+        denied = _denied(endings)
         negated = any(
             (w in _NEGATIONS or w.endswith("n't"))
             and not (w == "never" and nxt in _LACKING)
@@ -780,14 +781,19 @@ def _endings_in(lows: Sequence[str]) -> Iterator[tuple[int, bool]]:
             yield i, phrase
 
 
-def _denied_endings(lows: Sequence[str]) -> set[int]:
-    """The positions of denied endings and of the words denying them: "didn't quit"
-    affirms what "quit" would end, so neither word negates the text."""
+def _denied(endings: Sequence[tuple[int, bool, int | None, int]]) -> set[int]:
+    """The positions of the denied ones of ``endings`` (:func:`_ending_words`) and of
+    the words denying them: "didn't quit" affirms what "quit" would end, so neither
+    word negates the text."""
     out: set[int] = set()
-    for i, _, denial, start in _ending_words(lows):
+    for i, _, denial, start in endings:
         if denial is not None:
             out.update({denial, *range(start, i + 1)})
     return out
+
+
+#: The verbs an ending phrase may close ("moved out of", "gave up").
+_ENDING_VERBS = _ENDINGS | _CHANGE_VERBS
 
 
 def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, int]]:
@@ -802,7 +808,7 @@ def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, 
         if not (phrase or low in _ENDINGS):
             continue
         start = i - 1 if phrase else i
-        while start > 0 and lows[start - 1] in _ENDINGS | _CHANGE_VERBS:
+        while start > 0 and lows[start - 1] in _ENDING_VERBS:
             start -= 1
         yield i, phrase, denial_before(lows, start), start
 
@@ -957,8 +963,11 @@ _NO_HEAD = frozenset(
     behind altogether completely entirely last ago because since though although
     once until while unless""".split()
 )
-#: Homes one leaves with the value that names them ("moved out of our Berlin flat").
-_HOME_STEMS = frozenset(_stem(w) for w in "flat apartment house home studio".split())
+#: What one holds or lives in, left with the value that names it ("my Iron Temple
+#: membership", "moved out of our Berlin flat").
+_LEFT_WITH = _HOLDING_STEMS | frozenset(
+    _stem(w) for w in "flat apartment house home studio".split()
+)
 
 
 def _modified(tok: _Tok) -> bool:
@@ -966,9 +975,11 @@ def _modified(tok: _Tok) -> bool:
     *shares*", "Netflix *password*"): a word in lower case that says no time or
     reason, and no holding or home one leaves with the value ("my Iron Temple
     *membership*", "our Berlin *flat*")."""
-    if not tok.content or not tok.text.islower() or tok.low in _NO_HEAD | _WHEN_GONE:
+    if not tok.content or not tok.text.islower():
         return False
-    return _stem(tok.low) not in _HOLDING_STEMS | _HOME_STEMS
+    if tok.low in _NO_HEAD or tok.low in _WHEN_GONE:
+        return False
+    return _stem(tok.low) not in _LEFT_WITH
 
 
 def _keeps_values(old: _Text, new: _Text) -> bool:
