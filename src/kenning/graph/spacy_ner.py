@@ -2,7 +2,8 @@
 
 The pipeline is loaded lazily, once per process and configuration, under a
 lock. Only ``tok2vec``, ``tagger`` and ``ner`` run (no parser, lemmatizer or
-sentence splitter). The tagger costs little (see ``docs/extraction.md``) and
+sentence splitter), their matrix products on numpy's BLAS, one thread (see
+:mod:`.blas`). The tagger costs little (see ``docs/extraction.md``) and
 pays for two things: dropping sentence-initial false PERSONs ("Congrats",
 "Glad") that it does not tag as proper nouns, and key phrases.
 """
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._extras import MissingExtra
 from .._registry import coerce_options
 from ..errors import ConfigError
+from .blas import one_blas_thread
 from .extractor import (
     KEEP_LABELS,
     Extractor,
@@ -61,8 +63,12 @@ def load_pipeline(model: str = DEFAULT_MODEL, *, tagger: bool = True) -> Languag
                 import spacy
             except ImportError as exc:
                 raise MissingExtra("graph", "the spaCy entity extractor") from exc
+            from thinc.api import use_ops
+
             try:
-                nlp = spacy.load(model, exclude=exclude)
+                # the models keep the ops current while they load (see .blas)
+                with use_ops("numpy", use_blis=False):
+                    nlp = spacy.load(model, exclude=exclude)
             except (ImportError, OSError) as exc:
                 raise ConfigError(f"cannot load spaCy model {model!r}: {exc}") from exc
             _pipelines[key] = nlp
@@ -117,11 +123,13 @@ class SpacyExtractor(Extractor):
         speakers = [speaker_prefix(text) for text in items]
         bodies = [text[s[1] :] if s else text for text, s in zip(items, speakers, strict=True)]
         out: list[list[EntityMention]] = []
-        docs = self.nlp.pipe(bodies, batch_size=self.batch_size)
-        for speaker, doc in zip(speakers, docs, strict=True):
-            found = [speaker_mention(speaker[0])] if speaker else []
-            found.extend(self._from_doc(doc))
-            out.append(unique_by_norm(found))
+        nlp = self.nlp
+        with one_blas_thread():
+            docs = nlp.pipe(bodies, batch_size=self.batch_size)
+            for speaker, doc in zip(speakers, docs, strict=True):
+                found = [speaker_mention(speaker[0])] if speaker else []
+                found.extend(self._from_doc(doc))
+                out.append(unique_by_norm(found))
         return harmonise_types(out)
 
     def _from_doc(self, doc: Doc) -> list[EntityMention]:
