@@ -769,6 +769,16 @@ _CHANGES = [
     ("Priya left us for Google.", "My manager is Priya.", 0.61),
     # an ending alone, with no word of its own beside the value
     ("We moved out of Berlin.", "I live in Berlin.", 0.68),
+    # what one stops doing with a value, and a person's title before their name
+    ("I stopped seeing Dr. Meyer; Dr. Novak is much nicer.", "Dr. Meyer does my check-ups.", 0.52),
+    ("I'm no longer volunteering at Oxfam.", "I volunteer at Oxfam on Saturdays.", 0.7),
+    ("I gave up going to Aldi.", "I do my weekly shop at Aldi.", 0.6),
+    ("Dr. Petrov stopped practising last year.", "My dentist is Dr. Petrov.", 0.5),
+    # a value that opens the old fact, said of what it is to the speaker
+    ("I stopped going to Lidl.", "Lidl is where I buy my groceries.", 0.58),
+    ("I cancelled Bupa and went with Aviva.", "Bupa covers my medical bills.", 0.38),
+    # an ending that names the old value needs less likeness: it says enough
+    ("Swapped the Cube for a Brompton.", "I commute on my Cube.", 0.26),
 ]
 
 #: Statements that change nothing of the old fact: each is added beside it.
@@ -811,15 +821,25 @@ _NO_CHANGES = [
     # people in general, not the speaker
     ("Everyone I know is moving out of Berlin.", "I live in Berlin.", 0.76),
     ("People I work with are leaving Nokia.", "I work at Nokia.", 0.72),
+    # a pause, not an ending; what the value stops doing to something else
+    (
+        "I stopped going to Urban Gym for a month while my knee heals.",
+        "I train at Urban Gym.",
+        0.56,
+    ),
+    ("I quit my Spanish class for a few weeks.", "I take a Spanish class.", 0.7),
+    ("Tesco stopped selling my favourite cereal.", "I shop at Tesco.", 0.57),
+    ("I stopped going to the Tesco bakery.", "I shop at Tesco.", 0.64),
 ]
 
 
 @pytest.mark.parametrize(("new", "old", "sim"), _CHANGES)
 def test_a_change_said_any_way_retires_the_old_value(new: str, old: str, sim: float) -> None:
     """Endings in any of their forms ("no more X", "not going back to X", a policy
-    that "ran out", "given up on", "was stolen"), a change to the speaker's own thing,
-    a denial of the state, a change made beside one to come, a holding or home left
-    with its value, an ending alone: each retires the old value."""
+    that "ran out", "given up on", "was stolen", "stopped seeing Dr. X"), a change to
+    the speaker's own thing, a denial of the state, a change made beside one to come,
+    a holding or home left with its value, an ending alone, an ending of a value the
+    old fact opens on ("Lidl is where I shop"): each retires the old value."""
     d = decide(new, nb("m1", old, sim))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
 
@@ -829,7 +849,8 @@ def test_a_statement_that_changes_nothing_retires_nothing(new: str, old: str, si
     """A return, a trip, someone else's thing, a denied ending ("I didn't quit
     Nokia"), a change to come, meant or almost made ("I'm going to quit Nokia", "I
     nearly sold my Volvo"), an ending of a thing the value only names ("my Nokia
-    shares") and people in general leave the fact current."""
+    shares"), people in general, a pause ("for a month") and what the value stops
+    doing to something else leave the fact current."""
     assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
 
 

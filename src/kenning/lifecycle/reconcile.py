@@ -527,6 +527,9 @@ class _Text:
     #: the first name of whom it speaks for, folded, when known (a fact ``ingest``
     #: drew from Kim's words names Kim where Kim said "I")
     own_name: str | None = None
+    #: whether an ending of it is for a while ("I stopped going to Urban Gym for a
+    #: month"): it neither ends nor denies the value
+    for_a_while: bool = False
 
     @property
     def subject(self) -> str:
@@ -620,6 +623,7 @@ class _Text:
             or any(a == "also" and b in _GETTING for a, b in pairs),
             text=text,
             own_name=own_name,
+            for_a_while=any(_away_for_a_while(lows, i) for i, _ in _endings_in(lows)),
         )
 
     @property
@@ -630,11 +634,35 @@ class _Text:
 
 def _names_mine(lows: Sequence[str], own_name: str | None = None) -> bool:
     """Whether the text opens on a name that is the speaker's: "Marek is my boss",
-    "Luna is our new puppy", "Marek is Cleo's boss" from Cleo (the first word's
-    capital is otherwise no value)."""
-    if len(lows) < 3 or lows[1] not in ("is", "was"):
+    "Luna is our new puppy", "Marek is Cleo's boss" from Cleo, "Coop is where I
+    buy my groceries" (the first word's capital is otherwise no value)."""
+    if len(lows) < 3:
         return False
+    if lows[1] not in ("is", "was"):
+        # what the name does for the speaker: "Bupa covers my medical bills"
+        return _acts_for_speaker(lows)
+    if lows[2] in _WH_CLAUSE:  # what the speaker does there, with it, ...
+        return any(w in _SPEAKER_WORDS for w in lows[3:6])
     return lows[2] in ("my", "our") or (own_name is not None and lows[2] == f"{own_name}'s")
+
+
+def _acts_for_speaker(lows: Sequence[str]) -> bool:
+    """Whether the opening name does something for the speaker: a verb in -s after
+    it and the speaker's "my" or "our" soon after ("Bupa covers my medical bills",
+    "Vonovia owns the flat we rent")."""
+    verb = lows[1]
+    return (
+        len(verb) > 3
+        and verb.endswith("s")
+        and not verb.endswith("ss")
+        and verb not in _STOP
+        and any(w in _SPEAKER_WORDS for w in lows[2:6])
+    )
+
+
+#: A clause that says what the opening name is to the speaker ("Coop is where I shop").
+_WH_CLAUSE = frozenset("where what who whom whose".split())
+_SPEAKER_WORDS = frozenset("i we my our".split())
 
 
 def _shared(a: frozenset[str], b: frozenset[str]) -> tuple[int, float, float]:
@@ -660,7 +688,7 @@ def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
     """One of the two denies what the other says: the same words, one negated. The
     people they are about are no words they share ("Gina is here for Jon no matter
     what" / "Jon is always here to support Gina")."""
-    if old.negated == new.negated:
+    if old.negated == new.negated or old.for_a_while or new.for_a_while:
         return None
     people = {_stem(w) for w in (old.subject, new.subject) if w and w != "self"}
     n, overlap, _ = _shared(old.content - people, new.content - people)
@@ -837,7 +865,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         low = lows[i]
         if _away_for_a_while(lows, i):
             continue  # "I left Berlin for a week of holiday": back after it
-        after = toks[i + 1 : i + 1 + reach]
+        after = toks[i + 1 : i + 1 + reach + _passed_over(lows[i + 1 : i + 1 + reach + 1])]
         if after and after[0].low == "to" and _no_return(lows, i):
             after = after[1:]  # where one will not go back to is left: "... back to Tesco"
         if _left_after(old, after, holds=low not in _CHANGE_VERBS):
@@ -862,11 +890,10 @@ _WHILE_OPENERS = _DETERMINERS | _NUMBER_WORDS | frozenset("few couple of long sh
 
 
 def _away_for_a_while(lows: Sequence[str], i: int) -> bool:
-    """Whether the ending at ``i`` leaves for a while ("I left Berlin for a week of
-    holiday", "We left Lisbon for the weekend"), not for good or for another value
-    ("Alice left Google for Meta", "I left Nokia for a startup")."""
-    if lows[i] not in ("left", "leave", "leaves", "leaving"):
-        return False
+    """Whether the ending at ``i`` is for a while ("I left Berlin for a week of
+    holiday", "We left Lisbon for the weekend", "I stopped going to Urban Gym for a
+    month"), not for good or for another value ("Alice left Google for Meta", "I
+    left Nokia for a startup")."""
     for k in range(i + 1, min(len(lows), i + 6)):
         if lows[k] == "for":
             rest = lows[k + 1 : k + 5]
@@ -883,6 +910,26 @@ _HOLDINGS = frozenset(
 )
 _HOLDING_STEMS = frozenset(_stem(w) for w in _HOLDINGS)
 _ON_THE_WAY = _DETERMINERS | _SLOT_PREPS | frozenset("from of out with".split())
+#: A person's title before their name: "I stopped seeing Dr. Silva".
+_TITLES = frozenset("mr mrs ms mx dr prof".split())
+#: Words in -ing that name things, not what one does ("I sold my wedding ring").
+_ING_THINGS = frozenset(
+    """thing things building buildings wedding ring morning evening spring string king
+    ceiling clothing housing parking""".split()
+)
+
+
+def _activity(low: str) -> bool:
+    """Whether ``low`` is a verb in -ing: what one stops doing with a value ("stopped
+    seeing", "quit working at", "gave up going to"), the value coming after it."""
+    return len(low) > 4 and low.endswith("ing") and low not in _ING_THINGS
+
+
+def _passed_over(lows: Sequence[str]) -> int:
+    """How many of the words after an ending its reach passes over: the activity
+    right after it and people's titles ("stopped seeing Dr. Silva" reaches Silva
+    as "left Silva" would)."""
+    return int(bool(lows) and _activity(lows[0])) + sum(w in _TITLES for w in lows)
 
 
 #: Where one leaves from: "Priya left the company" ends Priya's place as well as
@@ -910,6 +957,8 @@ def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
     is left from or nothing. ``change``: the ending is a word of change ("moved",
     "switched"), which a person after it undergoes ("Nokia moved me to Espoo");
     one who is left is left ("Priya left us for Google")."""
+    if len(after) > 1 and _activity(after[0].low):
+        after = after[1:]  # what one stops doing it to: "Tesco stopped selling my cereal"
     k = 0
     while k < len(after) and (after[k].low in _QUANTITIES or after[k].number):
         k += 1
@@ -933,6 +982,10 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
     word of change it is what changes ("I switched positions on the Tigers")."""
     values = old.values
     for i, t in enumerate(after):
+        if (i == 0 and _activity(t.low)) or t.low in _TITLES:
+            continue  # "stopped seeing Dr. Silva", "no longer volunteering at Oxfam"
+        if i == 1 and t.low == "to" and _activity(after[0].low):
+            continue  # where one went is what one stops going to: "gave up going to Tesco"
         if t.low in values:
             # "moved my Nokia shares", "left the Nokia party", "cancelled my Iron
             # Temple class": the ending acts on a thing the value only names
@@ -1484,6 +1537,11 @@ def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
     )
 
 
+#: How much lower the update rule's cosine gate is when the new text names the old
+#: value, and as much again when it ends it.
+_NAMED_GATE = 0.1
+
+
 def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
     """The same subject, a new value, and the new text says so ("We relocated to
     Lisbon" / "I live in Berlin"): the embedding gate is low because such pairs
@@ -1494,7 +1552,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     cue = new.cue or ("ends" if _leaves(old, new, reach=2) else None)
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
-    if new.adds and not _leaves(old, new):
+    leaves = _leaves(old, new)
+    if new.adds and not leaves:
         return None  # a second value beside the first: "We also got a kitten, Nala"
     if cue is None:
         return None
@@ -1523,7 +1582,9 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
         return None  # "My new SIM arrived today" / "My new phone is a Xperia 5"
     if not names_old and _moves_a_thing(old, new, cue):
         return None  # "We relocated the office to Munich" / "I live in Berlin"
-    gate = k.update_similarity - (0.1 if names_old else 0.0)
+    # lower when the new text names the old value, and again when it ends it: "Traded
+    # in the Orbea for a Brompton" / "I cycle everywhere on my Orbea" (cos 0.25)
+    gate = k.update_similarity - _NAMED_GATE * (names_old + leaves)
     # a denial is no update ("I'm not moving to Lisbon"), but a negation that ends
     # a value is ("I quit Nokia and joined Philips" / "I work at Nokia"; then "I
     # left Philips for Spotify")
@@ -1532,7 +1593,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
         return None
     # a change brings words of its own, or leaves the old value outright: "We moved
     # out of Berlin" says no more than where from
-    brings = bool(new.content - old.content) or _leaves(old, new)
+    brings = bool(new.content - old.content) or leaves
     if not brings or not (names_old or old.content - new.content):
         return None
     return f"contradiction: the same subject's value changed ('{cue}', cos {sim:.2f})"
