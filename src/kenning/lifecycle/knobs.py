@@ -30,7 +30,8 @@ class ReconcileKnobs:
     slot_similarity: float = 0.35
     #: Cosine from which the speaker's statement with an update cue ("moved",
     #: "new", "switched") and a changed value retires their older one (0.1 lower
-    #: when it repeats one of the older one's values). On the currency dev kinds
+    #: when it repeats one of the older one's values, 0.2 when it also ends it:
+    #: "Traded in the Orbea for a Brompton"). On the currency dev kinds
     #: through ``write``: precision .83 at 0.30, .96 at 0.40 (a wrong retirement
     #: hides a true fact from questions about now; the read-time step orders
     #: what this misses).
