@@ -777,6 +777,8 @@ _CHANGES = [
     # a value that opens the old fact, said of what it is to the speaker
     ("I stopped going to Lidl.", "Lidl is where I buy my groceries.", 0.58),
     ("I cancelled Bupa and went with Aviva.", "Bupa covers my medical bills.", 0.38),
+    # a change after time at the value, not of a thing it names
+    ("After five years at Nokia I switched to Philips.", "I work at Nokia.", 0.63),
     # an ending that names the old value needs less likeness: it says enough
     ("Swapped the Cube for a Brompton.", "I commute on my Cube.", 0.26),
 ]
@@ -830,6 +832,10 @@ _NO_CHANGES = [
     ("I quit my Spanish class for a few weeks.", "I take a Spanish class.", 0.7),
     ("Tesco stopped selling my favourite cereal.", "I shop at Tesco.", 0.57),
     ("I stopped going to the Tesco bakery.", "I shop at Tesco.", 0.64),
+    # a change of the speaker's thing that the value only names
+    ("My team at Nokia switched to Slack.", "I work at Nokia.", 0.6),
+    ("Our flat in Berlin switched to Vattenfall for power.", "I live in Berlin.", 0.48),
+    ("My Volvo dealer switched to Saturday opening.", "I drive a Volvo.", 0.56),
 ]
 
 
@@ -849,8 +855,9 @@ def test_a_statement_that_changes_nothing_retires_nothing(new: str, old: str, si
     """A return, a trip, someone else's thing, a denied ending ("I didn't quit
     Nokia"), a change to come, meant or almost made ("I'm going to quit Nokia", "I
     nearly sold my Volvo"), an ending of a thing the value only names ("my Nokia
-    shares"), people in general, a pause ("for a month") and what the value stops
-    doing to something else leave the fact current."""
+    shares"), people in general, a pause ("for a month"), what the value stops
+    doing to something else and a change of the speaker's thing the value only names
+    ("My team at Nokia switched to Slack") leave the fact current."""
     assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
 
 

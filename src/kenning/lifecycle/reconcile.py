@@ -1075,10 +1075,11 @@ _TOWARDS = _DETERMINERS | _SLOT_PREPS | frozenset("back over finally into up".sp
 def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
     """Whether the word of change in ``new`` goes to a value ``old`` does not name:
     "I moved back to Berlin after two years in Paris" names Paris, the old home,
-    but moves to Berlin."""
+    but moves to Berlin. Not when what changes is the speaker's thing the old value
+    only names: "My team at Nokia switched to Slack" leaves "I work at Nokia"."""
     word = cue.split()[-1]
     lows = [t.low for t in new.toks]
-    if word not in lows:
+    if word not in lows or _names_whose_thing(old, new.toks[: lows.index(word)]):
         return False
     for t in new.toks[lows.index(word) + 1 :]:
         if t.low in _TOWARDS:
@@ -1086,6 +1087,17 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
         own = t.low.removesuffix("'s")  # "sold the Volvo's tyres" sells no other value
         return t.low in new.values and not t.number and own not in old.values
     return False
+
+
+def _names_whose_thing(old: _Text, subject: Sequence[_Tok]) -> bool:
+    """Whether ``subject`` (the words before a word of change) is the speaker's
+    thing that one of ``old``'s values only names: "My team at Nokia", "Our Berlin
+    flat", "My Volvo dealer", not "My Volvo" nor "After five years at Nokia I"."""
+    if not subject or subject[0].low not in ("my", "our"):
+        return False
+    named = [t for t in subject if t.low in old.values]
+    things = [t for t in subject[1:] if t.content and t.low not in old.values]
+    return bool(named) and bool(things)
 
 
 def _change_marker(old: _Text, new: _Text) -> str | None:
