@@ -131,6 +131,10 @@ def test_update_cues_and_question_aspects() -> None:
     assert update_cue("I live in Berlin.") is None
     assert update_cue("No more cable TV for us, we stream now.") == "no more"
     assert update_cue("Signed up for a pottery class today.") == "signed up"
+    # "first" in a name is no first time
+    assert update_cue("My evening class is first aid.") is None
+    assert update_cue("We live on the first floor.") is None
+    assert update_cue("I flew first class for the first time.") == "first"
     assert aspect_of("Where do I live now?") == "now"
     assert aspect_of("What's my cat called?") == "now"
     assert aspect_of("Where did I live before I moved?") == "before"

@@ -422,9 +422,18 @@ def update_cue(text: str) -> str | None:
             if denial_before(lows, i) is None:
                 return f"{w} {lows[i + 1]}"
             continue
+        if w == "first" and lows[i + 1 : i + 2] and lows[i + 1] in _FIRST_COMPOUNDS:
+            continue  # "My evening class is first aid": no first time
         if w in _CUES and denial_before(lows, i) is None:
             return w
     return None
+
+
+#: Nouns that make "first" part of a name, not a first time: "first aid", "first
+#: class", "the first floor", "my first name".
+_FIRST_COMPOUNDS = frozenset(
+    "aid class floor name names language cousin cousins half quarter place person".split()
+)
 
 
 #: Words after a cue that name no thing it is about ("moved to", "switched my").
