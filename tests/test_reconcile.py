@@ -777,6 +777,8 @@ _CHANGES = [
     # a value that opens the old fact, said of what it is to the speaker
     ("I stopped going to Lidl.", "Lidl is where I buy my groceries.", 0.58),
     ("I cancelled Bupa and went with Aviva.", "Bupa covers my medical bills.", 0.38),
+    # "we're" is the speaker in a slot as "we" is
+    ("We're living in Lisbon now.", "I live in Berlin.", 0.37),
     # a change after time at the value, not of a thing it names
     ("After five years at Nokia I switched to Philips.", "I work at Nokia.", 0.63),
     # an ending that names the old value needs less likeness: it says enough
@@ -832,6 +834,8 @@ _NO_CHANGES = [
     ("I quit my Spanish class for a few weeks.", "I take a Spanish class.", 0.7),
     ("Tesco stopped selling my favourite cereal.", "I shop at Tesco.", 0.57),
     ("I stopped going to the Tesco bakery.", "I shop at Tesco.", 0.64),
+    # a living room is no home ("living"), nor said to be more of one
+    ("I moved the sofa to the Berlin flat's living room.", "I live in Berlin.", 0.5),
     # "first" in a name ("first aid") is no first time, so no cue
     ("My evening class is first aid.", "My volunteering is with the library.", 0.47),
     # a change of the speaker's thing that the value only names

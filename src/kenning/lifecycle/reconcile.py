@@ -480,7 +480,16 @@ def _tokens(text: str) -> list[_Tok]:
             words[-1] += word  # "1 pm" is "1pm"
         else:
             words.append(word)
-    return [_tok(w) for w in words]
+    toks = [_tok(w) for w in words]
+    for i, t in enumerate(toks[:-1]):
+        if (t.low, toks[i + 1].low) in _NOUN_COMPOUNDS:
+            toks[i] = _Tok(t.text, t.low, t.low, t.number, t.content)  # a noun, no verb
+    return toks
+
+
+#: Compounds whose first word is no form of a verb: "the living room" says nothing
+#: of where one lives.
+_NOUN_COMPOUNDS = frozenset({("living", "room"), ("living", "rooms")})
 
 
 def _number_kind(low: str) -> str:
@@ -1243,7 +1252,7 @@ def _same_owner(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 #: The speaker in a slot's subject ("the user" too, in facts drawn by ``ingest``).
-_SPEAKER = frozenset("i we i've we've".split())
+_SPEAKER = frozenset("i we i've we've i'm we're i'd we'd i'll we'll".split())
 #: The speaker's own, before a slot: "my new job at", "our first day at".
 _MINE = frozenset("my our".split())
 #: Slot triggers that name a state (a move or a relocation names a change).
