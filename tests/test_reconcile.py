@@ -834,6 +834,9 @@ _NO_CHANGES = [
     ("I quit my Spanish class for a few weeks.", "I take a Spanish class.", 0.7),
     ("Tesco stopped selling my favourite cereal.", "I shop at Tesco.", 0.57),
     ("I stopped going to the Tesco bakery.", "I shop at Tesco.", 0.64),
+    # a narrower thing stopped: neither a denial of the fact nor a detail of it
+    ("I stopped working late at Nokia.", "I work at Nokia.", 0.78),
+    ("I stopped seeing Dr. Silva's assistant.", "My dentist is Dr. Silva.", 0.62),
     # a living room is no home ("living"), nor said to be more of one
     ("I moved the sofa to the Berlin flat's living room.", "I live in Berlin.", 0.5),
     # "first" in a name ("first aid") is no first time, so no cue

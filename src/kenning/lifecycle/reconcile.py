@@ -701,9 +701,33 @@ def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
         return None
     people = {_stem(w) for w in (old.subject, new.subject) if w and w != "self"}
     n, overlap, _ = _shared(old.content - people, new.content - people)
-    if n >= 1 and overlap >= k.negation_overlap:
+    denying, denied = (new, old) if new.negated else (old, new)
+    if n >= 1 and overlap >= k.negation_overlap and not _denies_less(denying, denied):
         return "contradiction: negation flipped"
     return None
+
+
+def _denies_less(denying: _Text, denied: _Text) -> bool:
+    """Whether the negation of ``denying`` is of a narrower thing than ``denied``
+    states: a word of its own between the negation and the last word the two share
+    ("I stopped working late at Nokia" / "I work at Nokia"), where "I don't work at
+    Nokia anymore" denies it all."""
+    lows = [t.low for t in denying.toks]
+    start = next(
+        (
+            i
+            for i, w in enumerate(lows)
+            if w in _NEGATIONS or w.endswith("n't") or (i and (lows[i - 1], w) in _NEG_PHRASES)
+        ),
+        None,
+    )
+    if start is None:
+        return False
+    shared = [i for i, t in enumerate(denying.toks) if t.stem in denied.content and i > start]
+    if not shared:
+        return False
+    between = denying.toks[start + 1 : shared[-1]]
+    return any(t.content and t.stem not in denied.content for t in between)
 
 
 #: How a text gives its subject's age: "I'm 34", "My son is 6", "I turned 35".
@@ -1769,9 +1793,12 @@ def _one_off(new: _Text) -> bool:
 def _elaborates(old: _Text, new: _Text, k: ReconcileKnobs) -> bool:
     """``new`` covers ``old``'s content words and numbers (two at least: one word
     is no fact to detail, "Alice, who is vegetarian, joined us" says nothing more
-    of "I'm vegetarian"), adds its own, is longer and is no one day's event of a
-    standing fact."""
+    of "I'm vegetarian"), adds its own, is longer, is no one day's event of a
+    standing fact and denies what the old one says no more and no less than it
+    ("I stopped working late at Nokia" details no "I work at Nokia")."""
     if len(old.terms) < 2 or new.words <= old.words or (_one_day(new) and not _one_day(old)):
+        return False
+    if old.negated != new.negated:
         return False
     coverage = len(old.terms & new.terms) / len(old.terms)
     return coverage >= k.shadow_coverage and bool(new.terms - old.terms)
