@@ -135,6 +135,11 @@ def test_update_cues_and_question_aspects() -> None:
     assert update_cue("My evening class is first aid.") is None
     assert update_cue("We live on the first floor.") is None
     assert update_cue("I flew first class for the first time.") == "first"
+    # a time from which a value holds, but not one to come
+    assert update_cue("From this month my insurer is Aviva.") == "from this month"
+    assert update_cue("As of this year, I'm vegan.") == "as of this year"
+    assert update_cue("From next month my insurer is Aviva.") is None
+    assert update_cue("I work from home.") is None
     assert aspect_of("Where do I live now?") == "now"
     assert aspect_of("What's my cat called?") == "now"
     assert aspect_of("Where did I live before I moved?") == "before"

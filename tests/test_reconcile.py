@@ -777,6 +777,8 @@ _CHANGES = [
     # a value that opens the old fact, said of what it is to the speaker
     ("I stopped going to Lidl.", "Lidl is where I buy my groceries.", 0.58),
     ("I cancelled Bupa and went with Aviva.", "Bupa covers my medical bills.", 0.38),
+    # a value said to hold from now on
+    ("From this month my insurer is Aviva.", "My health cover is with Bupa.", 0.43),
     # "we're" is the speaker in a slot as "we" is
     ("We're living in Lisbon now.", "I live in Berlin.", 0.37),
     # a change after time at the value, not of a thing it names
@@ -834,6 +836,8 @@ _NO_CHANGES = [
     ("I quit my Spanish class for a few weeks.", "I take a Spanish class.", 0.7),
     ("Tesco stopped selling my favourite cereal.", "I shop at Tesco.", 0.57),
     ("I stopped going to the Tesco bakery.", "I shop at Tesco.", 0.64),
+    # a value to hold from a time to come
+    ("From next month my insurer is Aviva.", "My health cover is with Bupa.", 0.43),
     # a narrower thing stopped: neither a denial of the fact nor a detail of it
     ("I stopped working late at Nokia.", "I work at Nokia.", 0.78),
     ("I stopped seeing Dr. Silva's assistant.", "My dentist is Dr. Silva.", 0.62),

@@ -424,9 +424,28 @@ def update_cue(text: str) -> str | None:
             continue
         if w == "first" and lows[i + 1 : i + 2] and lows[i + 1] in _FIRST_COMPOUNDS:
             continue  # "My evening class is first aid": no first time
+        if _starts_from(lows, i):  # "From this month my insurer is Aviva"
+            return " ".join(lows[i : i + (4 if w == "as" else 3)])
         if w in _CUES and denial_before(lows, i) is None:
             return w
     return None
+
+
+#: When a value starts holding: "from this month", "as of this year" (not "from next
+#: month": a change to come is no change yet).
+_STARTING = frozenset("from starting as".split())
+_PERIODS = frozenset("day week month year term semester season".split())
+
+
+def _starts_from(lows: Sequence[str], i: int) -> bool:
+    """Whether ``lows[i]`` opens a time from which a value holds ("From this month my
+    insurer is Aviva", "As of this week, I work from Lisbon")."""
+    rest = lows[i + 1 : i + 4]
+    if lows[i] not in _STARTING or len(rest) < 2:
+        return False
+    if lows[i] == "as":
+        rest = rest[1:] if rest[0] == "of" else []
+    return len(rest) >= 2 and rest[0] == "this" and rest[1] in _PERIODS
 
 
 #: Nouns that make "first" part of a name, not a first time: "first aid", "first
