@@ -16,7 +16,7 @@ from .extractor import (
 from .model import EntityMention, NodeKind, unique_by_norm
 from .resolve import normalise_name
 
-__all__ = ["COMMON_WORDS", "RuleExtractor"]
+__all__ = ["COMMON_WORDS", "HONORIFICS", "RuleExtractor"]
 
 _TOKEN = re.compile(
     r"""[A-Z]\.(?=[ \t]+[A-Z])                           # an initial: "J." before "K."
@@ -27,7 +27,8 @@ _TOKEN = re.compile(
 _HANDLE = re.compile(r"(?<![\w@])@([^\W_][\w.]*[^\W_]|[^\W_])")
 _HASHTAG = re.compile(r"(?<![\w#&])#([^\W\d_][\w-]*[^\W_]|[^\W\d_])")
 _CONNECTORS = frozenset("of de la le van von der den du da del di al bin".split())
-_HONORIFICS = frozenset("mr mrs ms mx dr prof sir dame".split())
+#: Titles before a person's name ("Dr. Silva", "Mrs Patel").
+HONORIFICS = frozenset("mr mrs ms mx dr prof sir dame".split())
 #: Capitalised words that say nothing about an entity (sentence openers, pronouns,
 #: interjections, days and months), dropped wherever they stand.
 COMMON_WORDS = _COMMON = frozenset(
@@ -45,7 +46,7 @@ COMMON_WORDS = _COMMON = frozenset(
 
 def _is_cap(word: str) -> bool:
     return (
-        word[:1].isupper() and word.casefold() not in _COMMON and word.casefold() not in _HONORIFICS
+        word[:1].isupper() and word.casefold() not in _COMMON and word.casefold() not in HONORIFICS
     )
 
 
@@ -63,7 +64,7 @@ def _abbreviation(tokens: Sequence[str], i: int) -> bool:
     if i < 0:
         return False
     word = tokens[i]
-    return word.casefold() in _HONORIFICS or (len(word) == 1 and word.isupper())
+    return word.casefold() in HONORIFICS or (len(word) == 1 and word.isupper())
 
 
 def _after_honorific(tokens: Sequence[str], i: int) -> bool:
@@ -71,7 +72,7 @@ def _after_honorific(tokens: Sequence[str], i: int) -> bool:
     j = i - 1
     if j >= 0 and tokens[j] == ".":
         j -= 1
-    return j >= 0 and tokens[j].casefold() in _HONORIFICS
+    return j >= 0 and tokens[j].casefold() in HONORIFICS
 
 
 def _cap_runs(tokens: Sequence[str]) -> Iterable[tuple[int, int]]:

@@ -200,6 +200,7 @@ from enum import Enum
 from typing import Any, NamedTuple
 
 from ..errors import ConfigError
+from ..graph.rules import HONORIFICS
 from ..llm.base import ChatModel, Message
 from ..retrieval.timeq import CALENDAR_NAMES
 from .knobs import ReconcileKnobs
@@ -539,6 +540,8 @@ class _Text:
     #: whether an ending of it is for a while ("I stopped going to Urban Gym for a
     #: month"): it neither ends nor denies the value
     for_a_while: bool = False
+    #: the position of its first negation (see ``negated``), if any
+    negation_at: int | None = None
 
     @property
     def subject(self) -> str:
@@ -598,22 +601,25 @@ class _Text:
         ends = any(denial is None for _, _, denial, _ in endings)
         # a denied ending affirms: "I didn't quit Nokia" negates nothing
         denied = _denied(endings)
-        negated = any(
-            (w in _NEGATIONS or w.endswith("n't"))
+        # where it negates: a negation word, or the last word of a negating phrase
+        negations = [
+            i
+            for i, (w, nxt) in enumerate(zip(lows, [*lows[1:], ""], strict=True))
+            if (w in _NEGATIONS or w.endswith("n't"))
             and not (w == "never" and nxt in _LACKING)
             and i not in denied
-            for i, (w, nxt) in enumerate(zip(lows, [*lows[1:], ""], strict=True))
-        )
-        negated = negated or any(
-            (a, b) in _NEG_PHRASES and i not in denied
+        ] + [
+            i + 1
             for i, (a, b) in enumerate(zip(lows, lows[1:], strict=False))
-        )
+            if (a, b) in _NEG_PHRASES and i not in denied
+        ]
         return cls(
             toks=toks,
             norm=" ".join(lows),
             content=frozenset(t.stem for t in toks if t.content),
             numbers=frozenset(t.low for t in toks if t.number),
-            negated=negated,
+            negated=bool(negations),
+            negation_at=min(negations, default=None),
             ends=ends,
             change_verbs=frozenset(w for w in lows if w in _CHANGE_VERBS),
             slot=_slot(toks),
@@ -651,7 +657,7 @@ def _names_mine(lows: Sequence[str], own_name: str | None = None) -> bool:
         # what the name does for the speaker: "Bupa covers my medical bills"
         return _acts_for_speaker(lows)
     if lows[2] in _WH_CLAUSE:  # what the speaker does there, with it, ...
-        return any(w in _SPEAKER_WORDS for w in lows[3:6])
+        return any(w in _SPEAKER_OR_MINE for w in lows[3:6])
     return lows[2] in ("my", "our") or (own_name is not None and lows[2] == f"{own_name}'s")
 
 
@@ -665,13 +671,12 @@ def _acts_for_speaker(lows: Sequence[str]) -> bool:
         and verb.endswith("s")
         and not verb.endswith("ss")
         and verb not in _STOP
-        and any(w in _SPEAKER_WORDS for w in lows[2:6])
+        and any(w in _SPEAKER_OR_MINE for w in lows[2:6])
     )
 
 
 #: A clause that says what the opening name is to the speaker ("Coop is where I shop").
 _WH_CLAUSE = frozenset("where what who whom whose".split())
-_SPEAKER_WORDS = frozenset("i we my our".split())
 
 
 def _shared(a: frozenset[str], b: frozenset[str]) -> tuple[int, float, float]:
@@ -712,15 +717,7 @@ def _denies_less(denying: _Text, denied: _Text) -> bool:
     states: a word of its own between the negation and the last word the two share
     ("I stopped working late at Nokia" / "I work at Nokia"), where "I don't work at
     Nokia anymore" denies it all."""
-    lows = [t.low for t in denying.toks]
-    start = next(
-        (
-            i
-            for i, w in enumerate(lows)
-            if w in _NEGATIONS or w.endswith("n't") or (i and (lows[i - 1], w) in _NEG_PHRASES)
-        ),
-        None,
-    )
+    start = denying.negation_at
     if start is None:
         return False
     shared = [i for i, t in enumerate(denying.toks) if t.stem in denied.content and i > start]
@@ -943,8 +940,6 @@ _HOLDINGS = frozenset(
 )
 _HOLDING_STEMS = frozenset(_stem(w) for w in _HOLDINGS)
 _ON_THE_WAY = _DETERMINERS | _SLOT_PREPS | frozenset("from of out with".split())
-#: A person's title before their name: "I stopped seeing Dr. Silva".
-_TITLES = frozenset("mr mrs ms mx dr prof".split())
 #: Words in -ing that name things, not what one does ("I sold my wedding ring").
 _ING_THINGS = frozenset(
     """thing things building buildings wedding ring morning evening spring string king
@@ -962,7 +957,7 @@ def _passed_over(lows: Sequence[str]) -> int:
     """How many of the words after an ending its reach passes over: the activity
     right after it and people's titles ("stopped seeing Dr. Silva" reaches Silva
     as "left Silva" would)."""
-    return int(bool(lows) and _activity(lows[0])) + sum(w in _TITLES for w in lows)
+    return int(bool(lows) and _activity(lows[0])) + sum(w in HONORIFICS for w in lows)
 
 
 #: Where one leaves from: "Priya left the company" ends Priya's place as well as
@@ -1015,7 +1010,7 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
     word of change it is what changes ("I switched positions on the Tigers")."""
     values = old.values
     for i, t in enumerate(after):
-        if (i == 0 and _activity(t.low)) or t.low in _TITLES:
+        if (i == 0 and _activity(t.low)) or t.low in HONORIFICS:
             continue  # "stopped seeing Dr. Silva", "no longer volunteering at Oxfam"
         if i == 1 and t.low == "to" and _activity(after[0].low):
             continue  # where one went is what one stops going to: "gave up going to Tesco"
@@ -1279,6 +1274,7 @@ def _same_owner(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 _SPEAKER = frozenset("i we i've we've i'm we're i'd we'd i'll we'll".split())
 #: The speaker's own, before a slot: "my new job at", "our first day at".
 _MINE = frozenset("my our".split())
+_SPEAKER_OR_MINE = _SPEAKER | _MINE
 #: Slot triggers that name a state (a move or a relocation names a change).
 _STATES = frozenset({"liv", "work", "resid", "employ", "bas"})
 _PERFECT = frozenset("have has 've i've we've you've they've".split())
