@@ -1,10 +1,12 @@
 """The server calls the engine inline while it serves a single request, and from a
-worker thread when others are in flight (the loop must keep serving them); the
-in-flight count returns to zero whatever a request's outcome."""
+worker thread when others are in flight (the loop must keep serving them) unless
+reads run on the loop (``server.inline_reads``, SQLite's default); the in-flight
+count returns to zero whatever a request's outcome."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 from serverkit import Api, bootstrap_org
 
 from kenning import Memory
+from kenning.lanes import reads_inline
 from kenning.server.inflight import InFlight, run_engine
 
 
@@ -75,10 +78,17 @@ def test_a_lone_recall_runs_on_the_loop_and_concurrent_ones_in_threads(
         assert (await slow).status_code == 200
         return busy, answer.status_code
 
-    seen.clear()
-    assert served.run(recall_while_busy()) == (1, 200)
-    assert len(seen) == 1 and seen[0] != loop_thread
-    assert served.app.state.inflight.count == 0
+    lanes = served.app.state.engine_lanes
+    assert lanes.inline_reads == reads_inline(mem.settings)
+    for inline in (False, True):
+        served.app.state.engine_lanes = dataclasses.replace(lanes, inline_reads=inline)
+        seen.clear()
+        entered.clear()
+        gate.clear()
+        assert served.run(recall_while_busy()) == (1, 200)
+        # reads on the loop run there under load too; else a worker thread serves them
+        assert len(seen) == 1 and (seen[0] == loop_thread) is inline
+        assert served.app.state.inflight.count == 0
 
 
 def test_a_failing_request_leaves_the_count_at_zero(api: tuple[Api, dict[str, str]]) -> None:

@@ -1,7 +1,9 @@
 """The engine lane: a server process runs at most ``server.engine_threads`` recalls
 and single writes at once, writes in all but one of its places; the others wait
 their turn. Writes waiting do not hold up every recall, and routes outside the
-lane (stats, imports, exports) are never held up by it."""
+lane (stats, imports, exports) are never held up by it. On SQLite reads run on
+the event loop itself by default (``server.inline_reads``), one at a time, and
+take no place of the lane."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from serverkit import Api, bootstrap_org
 
 from kenning import Memory
 from kenning.config import Server, Settings
-from kenning.lanes import EngineLanes, lane_size, worker_threads
+from kenning.lanes import EngineLanes, lane_size, reads_inline, worker_threads
 
 T = TypeVar("T")
 
@@ -40,6 +42,20 @@ def test_a_database_server_gets_no_lane_unless_one_is_asked_for() -> None:
     # an explicit size wins on SQLite too
     sqlite = Settings(database_url="sqlite:///k.db", server=Server(engine_threads=9))
     assert lane_size(sqlite, cores=2) == 9
+
+
+def test_reads_run_on_the_loop_on_sqlite_and_in_threads_on_a_database_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert reads_inline(Settings(database_url="sqlite:///k.db"))
+    assert not reads_inline(Settings(database_url="postgresql://kenning@db.example/kenning"))
+    off = Settings(database_url="sqlite:///k.db", server=Server(inline_reads=False))
+    assert not reads_inline(off)
+    monkeypatch.setenv("KENNING_SERVER_INLINE_READS", "true")
+    assert reads_inline(Settings(database_url="postgresql://kenning@db.example/kenning"))
+    monkeypatch.setenv("KENNING_SERVER_INLINE_READS", "sometimes")
+    with pytest.raises(ValidationError, match="inline_reads"):
+        Settings()
 
 
 def test_the_lane_size_comes_from_the_environment_and_must_be_positive(
@@ -133,9 +149,14 @@ class _Rig:
         return self.served.run(around())
 
 
-@pytest.fixture
-def rig(make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch) -> Iterator[_Rig]:
-    mem = make_memory(settings=Settings(server=Server(engine_threads=2)))
+@pytest.fixture(params=[False], ids=["threaded-reads"])
+def rig(
+    make_memory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch, request: Any
+) -> Iterator[_Rig]:
+    """Reads in the lane's threads (where a recall can be held at a gate) unless the
+    test asks for them inline (``@pytest.mark.parametrize("rig", [True], indirect=True)``)."""
+    server = Server(engine_threads=2, inline_reads=request.param)
+    mem = make_memory(settings=Settings(server=server))
     keys = bootstrap_org(mem, "acme")
     served = Api(mem)
     try:
@@ -236,6 +257,60 @@ def test_a_keyed_write_takes_its_turn_among_the_writes(rig: _Rig) -> None:
     assert "Morning drink: green tea" in [m["content"] for m in got["items"]]
 
 
+class _Threads:
+    """Wraps an engine method: the thread each call ran on."""
+
+    def __init__(self, real: Callable[..., Any]) -> None:
+        self.real = real
+        self.seen: list[int] = []
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        self.seen.append(threading.get_ident())
+        return self.real(*args, **kw)
+
+
+@pytest.mark.parametrize("rig", [True], ids=["inline-reads"], indirect=True)
+def test_inline_recalls_run_on_the_loop_and_answer_while_writes_wait(rig: _Rig) -> None:
+    """With reads on the loop, recalls under load run on the loop's own thread and
+    take no place of the lane: writes held in every write place (a database
+    write lock held elsewhere, say) leave recalls answering; writes run in threads."""
+    write = rig.gate("write")
+    recalls = _Threads(rig.mem.recall)
+    rig.mp.setattr(rig.mem, "recall", recalls)
+
+    async def recall_while_writes_wait() -> tuple[list[int], int, bool, int, list[int]]:
+        loop_thread = threading.get_ident()
+        held = [rig.send("POST", "/v1/memories", json={"content": f"Note {i}"}) for i in range(3)]
+        await _until(
+            lambda: write.entered == 1 and rig.lanes.writes.statistics().tasks_waiting == 2
+        )
+        asked = [rig.send("POST", "/v1/recall", json={"query": q}) for q in ("tea", "oat", "x")]
+        answers = await asyncio.wait_for(asyncio.gather(*asked), 30)
+        inside = write.inside
+        write.open.set()
+        written = _codes(await asyncio.gather(*held))
+        on_loop = all(t == loop_thread for t in recalls.seen)
+        return _codes(answers), inside, on_loop, len(recalls.seen), written
+
+    codes, inside, on_loop, n, written = rig.run(recall_while_writes_wait)
+    assert codes == [200, 200, 200] and inside == 1 and written == [201, 201, 201]
+    assert on_loop and n == 3
+    assert rig.lanes.engine.statistics().borrowed_tokens == 0
+
+
+@pytest.mark.parametrize("rig", [True], ids=["inline-reads"], indirect=True)
+def test_inline_writes_still_run_in_a_thread_of_the_lane(rig: _Rig) -> None:
+    writes = _Threads(rig.mem.write)
+    rig.mp.setattr(rig.mem, "write", writes)
+
+    async def one_write() -> tuple[int, bool]:
+        loop_thread = threading.get_ident()
+        answer = await rig.send("POST", "/v1/memories", json={"content": "Threaded note"})
+        return answer.status_code, writes.seen[0] != loop_thread
+
+    assert rig.run(one_write) == (201, True)
+
+
 def _gauge(text: str, name: str, lane: str) -> int:
     """The value of gauge ``name`` for ``lane`` in a Prometheus exposition."""
     prefix = f'{name}{{lane="{lane}"}} '
@@ -260,5 +335,8 @@ def test_serve_hands_each_worker_its_lane_size_through_the_environment(
     url = f"sqlite:///{tmp_path / 'k.db'}"
     run.serve(Settings(database_url=url, server=Server(workers=2)))
     assert os.environ["KENNING_SERVER_ENGINE_THREADS"] == str(worker_threads(2) + 1)
+    assert "KENNING_SERVER_INLINE_READS" not in os.environ  # the default is the store's
     run.serve(Settings(database_url=url, server=Server(workers=2, engine_threads=5)))
     assert os.environ["KENNING_SERVER_ENGINE_THREADS"] == "5"
+    run.serve(Settings(database_url=url, server=Server(workers=2, inline_reads=False)))
+    assert os.environ["KENNING_SERVER_INLINE_READS"] == "false"

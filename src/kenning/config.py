@@ -525,6 +525,12 @@ class Server(BaseSettings):
     #: at once only adds thread switches); on PostgreSQL no bound beyond the thread
     #: pool (calls wait on the network part of the time).
     engine_threads: int | None = Field(None, ge=1, le=1024)
+    #: Whether recalls and hints run on the process's event loop, one at a time,
+    #: rather than in the lane's threads (writes always take a thread: they may
+    #: wait for the database's write lock). Default: on a store bound by this
+    #: machine's cores (SQLite); a database server's calls wait on the network,
+    #: and the loop must not wait with them.
+    inline_reads: bool | None = None
     #: Requests with a larger body are refused with 413 before they are read.
     max_body_bytes: int = Field(4_000_000, gt=0)
     #: The largest ``k`` / ``limit`` a request may ask for.

@@ -1,6 +1,7 @@
-"""The engine lane of a server process: how many engine calls run at once, and
-how many of them may be writes (see :mod:`kenning.server.inflight` for why);
-shared by the REST routes and the MCP door mounted beside them."""
+"""The engine lane of a server process: how many engine calls run at once, how
+many of them may be writes, and whether reads run on the event loop itself (see
+:mod:`kenning.server.inflight` for why); shared by the REST routes and the MCP
+door mounted beside them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from .config import Settings
 from .stores import store_url
 from .stores.registry import backend_for
 
-__all__ = ["EngineLanes", "Lane", "lane_size", "worker_threads"]
+__all__ = ["EngineLanes", "Lane", "lane_size", "reads_inline", "worker_threads"]
 
 T = TypeVar("T")
 
@@ -44,26 +45,42 @@ def lane_size(settings: Settings, cores: int | None = None) -> int | None:
     return worker_threads(cfg.workers, cores) + 1
 
 
+def reads_inline(settings: Settings) -> bool:
+    """Whether a server process runs its reads on the event loop:
+    ``server.inline_reads`` when set; else on a store bound by this machine's
+    cores (SQLite), whose reads never wait on a network or on a writer."""
+    cfg = settings.server
+    if cfg.inline_reads is not None:
+        return cfg.inline_reads
+    return backend_for(store_url(settings), field="database_url").bound_by_cores
+
+
 @dataclass(frozen=True, slots=True)
 class EngineLanes:
-    """A process's engine lane: ``engine`` bounds every engine call of the lanes,
-    ``writes`` the single writes among them, one fewer, so that a slot always
-    remains for a recall while writes wait for the database's write lock. None
-    when unbounded."""
+    """A process's engine lane: ``engine`` bounds every engine call of the lanes
+    that runs in a thread, ``writes`` the single writes among them, one fewer, so
+    that a slot always remains for a recall while writes wait for the database's
+    write lock. None when unbounded. With ``inline_reads`` a read runs on the
+    event loop's own thread, one at a time, and takes no place of the lane."""
 
     engine: CapacityLimiter | None = None
     writes: CapacityLimiter | None = None
+    inline_reads: bool = False
 
     @classmethod
-    def of_size(cls, size: int | None) -> EngineLanes:
+    def of_size(cls, size: int | None, inline_reads: bool = False) -> EngineLanes:
         """A lane of ``size`` calls, at most ``size - 1`` (and at least one) of them
-        writes (None: no lane). Create it on the server's event loop."""
+        writes (None: no lane), reads on the loop with ``inline_reads``. Create it
+        on the server's event loop."""
         if not size:
-            return cls()
-        return cls(CapacityLimiter(size), CapacityLimiter(max(1, size - 1)))
+            return cls(inline_reads=inline_reads)
+        return cls(CapacityLimiter(size), CapacityLimiter(max(1, size - 1)), inline_reads)
 
     async def run(self, call: Callable[[], T], lane: Lane) -> T:
-        """``call()`` in a worker thread, after its turn in the lane."""
+        """``call()``: a read on the loop with ``inline_reads``, else in a worker
+        thread after its turn in the lane."""
+        if lane == "read" and self.inline_reads:
+            return call()
         if lane == "write" and self.writes is not None:
             async with self.writes:
                 return await anyio.to_thread.run_sync(call, limiter=self.engine)

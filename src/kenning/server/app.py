@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from .. import __version__, web
 from ..config import Settings
 from ..engine import Memory
-from ..lanes import EngineLanes, lane_size
+from ..lanes import EngineLanes, lane_size, reads_inline
 from ..models import Principal
 from . import errors
 from .auth import KeyCache, principal_from_headers, rate_limited
@@ -57,7 +57,9 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         mem = memory if memory is not None else Memory(settings=settings)
         # models load before the server accepts requests: the first ones do not wait
         await anyio.to_thread.run_sync(mem.warm_up)
-        app.state.engine_lanes = EngineLanes.of_size(lane_size(mem.settings))
+        app.state.engine_lanes = EngineLanes.of_size(
+            lane_size(mem.settings), reads_inline(mem.settings)
+        )
         app.state.metrics.watch_lanes(app.state.engine_lanes)
         app.state.memory = mem
         app.state.metrics.watch_embedder(mem.core.batcher)

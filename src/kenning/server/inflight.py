@@ -1,5 +1,6 @@
 """Requests in flight, and where an engine call runs: inline when the server is
-otherwise idle, else in a worker thread of the process's engine lane.
+otherwise idle or the call is a read on a store bound by this machine's cores,
+else in a worker thread of the process's engine lane.
 
 A sync route runs in a worker thread so that the event loop keeps serving other
 requests while the engine works. Handing the call to a thread and the answer back
@@ -31,6 +32,19 @@ would double the threads, and gave back the gain.) A store behind a network
 waiting on round-trips, while other calls use the cores. Slow routes
 (imports, exports, batches) keep the server's large thread pool, so they never
 hold up the lane.
+
+**Reads on the loop.** On such a store (``server.inline_reads``, on by default
+for SQLite) recalls and hints run on the event loop itself even under load, one
+at a time, and take no place of the lane; writes keep the lane's threads. A
+SQLite read never waits for a writer (WAL) nor on a network, so the loop waits
+for nothing but the read's own work, which the process's share of the cores
+does one call at a time anyway; the two thread wake-ups per read and the
+threads taking the interpreter lock from each other go. Measured with 16
+clients on 2 cores, 20% writes: recall p50 about halved, requests per second up
+a few percent with two workers and a fifth with one; writes wait a little
+longer for their place (BENCHMARKS.md, "Server under load"). A read that
+blocked would hold up the process's other requests: on a database server
+(PostgreSQL) reads keep their threads.
 """
 
 from __future__ import annotations

@@ -55,6 +55,8 @@ def serve(settings: Settings) -> None:
         lane = lane_size(settings)
         if lane is not None:
             os.environ["KENNING_SERVER_ENGINE_THREADS"] = str(lane)
+        if cfg.inline_reads is not None:
+            os.environ["KENNING_SERVER_INLINE_READS"] = str(cfg.inline_reads).lower()
         if balanced_workers_supported():
             logging.config.dictConfig(configure_logging())
             status = run_workers(cfg.host, cfg.port, cfg.workers, cfg.graceful_timeout_s)
