@@ -527,3 +527,33 @@ async def test_tool_calls_take_turns_in_the_servers_engine_lane(
         tg.start_soon(release)
     assert most[0] == 1 and entered[0] == 3
     assert [[h["content"] for h in a] for a in answers] == [["Alice drinks oolong tea"]] * 3
+
+
+async def test_with_reads_on_the_loop_an_audited_read_keeps_a_thread(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lanes that run reads on the event loop (the REST server's on SQLite): a
+    member's tool call reads there; an admin's of a governed organization writes
+    its audit line with the read, so it runs in a thread; writes always do."""
+    directory = memory.directory
+    directory.bootstrap("acme", "carol", "mcp")  # carol administers acme: governed
+    admin = Principal(org_id="acme", user_id="carol", roles=frozenset({Role.ADMIN}))
+    member = Principal(org_id="acme", user_id="dan", roles=MEMBER)
+    directory.put_user(admin, "dan", name="Dan", role="member")
+    lanes = EngineLanes(CapacityLimiter(2), CapacityLimiter(1), inline_reads=True)
+    seen: dict[str, list[int]] = {"recall": [], "write": []}
+    for name in seen:
+        real = getattr(memory, name)
+
+        def tracked(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            seen[_name].append(threading.get_ident())
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(memory, name, tracked)
+    loop_thread = threading.get_ident()
+    for who in (member, admin):
+        server = build_mcp(memory, fixed_resolver(who), lanes=lanes)
+        ok(await call(server, "memory_recall", query="which tea?"))
+        ok(await call(server, "memory_save", key="tea", value=f"{who.user_id} drinks oolong"))
+    assert [t == loop_thread for t in seen["recall"]] == [True, False]
+    assert [t == loop_thread for t in seen["write"]] == [False, False]

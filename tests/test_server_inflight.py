@@ -49,11 +49,15 @@ def test_a_lone_recall_runs_on_the_loop_and_concurrent_ones_in_threads(
 ) -> None:
     served, keys = api
     seen = _thread_of_each(mem, monkeypatch)
-    answer = served.call("POST", "/v1/recall", key=keys["root"], json={"query": "tea"})
+    answer = served.call("POST", "/v1/recall", key=keys["alice"], json={"query": "tea"})
     assert answer.status_code == 200
     loop_thread = served._thread.ident
     assert seen == [loop_thread]
     assert served.app.state.inflight.count == 0
+    # an admin's read is audited as it happens (a write): never on the loop
+    seen.clear()
+    answer = served.call("POST", "/v1/recall", key=keys["root"], json={"query": "tea"})
+    assert answer.status_code == 200 and len(seen) == 1 and seen[0] != loop_thread
 
     # a slow request in flight (served from a worker thread): the recall finds the
     # server busy and leaves the loop free
@@ -67,13 +71,14 @@ def test_a_lone_recall_runs_on_the_loop_and_concurrent_ones_in_threads(
 
     monkeypatch.setattr(mem, "stats", slow_stats)
     auth = {"Authorization": f"Bearer {keys['root']}"}
+    member = {"Authorization": f"Bearer {keys['alice']}"}
 
     async def recall_while_busy() -> tuple[int, int]:
         slow = asyncio.ensure_future(served.client.get("/v1/stats", headers=auth))
         while not entered.is_set():
             await asyncio.sleep(0.01)
         busy = served.app.state.inflight.count
-        answer = await served.client.post("/v1/recall", json={"query": "tea"}, headers=auth)
+        answer = await served.client.post("/v1/recall", json={"query": "tea"}, headers=member)
         gate.set()
         assert (await slow).status_code == 200
         return busy, answer.status_code

@@ -113,14 +113,17 @@ async def _until(check: Callable[[], bool]) -> None:
 
 
 class _Rig:
-    """A server with a lane of 2 over a real store, the admin's key, and gates on the
-    engine's methods. :meth:`run` keeps a request in flight outside the lane (a
-    listing held at a gate) while the scenario runs, so that every engine call finds
-    the server busy and takes its turn (a lone request runs inline on the loop)."""
+    """A server with a lane of 2 over a real store, the users' keys (the admin's by
+    default), and gates on the engine's methods. :meth:`run` keeps a request in
+    flight outside the lane (a listing held at a gate) while the scenario runs, so
+    that every engine call finds the server busy and takes its turn (a lone request
+    runs inline on the loop)."""
 
-    def __init__(self, served: Api, mem: Memory, key: str, mp: pytest.MonkeyPatch) -> None:
-        self.served, self.mem, self.mp = served, mem, mp
-        self.auth = {"Authorization": f"Bearer {key}"}
+    def __init__(
+        self, served: Api, mem: Memory, keys: dict[str, str], mp: pytest.MonkeyPatch
+    ) -> None:
+        self.served, self.mem, self.mp, self.keys = served, mem, mp, keys
+        self.auth = {"Authorization": f"Bearer {keys['root']}"}
         self.lanes: EngineLanes = served.app.state.engine_lanes
 
     def gate(self, method: str, room: _Room | None = None) -> _Gate:
@@ -129,9 +132,10 @@ class _Rig:
         self.mp.setattr(self.mem, method, gate)
         return gate
 
-    def send(self, method: str, path: str, **kw: Any) -> asyncio.Future[Any]:
-        """Start a request; its response is the future's result."""
-        call = self.served.client.request(method, path, headers=self.auth, **kw)
+    def send(self, method: str, path: str, user: str = "root", **kw: Any) -> asyncio.Future[Any]:
+        """Start a request as ``user``; its response is the future's result."""
+        auth = {"Authorization": f"Bearer {self.keys[user]}"}
+        call = self.served.client.request(method, path, headers=auth, **kw)
         return asyncio.ensure_future(call)
 
     def run(self, scenario: Callable[[], Awaitable[T]]) -> T:
@@ -160,7 +164,7 @@ def rig(
     keys = bootstrap_org(mem, "acme")
     served = Api(mem)
     try:
-        yield _Rig(served, mem, keys["root"], monkeypatch)
+        yield _Rig(served, mem, keys, monkeypatch)
     finally:
         served.close()
 
@@ -284,7 +288,9 @@ def test_inline_recalls_run_on_the_loop_and_answer_while_writes_wait(rig: _Rig) 
         await _until(
             lambda: write.entered == 1 and rig.lanes.writes.statistics().tasks_waiting == 2
         )
-        asked = [rig.send("POST", "/v1/recall", json={"query": q}) for q in ("tea", "oat", "x")]
+        asked = [
+            rig.send("POST", "/v1/recall", "alice", json={"query": q}) for q in ("tea", "oat", "x")
+        ]
         answers = await asyncio.wait_for(asyncio.gather(*asked), 30)
         inside = write.inside
         write.open.set()
@@ -296,6 +302,42 @@ def test_inline_recalls_run_on_the_loop_and_answer_while_writes_wait(rig: _Rig) 
     assert codes == [200, 200, 200] and inside == 1 and written == [201, 201, 201]
     assert on_loop and n == 3
     assert rig.lanes.engine.statistics().borrowed_tokens == 0
+
+
+@pytest.mark.parametrize("rig", [True], ids=["inline-reads"], indirect=True)
+def test_an_audited_read_keeps_a_thread_with_reads_on_the_loop(rig: _Rig) -> None:
+    """An admin's read of a governed organization writes its audit line with the
+    read, and may wait for the database's write lock: it never runs on the loop,
+    alone or under load; a member's read beside it does."""
+    recalls = _Threads(rig.mem.recall)
+    rig.mp.setattr(rig.mem, "recall", recalls)
+    hints = _Threads(rig.mem.build_hint)
+    rig.mp.setattr(rig.mem, "build_hint", hints)
+
+    async def reads() -> tuple[list[int], list[bool], list[bool]]:
+        loop_thread = threading.get_ident()
+        sent = [
+            rig.send("POST", "/v1/recall", "root", json={"query": "tea"}),
+            rig.send("POST", "/v1/recall", "alice", json={"query": "tea"}),
+            rig.send("POST", "/v1/hint", "root", json={"query": "tea"}),
+            rig.send("POST", "/v1/hint", "alice", json={"query": "tea"}),
+        ]
+        answers = await asyncio.wait_for(asyncio.gather(*sent), 30)
+        on_loop = [t == loop_thread for t in recalls.seen]
+        hinted = [t == loop_thread for t in hints.seen]
+        return _codes(answers), on_loop, hinted
+
+    codes, on_loop, hinted = rig.run(reads)
+    assert codes == [200, 200, 200, 200]
+    assert on_loop == [False, True] and hinted == [False, True]
+    # the admin's reads were audited
+    lines = rig.served.call("GET", "/v1/admin/audit?action=memory.recall", key=rig.keys["root"])
+    assert lines.status_code == 200, lines.text
+    assert [e["actor"] for e in lines.json()] == ["root"]
+    # alone on the server too
+    recalls.seen.clear()
+    alone = rig.served.call("POST", "/v1/recall", key=rig.keys["root"], json={"query": "x"})
+    assert alone.status_code == 200 and recalls.seen[0] != rig.served._thread.ident
 
 
 @pytest.mark.parametrize("rig", [True], ids=["inline-reads"], indirect=True)

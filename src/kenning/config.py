@@ -527,7 +527,8 @@ class Server(BaseSettings):
     engine_threads: int | None = Field(None, ge=1, le=1024)
     #: Whether recalls and hints run on the process's event loop, one at a time,
     #: rather than in the lane's threads (writes always take a thread: they may
-    #: wait for the database's write lock). Default: on a store bound by this
+    #: wait for the database's write lock; so does a read the audit log records
+    #: as it happens, an admin's). Default: on a store bound by this
     #: machine's cores (SQLite); a database server's calls wait on the network,
     #: and the loop must not wait with them.
     inline_reads: bool | None = None

@@ -8,16 +8,20 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import anyio.to_thread
 from anyio import CapacityLimiter
 
 from .config import Settings
+from .models import Principal
 from .stores import store_url
 from .stores.registry import backend_for
 
-__all__ = ["EngineLanes", "Lane", "lane_size", "reads_inline", "worker_threads"]
+if TYPE_CHECKING:
+    from .facade import Facade
+
+__all__ = ["EngineLanes", "Lane", "lane_size", "reads_inline", "worker_threads", "writes_on_read"]
 
 T = TypeVar("T")
 
@@ -55,6 +59,14 @@ def reads_inline(settings: Settings) -> bool:
     return backend_for(store_url(settings), field="database_url").bound_by_cores
 
 
+def writes_on_read(mem: Facade, who: Principal) -> bool:
+    """Whether a read by ``who`` on ``mem`` (a :class:`~kenning.Memory`) writes: the
+    audit log records reads by admins of governed organizations
+    (``server.audit_admin_reads``) as they happen, so such a read may wait for
+    the database's write lock and keeps a thread."""
+    return mem.core.auditor.wants(who, read=True)
+
+
 @dataclass(frozen=True, slots=True)
 class EngineLanes:
     """A process's engine lane: ``engine`` bounds every engine call of the lanes
@@ -76,10 +88,11 @@ class EngineLanes:
             return cls(inline_reads=inline_reads)
         return cls(CapacityLimiter(size), CapacityLimiter(max(1, size - 1)), inline_reads)
 
-    async def run(self, call: Callable[[], T], lane: Lane) -> T:
-        """``call()``: a read on the loop with ``inline_reads``, else in a worker
-        thread after its turn in the lane."""
-        if lane == "read" and self.inline_reads:
+    async def run(self, call: Callable[[], T], lane: Lane, *, inline: bool = True) -> T:
+        """``call()``: a read on the loop with ``inline_reads`` (unless ``inline`` is
+        False: a read that writes, such as one the audit log records, may wait for
+        the database's write lock), else in a worker thread after its turn in the lane."""
+        if lane == "read" and self.inline_reads and inline:
             return call()
         if lane == "write" and self.writes is not None:
             async with self.writes:

@@ -36,7 +36,7 @@ from pydantic import Field
 from ..audit import door, request_id
 from ..engine import Memory
 from ..errors import KenningError, error_code
-from ..lanes import EngineLanes, Lane
+from ..lanes import EngineLanes, Lane, writes_on_read
 from ..models import MemoryRecord, Principal
 from ..validation import clean_k
 
@@ -138,7 +138,18 @@ class _Door:
             return fn(self.resolve(headers))
 
     async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane) -> T:
-        return await self.lanes.run(partial(self._call, ctx.headers, fn), lane)
+        call = partial(self._call, ctx.headers, fn)
+        inline = lane == "read" and self.lanes.inline_reads and not self._writes(ctx.headers)
+        return await self.lanes.run(call, lane, inline=inline)
+
+    def _writes(self, headers: Mapping[str, str] | None) -> bool:
+        """Whether a read by this caller writes (an audited admin's: it keeps a thread,
+        see :mod:`kenning.server.inflight`); bad credentials are the call's to report."""
+        try:
+            who = self.resolve(headers)
+        except KenningError:
+            return False
+        return writes_on_read(self.memory, who)
 
     async def tool(
         self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane = "read"

@@ -44,7 +44,9 @@ clients on 2 cores, 20% writes: recall p50 about halved, requests per second up
 a few percent with two workers and a fifth with one; writes wait a little
 longer for their place (BENCHMARKS.md, "Server under load"). A read that
 blocked would hold up the process's other requests: on a database server
-(PostgreSQL) reads keep their threads.
+(PostgreSQL) reads keep their threads, and so does a read that writes: an
+audited admin's (the audit line is written with the read, and may wait for the
+database's write lock like any write).
 """
 
 from __future__ import annotations
@@ -69,13 +71,16 @@ class InFlight:
         self.count = 0
 
 
-async def run_engine(request: Request, call: Callable[[], T], lane: Lane = "read") -> T:
+async def run_engine(
+    request: Request, call: Callable[[], T], lane: Lane = "read", *, inline: bool = True
+) -> T:
     """``call()`` inline when it reads and ``request`` is the only request in
-    flight, else in a worker thread, in its turn in the process's lane (see the
-    module docstring)."""
+    flight or the lane runs reads on the loop, else in a worker thread, in its
+    turn in the process's lane (see the module docstring). ``inline=False``: a
+    read that writes (:func:`~kenning.lanes.writes_on_read`) never runs on the loop."""
     state = request.app.state
     inflight: InFlight | None = getattr(state, "inflight", None)
-    if lane == "read" and inflight is not None and inflight.count <= 1:
+    if lane == "read" and inline and inflight is not None and inflight.count <= 1:
         return call()
     lanes: EngineLanes = getattr(state, "engine_lanes", None) or EngineLanes()
-    return await lanes.run(call, lane)
+    return await lanes.run(call, lane, inline=inline)
