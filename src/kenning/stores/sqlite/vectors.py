@@ -566,9 +566,13 @@ class VectorIndex(HistoryMirror):
             part = self._parts.get(org_id)
             if part is None or part.live == 0:
                 return out
-            ok = self._build_mask(part, None, wanted)
+            # only the asked scopes' rows (a lookup per row), grouped by scope when
+            # there are several: sorting every row of the organization instead cost
+            # a single write 6 ms at 100,000 memories and 84 ms at a million
+            ok = self._build_mask(part, list(groups), wanted)
             rows = np.flatnonzero(ok)
-            rows = rows[np.argsort(part.scope[rows], kind="stable")]
+            if len(groups) > 1:
+                rows = rows[np.argsort(part.scope[rows], kind="stable")]
             keys = part.scope[rows]
             for scope_pk, members in groups.items():
                 lo, hi = np.searchsorted(keys, [scope_pk, scope_pk + 1])
