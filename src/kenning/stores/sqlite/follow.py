@@ -115,9 +115,9 @@ class HistoryMirror(ABC):
         else:
             ids = set(self._redo)
             if top > self._seq:
-                changed = conn.execute(
-                    "SELECT DISTINCT memory_id FROM history WHERE seq > ?", (self._seq,)
-                )
+                # no DISTINCT: with it SQLite reads the whole (memory_id, seq) index
+                # instead of the rows past ``seq`` (a scan of all history, every time)
+                changed = conn.execute("SELECT memory_id FROM history WHERE seq > ?", (self._seq,))
                 ids.update(r[0] for r in changed)
             if ids and self._reload_all_instead(len(ids)):
                 self._load_all(conn)
