@@ -557,3 +557,14 @@ async def test_with_reads_on_the_loop_an_audited_read_keeps_a_thread(
         ok(await call(server, "memory_save", key="tea", value=f"{who.user_id} drinks oolong"))
     assert [t == loop_thread for t in seen["recall"]] == [True, False]
     assert [t == loop_thread for t in seen["write"]] == [False, False]
+
+
+async def test_with_reads_on_the_loop_bad_credentials_are_a_tool_error(memory: Memory) -> None:
+    def refuse(headers: Mapping[str, str] | None) -> Principal:
+        raise Unauthenticated("unknown API key")
+
+    lanes = EngineLanes(CapacityLimiter(2), CapacityLimiter(1), inline_reads=True)
+    server = build_mcp(memory, refuse, lanes=lanes)
+    assert error(await call(server, "memory_recall", query="tea")).endswith(
+        "unauthenticated: unknown API key"
+    )

@@ -638,7 +638,9 @@ class _Text:
             or any(a == "also" and b in _GETTING for a, b in pairs),
             text=text,
             own_name=own_name,
-            for_a_while=any(_away_for_a_while(lows, i) for i, _ in _endings_in(lows)),
+            for_a_while=any(
+                _away_for_a_while(lows, i) for i, _, denial, _ in endings if denial is None
+            ),
         )
 
     @property

@@ -137,19 +137,19 @@ class _Door:
         with door("mcp", request_id()):
             return fn(self.resolve(headers))
 
-    async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane) -> T:
-        call = partial(self._call, ctx.headers, fn)
-        inline = lane == "read" and self.lanes.inline_reads and not self._writes(ctx.headers)
-        return await self.lanes.run(call, lane, inline=inline)
+    @staticmethod
+    def _as(who: Principal, fn: Callable[[Principal], T]) -> T:
+        with door("mcp", request_id()):
+            return fn(who)
 
-    def _writes(self, headers: Mapping[str, str] | None) -> bool:
-        """Whether a read by this caller writes (an audited admin's: it keeps a thread,
-        see :mod:`kenning.server.inflight`); bad credentials are the call's to report."""
-        try:
-            who = self.resolve(headers)
-        except KenningError:
-            return False
-        return writes_on_read(self.memory, who)
+    async def _run(self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane) -> T:
+        if lane == "read" and self.lanes.inline_reads:
+            # resolved on the loop, once: an audited admin's read writes, and keeps a
+            # thread (see :mod:`kenning.server.inflight`)
+            who = self.resolve(ctx.headers)
+            inline = not writes_on_read(self.memory, who)
+            return await self.lanes.run(partial(self._as, who, fn), lane, inline=inline)
+        return await self.lanes.run(partial(self._call, ctx.headers, fn), lane)
 
     async def tool(
         self, ctx: Context[Any, Any], fn: Callable[[Principal], T], lane: Lane = "read"
