@@ -133,3 +133,25 @@ def test_a_lone_write_still_runs_in_a_worker_thread(
     assert made.status_code == 201, made.text
     assert len(seen) == 1 and seen[0] != served._thread.ident
     assert served.app.state.inflight.count == 0
+
+
+def test_a_recall_spreads_over_helper_threads_only_while_it_is_the_only_request(
+    mem: Memory,
+) -> None:
+    """The engine's helper threads watch the requests in flight while the server
+    runs (requests waiting for their turn mean no core to spare), and stop
+    watching when it stops."""
+    helpers = mem.core.helpers
+    served = Api(mem)
+    try:
+        inflight = served.app.state.inflight
+        assert helpers.alone()
+        inflight.count = 1  # the calling request
+        assert helpers.alone()
+        inflight.count = 3  # and two more
+        assert not helpers.alone()
+        inflight.count = 0
+    finally:
+        served.close()
+    served.app.state.inflight.count = 3
+    assert helpers.alone()  # the server is gone: engine calls only

@@ -11,7 +11,6 @@ change.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from .embeddings import (
 )
 from .errors import ConfigError, NotFound
 from .graph.project import Extractor, Projector
+from .helpers import Helpers
 from .lifecycle.sectors import SectorInfo, descendants
 from .lifecycle.strength import AccessWriter, StrengthModel
 from .llm import ChatModel, chat_model_from_settings
@@ -71,7 +71,8 @@ class Core:
     auditor: Auditor
     strength: StrengthModel
     access: AccessWriter
-    pool: ThreadPoolExecutor
+    #: Helper threads a recall spreads its work over while it has the process to itself.
+    helpers: Helpers
     #: Concurrent embedding calls share model runs through it (None: switched off).
     batcher: BatchingEmbedder | None = None
     #: The rerank step's models (``retrieval.rerank.model``), built once each.
@@ -126,7 +127,7 @@ class Core:
             auditor=Auditor(directory, settings.server.audit_admin_reads),
             strength=StrengthModel(store, lc.reinforcement),
             access=AccessWriter(store, lc.reinforcement, delay=lc.access_write_delay_ms / 1000),
-            pool=ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-recall"),
+            helpers=Helpers(),
             batcher=batcher,
             rerankers=rerankers,
         )
@@ -134,7 +135,7 @@ class Core:
     def close(self) -> None:
         """Finish pending access writes; release the store and worker threads."""
         self.access.close()
-        self.pool.shutdown(wait=True)
+        self.helpers.shutdown(wait=True)
         self.projector.close()
         self.store.close()
 

@@ -66,7 +66,7 @@ class Facade:
         self.core = core
         self.writes = WritePipeline(core)
         self.reads = RecallPipeline(
-            core.store, core.query_embedder, core.pool, core.strength, core.rerankers
+            core.store, core.query_embedder, core.helpers, core.strength, core.rerankers
         )
         self.ingestor = Ingestor(core, self.writes)
         self.consolidator = Consolidator(core, self.writes)

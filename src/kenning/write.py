@@ -190,7 +190,7 @@ class WritePipeline:
         """Stages 2-7 for built records (see the module docstring); one transaction."""
         if not records:
             return []
-        with collector_paused(len(records)):
+        with collector_paused(len(records)), self.core.helpers.call():
             return self._write(who, records, reconcile, progress, extend)
 
     def _write(

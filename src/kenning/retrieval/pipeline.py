@@ -9,7 +9,10 @@
    vector search runs on a worker. The query is embedded on that worker too,
    beside the keyword search, unless the embedder already runs one text on
    every core (:attr:`~kenning.embeddings.Embedder.parallel_query`, the local
-   model): then it is embedded first, on the calling thread. With a window, a
+   model): then it is embedded first, on the calling thread. The worker is
+   used only while the recall has the process to itself
+   (:class:`~kenning.helpers.Helpers`); beside other engine calls the two
+   searches run one after the other. With a window, a
    second, window-filtered search adds candidates from that time.
 3. **Fusion** into one relevance in [0, 1] per candidate.
 4. **Signals** (:mod:`kenning.retrieval.signals`), stage by stage: graph
@@ -40,7 +43,6 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -50,6 +52,7 @@ from ..access import ScopeFilter
 from ..config import Settings
 from ..embeddings import CachedEmbedder
 from ..graph.model import GraphPath
+from ..helpers import Helpers
 from ..lifecycle.slots import aspect_words
 from ..lifecycle.strength import StrengthModel
 from ..models import Hit, MemoryFilter, MemoryRecord, Principal, RecallResult, Status
@@ -112,18 +115,22 @@ class RecallPipeline:
         self,
         store: Store,
         embedder: CachedEmbedder,
-        pool: ThreadPoolExecutor,
+        helpers: Helpers,
         strength: StrengthModel | None = None,
         rerankers: Rerankers | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
-        self.pool = pool
+        self.helpers = helpers
         self.strength = strength or StrengthModel(store, 0.0)
         self.rerankers = rerankers or Rerankers()
 
     def run(self, req: RecallRequest, settings: Settings, now: datetime) -> RecallResult:
         """Recall for ``req`` under ``settings`` at ``now``; see the module docstring."""
+        with self.helpers.call():
+            return self._run(req, settings, now)
+
+    def _run(self, req: RecallRequest, settings: Settings, now: datetime) -> RecallResult:
         started = time.perf_counter()
         on = settings.retrieval.time.enabled
         tq = parse_time_query(req.query, now) if on else TimeQuery()
@@ -234,7 +241,7 @@ class RecallPipeline:
             t = time.perf_counter()
             qvec = self.embedder.embed(search_text)
             pool.timings["embed"] = _ms(t)
-        dense_job = self.pool.submit(self._dense, search_text, qvec, req, s)
+        dense_job = self.helpers.submit(self._dense, search_text, qvec, req, s)
         t1 = time.perf_counter()
         keyword = self.store.keyword_search(
             search_text, req.view, req.filters, max(s.retrieval.candidates_keyword, req.k)

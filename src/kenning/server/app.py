@@ -62,6 +62,9 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
         )
         app.state.metrics.watch_lanes(app.state.engine_lanes)
         app.state.memory = mem
+        # a recall spreads over helper threads only while it is the only request
+        inflight: InFlight = app.state.inflight
+        mem.core.helpers.watch(lambda: inflight.count)
         app.state.metrics.watch_embedder(mem.core.batcher)
         app.state.metrics.watch_replicas(getattr(mem.store, "replicas", None))
         mcp = _mcp_app(app, mem)
@@ -70,6 +73,7 @@ def create_app(memory: Memory | None = None, settings: Settings | None = None) -
             async with mcp.session_manager.run():
                 yield
         finally:
+            mem.core.helpers.watch(None)
             mem.flush()
             if memory is None:
                 mem.close()
