@@ -542,6 +542,11 @@ class _Text:
     for_a_while: bool = False
     #: the position of its first negation (see ``negated``), if any
     negation_at: int | None = None
+    #: where its words end a value, undenied: (the ending word's position, whether it
+    #: closes a phrase such as "passed away", "gave up" or "not going back")
+    open_endings: tuple[tuple[int, bool], ...] = ()
+    #: whether it says something changed (a change verb or adverb)
+    changes: bool = False
 
     @property
     def subject(self) -> str:
@@ -598,7 +603,9 @@ class _Text:
         lows = [t.low for t in toks]
         pairs = set(zip(lows, lows[1:], strict=False))
         endings = list(_ending_words(lows))
-        ends = any(denial is None for _, _, denial, _ in endings)
+        # a denied ending is none: "I'm not leaving Nokia", "I never sold my Volvo"
+        open_endings = tuple((i, phrase) for i, phrase, denial, _ in endings if denial is None)
+        change_verbs = frozenset(w for w in lows if w in _CHANGE_VERBS)
         # a denied ending affirms: "I didn't quit Nokia" negates nothing
         denied = _denied(endings)
         # where it negates: a negation word, or the last word of a negating phrase
@@ -620,8 +627,9 @@ class _Text:
             numbers=frozenset(t.low for t in toks if t.number),
             negated=bool(negations),
             negation_at=min(negations, default=None),
-            ends=ends,
-            change_verbs=frozenset(w for w in lows if w in _CHANGE_VERBS),
+            ends=bool(open_endings),
+            change_verbs=change_verbs,
+            changes=bool(change_verbs) or any(w in _CHANGE_ADVERBS for w in lows),
             slot=_slot(toks),
             words=len(toks),
             family=_family_slot(toks),
@@ -638,15 +646,9 @@ class _Text:
             or any(a == "also" and b in _GETTING for a, b in pairs),
             text=text,
             own_name=own_name,
-            for_a_while=any(
-                _away_for_a_while(lows, i) for i, _, denial, _ in endings if denial is None
-            ),
+            for_a_while=any(_away_for_a_while(lows, i) for i, _ in open_endings),
+            open_endings=open_endings,
         )
-
-    @property
-    def changes(self) -> bool:
-        """Whether the text says something changed (a change verb or adverb)."""
-        return bool(self.change_verbs) or any(t.low in _CHANGE_ADVERBS for t in self.toks)
 
 
 def _names_mine(lows: Sequence[str], own_name: str | None = None) -> bool:
@@ -832,15 +834,6 @@ _ENDS_AFTER = 4
 _ENDS_BEFORE = 3
 
 
-def _endings_in(lows: Sequence[str]) -> Iterator[tuple[int, bool]]:
-    """Where the words ``lows`` end a value: (the ending word's position, whether it
-    closes a phrase such as "passed away", "gave up" or "not going back"). A denied
-    ending is none: "I'm not leaving Nokia", "I never sold my Volvo"."""
-    for i, phrase, denial, _ in _ending_words(lows):
-        if denial is None:
-            yield i, phrase
-
-
 def _denied(endings: Sequence[tuple[int, bool, int | None, int]]) -> set[int]:
     """The positions of the denied ones of ``endings`` (:func:`_ending_words`) and of
     the words denying them: "didn't quit" affirms what "quit" would end, so neither
@@ -893,7 +886,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     my prescription", where the value acts on something else."""
     toks = new.toks
     lows = [t.low for t in toks]
-    for i, phrase in _endings_in(lows):
+    for i, phrase in new.open_endings:
         low = lows[i]
         if _away_for_a_while(lows, i):
             continue  # "I left Berlin for a week of holiday": back after it
@@ -1399,7 +1392,7 @@ def _gives_up(old: _Text, new: _Text) -> bool:
     "Kaja lost Kaja's umbrella" / "Kaja has had Kaja's iPhone 12"."""
     lows = [t.low for t in new.toks]
     words = old.content - {_stem(old.subject)}
-    for i, _ in _endings_in(lows):
+    for i, _ in new.open_endings:
         start = i + 1
         if lows[i] in _CHANGE_VERBS:
             # a word of change leaves what comes from: "Kim has moved on from
@@ -1785,7 +1778,7 @@ def _one_off(new: _Text) -> bool:
     if "instead" not in new.named or new.change_verbs or not _one_day(new):
         return False
     lows = [t.low for t in new.toks]
-    return all(lows[i - 1] == "instead" for i, _ in _endings_in(lows))
+    return all(lows[i - 1] == "instead" for i, _ in new.open_endings)
 
 
 def _elaborates(old: _Text, new: _Text, k: ReconcileKnobs) -> bool:

@@ -261,24 +261,30 @@ def _dot(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
     return out
 
 
-#: Up to this many queries of one scope are answered scan by scan on the calling
-#: thread (:func:`_dot_rows`); more go through one BLAS product.
+#: A call of up to this many queries in all (a single write's) is answered scan by
+#: scan on the calling thread (:func:`_dot_rows`); a larger one (a batch's) by one
+#: BLAS product per scope.
 _FEW_QUERIES = 4
 
 
-def _scope_products(vecs: np.ndarray, mine: np.ndarray, block: np.ndarray) -> np.ndarray:
+def _scope_products(
+    vecs: np.ndarray, mine: np.ndarray, block: np.ndarray, *, scan: bool
+) -> np.ndarray:
     """``vecs[mine] @ block.T`` for sorted row numbers ``mine`` and a block of queries.
 
-    A few queries (a single write's) are scans on the calling thread, as a
-    search's are (:func:`_dot`): past about 2,000 rows numpy's BLAS spreads a
-    product over every core, and its other threads then spin waiting for the
-    next one (OpenBLAS keeps them hot for a while), which took a whole core
-    beside every single write to a scope of that size (measured on a scope of
-    2,000 memories: 23.6 against 10.5 ms of CPU per write, wall time 12.1
-    against 7.3 ms). A batch's block
-    (an import's) keeps the BLAS product: there the threads pay for themselves.
+    With ``scan`` (a single write's few queries) each query is a scan on the
+    calling thread, as a search's is (:func:`_dot`): past about 2,000 rows
+    numpy's BLAS spreads a product over every core, and its other threads then
+    spin waiting for the next one (OpenBLAS keeps them hot for a while), which
+    took a whole core beside every single write to a scope of that size
+    (measured on a scope of 2,000 memories: 23.6 against 10.5 ms of CPU per
+    write, wall time 12.1 against 7.3 ms). A batch (an import's) keeps the BLAS
+    product for every scope, even one with a single query of the batch: its
+    products follow one another, so the threads pay for themselves, and a scan
+    per query of a 2,000-row team scope cost a million-memory import nearly
+    half its rate.
     """
-    if len(block) <= _FEW_QUERIES:
+    if scan:
         return np.stack([_dot_rows(vecs, mine, q) for q in block], axis=1)
     out: np.ndarray = vecs[mine] @ block.T
     return out
@@ -562,6 +568,7 @@ class VectorIndex(HistoryMirror):
         for n, (scope_pk, _) in enumerate(queries):
             groups.setdefault(scope_pk, []).append(n)
         large: dict[int, list[int]] = {}  # scope pk -> its queries, past the exact scan
+        few = len(queries) <= _FEW_QUERIES  # a single write's: no BLAS threads
         with self._lock.read():
             part = self._parts.get(org_id)
             if part is None or part.live == 0:
@@ -585,7 +592,7 @@ class VectorIndex(HistoryMirror):
                 block = np.stack(
                     [np.asarray(queries[n][1], dtype=np.float32).reshape(-1) for n in members]
                 )
-                sims = _scope_products(part.vecs, mine, block)
+                sims = _scope_products(part.vecs, mine, block, scan=few)
                 k = min(limit, len(mine))
                 for col, n in enumerate(members):
                     column = sims[:, col]
