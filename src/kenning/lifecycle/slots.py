@@ -413,9 +413,11 @@ def denial_before(lows: Sequence[str], start: int) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=50_000)
 def update_cue(text: str) -> str | None:
     """The first word (or phrase) of ``text`` saying a value is new or changed, or
-    None; a denied one says nothing changed ("I never gave up coffee")."""
+    None; a denied one says nothing changed ("I never gave up coffee"). Cached: the
+    statement and its past state both ask."""
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     for i, w in enumerate(lows):
         if w in _PHRASE_HEADS and (w, lows[i + 1] if i + 1 < len(lows) else "") in _CHANGE_PHRASES:
@@ -424,7 +426,7 @@ def update_cue(text: str) -> str | None:
             continue
         if w == "first" and lows[i + 1 : i + 2] and lows[i + 1] in _FIRST_COMPOUNDS:
             continue  # "My evening class is first aid": no first time
-        if _starts_from(lows, i):  # "From this month my insurer is Aviva"
+        if w in _STARTING and _starts_from(lows, i):  # "From this month my insurer is Aviva"
             return " ".join(lows[i : i + (4 if w == "as" else 3)])
         if w in _CUES and denial_before(lows, i) is None:
             return w
