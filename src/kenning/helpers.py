@@ -9,11 +9,12 @@ there is no core to spare. The helper then only waits for the interpreter lock
 and a core like everyone else, and every hand-over costs thread wake-ups the
 calls needed: measured with 16 clients on 2 cores, 20% writes, the server
 answered 3-13% more requests with each recall's parts run one after the other,
-and one client was no slower (BENCHMARKS.md, "Server under load"). So :meth:`Helpers.submit` runs the work
-on a helper only while the calling engine call is the only one in progress
-(:meth:`Helpers.call`) and the process serves nothing else (a server
-:meth:`~Helpers.watch`-es its requests in flight: those waiting for their turn
-count too), and runs it in place otherwise.
+and one client was no slower (BENCHMARKS.md, "Server under load"). So
+:meth:`Helpers.submit` runs the work on a helper only while the calling
+engine call is the only one in progress (:meth:`Helpers.call`) and the
+process serves nothing else (a server :meth:`~Helpers.watch`-es its requests
+in flight: those waiting for their turn count too), and runs it in place
+otherwise.
 """
 
 from __future__ import annotations

@@ -56,7 +56,8 @@ from typing import TypeVar
 
 from fastapi import Request
 
-from ..lanes import EngineLanes, Lane
+from ..lanes import EngineLanes, Lane, writes_on_read
+from ..models import Principal
 
 __all__ = ["InFlight", "run_engine"]
 
@@ -72,13 +73,16 @@ class InFlight:
 
 
 async def run_engine(
-    request: Request, call: Callable[[], T], lane: Lane = "read", *, inline: bool = True
+    request: Request, call: Callable[[], T], lane: Lane = "read", *, reader: Principal | None = None
 ) -> T:
     """``call()`` inline when it reads and ``request`` is the only request in
     flight or the lane runs reads on the loop, else in a worker thread, in its
-    turn in the process's lane (see the module docstring). ``inline=False``: a
-    read that writes (:func:`~kenning.lanes.writes_on_read`) never runs on the loop."""
+    turn in the process's lane (see the module docstring). ``reader``: whom a
+    read is for; a read that writes for them (:func:`~kenning.lanes.writes_on_read`)
+    never runs on the loop."""
     state = request.app.state
+    mem = getattr(state, "memory", None)
+    inline = reader is None or mem is None or not writes_on_read(mem, reader)
     inflight: InFlight | None = getattr(state, "inflight", None)
     if lane == "read" and inline and inflight is not None and inflight.count <= 1:
         return call()

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from ...lanes import writes_on_read
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..inflight import run_engine
@@ -68,7 +67,7 @@ async def hint(body: HintIn, caller: CallerDep, mem: MemoryDep, request: Request
             max_chars=body.max_chars,
             principal=caller.principal,
         ),
-        inline=not writes_on_read(mem, caller.principal),
+        reader=caller.principal,
     )
     return {"hint": text}
 

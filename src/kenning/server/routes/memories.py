@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from ...lanes import writes_on_read
 from ..auth import CallerDep, MemoryDep
 from ..errors import ERROR_RESPONSES
 from ..inflight import run_engine
@@ -92,7 +91,7 @@ async def recall(body: RecallIn, caller: CallerDep, mem: MemoryDep, request: Req
         out = RecallOut.model_validate(result.to_dict())
         return Response(out.model_dump_json(), media_type="application/json")
 
-    return await run_engine(request, answer, inline=not writes_on_read(mem, caller.principal))
+    return await run_engine(request, answer, reader=caller.principal)
 
 
 @router.get("/memories", response_model=PageOut, name="memory.list")

@@ -280,9 +280,7 @@ def _scope_products(
     (measured on a scope of 2,000 memories: 23.6 against 10.5 ms of CPU per
     write, wall time 12.1 against 7.3 ms). A batch (an import's) keeps the BLAS
     product for every scope, even one with a single query of the batch: its
-    products follow one another, so the threads pay for themselves, and a scan
-    per query of a 2,000-row team scope cost a million-memory import nearly
-    half its rate.
+    products follow one another, so the threads pay for themselves.
     """
     if scan:
         return np.stack([_dot_rows(vecs, mine, q) for q in block], axis=1)
