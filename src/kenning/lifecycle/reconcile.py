@@ -210,6 +210,7 @@ from .slots import (
     different_things,
     is_person,
     named_subject,
+    past_state,
     statement,
     subject_of,
 )
@@ -482,7 +483,8 @@ def _tokens(text: str) -> list[_Tok]:
         else:
             words.append(word)
     toks = [_tok(w) for w in words]
-    for i, t in enumerate(toks[:-1]):
+    for i in [i for i, t in enumerate(toks[:-1]) if t.low in _COMPOUND_HEADS]:
+        t = toks[i]
         if (t.low, toks[i + 1].low) in _NOUN_COMPOUNDS:
             toks[i] = _Tok(t.text, t.low, t.low, t.number, t.content)  # a noun, no verb
     return toks
@@ -491,6 +493,7 @@ def _tokens(text: str) -> list[_Tok]:
 #: Compounds whose first word is no form of a verb: "the living room" says nothing
 #: of where one lives.
 _NOUN_COMPOUNDS = frozenset({("living", "room"), ("living", "rooms")})
+_COMPOUND_HEADS = frozenset(a for a, _ in _NOUN_COMPOUNDS)
 
 
 def _number_kind(low: str) -> str:
@@ -518,7 +521,6 @@ class _Text:
     norm: str
     content: frozenset[str]
     numbers: frozenset[str]
-    negated: bool
     #: a word that leaves or changes a value ("quit", "moved", "gave up", "no longer")
     ends: bool
     change_verbs: frozenset[str]
@@ -540,7 +542,7 @@ class _Text:
     #: whether an ending of it is for a while ("I stopped going to Urban Gym for a
     #: month"): it neither ends nor denies the value
     for_a_while: bool = False
-    #: the position of its first negation (see ``negated``), if any
+    #: the position of its first negation (:func:`_negation_at`), if any
     negation_at: int | None = None
     #: where its words end a value, undenied: (the ending word's position, whether it
     #: closes a phrase such as "passed away", "gave up" or "not going back")
@@ -583,8 +585,9 @@ class _Text:
 
     @property
     def past(self) -> bool:
-        """Whether it says how things were (:func:`.slots.past_state`, cached)."""
-        return statement(self.text).past
+        """Whether it says how things were (:func:`.slots.past_state`, cached): read
+        of every neighbour, which needs no more of :func:`.slots.statement`."""
+        return past_state(self.text)
 
     @property
     def cue(self) -> str | None:
@@ -601,35 +604,21 @@ class _Text:
     def of(cls, text: str, own_name: str | None = None) -> _Text:
         toks = tuple(_tokens(text))
         lows = [t.low for t in toks]
-        pairs = set(zip(lows, lows[1:], strict=False))
+        norm = " ".join(lows)
+        present = frozenset(lows)
         endings = list(_ending_words(lows))
         # a denied ending is none: "I'm not leaving Nokia", "I never sold my Volvo"
         open_endings = tuple((i, phrase) for i, phrase, denial, _ in endings if denial is None)
-        change_verbs = frozenset(w for w in lows if w in _CHANGE_VERBS)
-        # a denied ending affirms: "I didn't quit Nokia" negates nothing
-        denied = _denied(endings)
-        # where it negates: a negation word, or the last word of a negating phrase
-        negations = [
-            i
-            for i, (w, nxt) in enumerate(zip(lows, [*lows[1:], ""], strict=True))
-            if (w in _NEGATIONS or w.endswith("n't"))
-            and not (w == "never" and nxt in _LACKING)
-            and i not in denied
-        ] + [
-            i + 1
-            for i, (a, b) in enumerate(zip(lows, lows[1:], strict=False))
-            if (a, b) in _NEG_PHRASES and i not in denied
-        ]
+        change_verbs = _CHANGE_VERBS & present
         return cls(
             toks=toks,
-            norm=" ".join(lows),
+            norm=norm,
             content=frozenset(t.stem for t in toks if t.content),
             numbers=frozenset(t.low for t in toks if t.number),
-            negated=bool(negations),
-            negation_at=min(negations, default=None),
+            negation_at=_negation_at(lows, norm, present, endings),
             ends=bool(open_endings),
             change_verbs=change_verbs,
-            changes=bool(change_verbs) or any(w in _CHANGE_ADVERBS for w in lows),
+            changes=bool(change_verbs) or not _CHANGE_ADVERBS.isdisjoint(present),
             slot=_slot(toks),
             words=len(toks),
             family=_family_slot(toks),
@@ -641,14 +630,54 @@ class _Text:
             )
             - _I_FORMS,
             # a value's possessive names it too: "the Volvo's winter tyres"
-            named=frozenset(lows) | {w[:-2] for w in lows if w.endswith("'s")},
-            adds=any(w in _ADDING for w in lows)
-            or any(a == "also" and b in _GETTING for a, b in pairs),
+            named=present | {w[:-2] for w in lows if w.endswith("'s")} if "'s" in norm else present,
+            adds=not _ADDING.isdisjoint(present)
+            or (
+                "also" in present
+                and any(a == "also" and b in _GETTING for a, b in zip(lows, lows[1:], strict=False))
+            ),
             text=text,
             own_name=own_name,
             for_a_while=any(_away_for_a_while(lows, i) for i, _ in open_endings),
             open_endings=open_endings,
         )
+
+    @property
+    def negated(self) -> bool:
+        """Whether it negates: a negation word, or a negating phrase, not denying an
+        ending ("I didn't quit Nokia" negates nothing)."""
+        return self.negation_at is not None
+
+
+def _negation_at(
+    lows: Sequence[str],
+    norm: str,
+    present: frozenset[str],
+    endings: Sequence[tuple[int, bool, int | None, int]],
+) -> int | None:
+    """The position of the first negation of ``lows`` (``norm``: them joined,
+    ``present``: as a set; ``endings``: :func:`_ending_words`), or None: a negation
+    word, or the last word of a negating phrase, neither of which denies an ending."""
+    if _NEG_OPENERS.isdisjoint(present) and "n't" not in norm:
+        return None  # most texts: no word that negates
+    # a denied ending affirms: "I didn't quit Nokia" negates nothing
+    denied = _denied(endings)
+    negations = [
+        i
+        for i, (w, nxt) in enumerate(zip(lows, [*lows[1:], ""], strict=True))
+        if (w in _NEGATIONS or w.endswith("n't"))
+        and not (w == "never" and nxt in _LACKING)
+        and i not in denied
+    ] + [
+        i + 1
+        for i, (a, b) in enumerate(zip(lows, lows[1:], strict=False))
+        if (a, b) in _NEG_PHRASES and i not in denied
+    ]
+    return min(negations, default=None)
+
+
+#: The words that may open a negation (:func:`_negation_at`), besides an "n't".
+_NEG_OPENERS = _NEGATIONS | {a for a, _ in _NEG_PHRASES}
 
 
 def _names_mine(lows: Sequence[str], own_name: str | None = None) -> bool:
@@ -743,7 +772,13 @@ _AGE = re.compile(
 
 def _age(text: _Text) -> str | None:
     """The subject's age, when the text gives it."""
-    m = _AGE.search(text.norm)
+    return _age_in(text.norm)
+
+
+@functools.lru_cache(maxsize=50_000)
+def _age_in(norm: str) -> str | None:
+    """:func:`_age` of a normalised text, cached: each text is asked once per pair."""
+    m = _AGE.search(norm)
     return (m["n"] or m["m"]) if m else None
 
 
@@ -847,17 +882,23 @@ def _denied(endings: Sequence[tuple[int, bool, int | None, int]]) -> set[int]:
 
 #: The verbs an ending phrase may close ("moved out of", "gave up").
 _ENDING_VERBS = _ENDINGS | _CHANGE_VERBS
+#: :data:`_END_PHRASES` as a set of word pairs, and the words that may close an
+#: ending: an ending word, a phrase's last word, "back" of "not going back".
+_END_PAIRS = frozenset(_END_PHRASES)
+_ENDING_CLOSERS = _ENDINGS | {b for _, b in _END_PHRASES} | {"back"}
 
 
 def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, int]]:
     """Every ending of ``lows``: (its last word's position, whether it closes a phrase,
     the position of a word denying it or None, where it begins with the verb it ends:
     "haven't moved out of" denies "moved out of" from "haven't")."""
+    if _ENDING_CLOSERS.isdisjoint(lows):
+        return  # most texts: no word that could close an ending
     for i, low in enumerate(lows):
         if i > 0 and _no_return(lows, i):
             yield i, True, None, i - 1  # a refusal to go back is itself the ending
             continue
-        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
+        phrase = i > 0 and (lows[i - 1], low) in _END_PAIRS
         if not (phrase or low in _ENDINGS):
             continue
         start = i - 1 if phrase else i
@@ -1194,6 +1235,8 @@ def _family_slot(
     A state in the past ("I lived in Paris for two years", "worked at Nokia") is
     history, no slot: it changes nothing of the present one. A move is not a
     state: "I moved to Berlin" says where one lives now."""
+    if _FAMILY_STEMS.isdisjoint([t.stem for t in toks]):
+        return None  # most texts: no word that opens a slot
     for i in range(len(toks) - 1):
         family = _FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
         if family is None and i + 2 < len(toks) and toks[i + 1].low in _COPULAS:
@@ -1298,6 +1341,8 @@ _NOUN_FAMILY_OF = {
     )
     for noun in nouns.split()
 }
+#: The stems that open a slot (the first halves of the two tables' keys).
+_FAMILY_STEMS = frozenset(stem for stem, _ in (*_FAMILY_OF, *_NOUN_FAMILY_OF))
 
 
 def _slot_family(
@@ -1447,7 +1492,7 @@ def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
     drive" (the old text names no notes) nor "raised my hand to ask" (no value).
     A thing named as the speaker's is not another person's: "I switched my health
     insurance to Helsana" leaves "My sister's health insurance is with Techniker"."""
-    if sim < k.update_similarity - 0.1 or new.adds:
+    if sim < k.update_similarity - 0.1 or new.adds or not new.change_verbs:
         return None
     for i, t in enumerate(new.toks):
         acted = _object_at(new.toks, i) if t.low in _CHANGE_VERBS else None
@@ -1494,7 +1539,7 @@ def _thing_ended(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str |
     with Anna got cancelled", "Anna cancelled our meeting" / "I have a meeting with
     Anna at 3pm on Friday". Whoever stops it, it ended; not "The store closed early
     today" / "The store is open until 9pm" (something else happened to it)."""
-    if sim < k.update_similarity - 0.1:
+    if sim < k.update_similarity - 0.1 or _STOPS.isdisjoint(new.named):
         return None
     toks = new.toks
     for i, t in enumerate(toks):
@@ -1638,11 +1683,15 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
 #: Phrases of time that sit outside the slot, as the adverbs do ("These days my
 #: favourite band is Arctic Monkeys" / "My favourite band is Radiohead").
 _TIME_PHRASES = frozenset({("these", "days"), ("at", "the", "moment"), ("right", "now")})
+#: The words that open what :func:`_slot` leaves out.
+_SLOT_DROPS = _CHANGE_ADVERBS | {p[0] for p in _TIME_PHRASES}
 
 
 def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
     """The tokens that may fill a slot: without change adverbs and time phrases."""
     lows = [t.low for t in toks]
+    if _SLOT_DROPS.isdisjoint(lows):
+        return tuple(toks)
     drop = {i for i, low in enumerate(lows) if low in _CHANGE_ADVERBS}
     for phrase in _TIME_PHRASES:
         n = len(phrase)

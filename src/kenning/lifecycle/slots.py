@@ -140,12 +140,15 @@ def _words(text: str) -> list[str]:
     return [w.replace("\u2019", "'") for w in _WORD.findall(text)]
 
 
+#: How a word that ends in "'s" ends, in either case.
+_CLITIC_S = frozenset({"'s", "'S"})
+
+
 def _split_clitic(words: list[str]) -> list[str]:
     """ "sister's" -> "sister", "'s"; "what's" -> "what", "'s"; "I'm" stays."""
     out: list[str] = []
     for w in words:
-        low = w.lower()
-        if low.endswith("'s") and low not in _THIRD_PRONOUNS:
+        if w[-2:] in _CLITIC_S and w.lower() not in _THIRD_PRONOUNS:
             out.extend((w[:-2], "'s"))
         else:
             out.append(w)
@@ -163,9 +166,8 @@ _FIRST_PERSON_RE = re.compile(
 
 def _head(text: str) -> list[str]:
     """The first :data:`_HEAD` words of ``text`` (apostrophes folded)."""
-    return [
-        m.group(0).replace("\u2019", "'") for m in itertools.islice(_WORD.finditer(text), _HEAD)
-    ]
+    found = [m.group(0) for m in itertools.islice(_WORD.finditer(text), _HEAD)]
+    return [w.replace("\u2019", "'") for w in found] if "\u2019" in text else found
 
 
 def _mine(word: str, low: str | None = None) -> bool:
@@ -419,6 +421,8 @@ def update_cue(text: str) -> str | None:
     None; a denied one says nothing changed ("I never gave up coffee"). Cached: the
     statement and its past state both ask."""
     lows: list[str] = _LOWER_WORD.findall(text.lower())
+    if _CUE_OPENERS.isdisjoint(lows):
+        return None  # most texts: no word that opens a cue
     for i, w in enumerate(lows):
         if w in _PHRASE_HEADS and (w, lows[i + 1] if i + 1 < len(lows) else "") in _CHANGE_PHRASES:
             if denial_before(lows, i) is None:
@@ -437,6 +441,8 @@ def update_cue(text: str) -> str | None:
 #: month": a change to come is no change yet).
 _STARTING = frozenset("from starting as".split())
 _PERIODS = frozenset("day week month year term semester season".split())
+#: The words that may open an update cue: a cue, a phrase's first word, a start.
+_CUE_OPENERS = _CUES | _PHRASE_HEADS | _STARTING
 
 
 def _starts_from(lows: Sequence[str], i: int) -> bool:
@@ -667,6 +673,7 @@ def _unrealised(lows: Sequence[str], original: Sequence[str], i: int) -> bool:
     return (lows[j] in _UNREALISED and original[j] == lows[j]) or lows[j].endswith("'ll")
 
 
+@functools.lru_cache(maxsize=50_000)
 def past_state(text: str) -> bool:
     """Whether ``text`` says how things were, not how they are: its first verb of
     state is in the simple past ("I was based in Munich until last year", "I
@@ -675,6 +682,9 @@ def past_state(text: str) -> bool:
     N26 since I was a student" holds now). A passive event is no state ("I was
     promoted to head nurse"), nor is a past clause after a present one ("I have a
     dog who was a rescue")."""
+    folded = text.lower()
+    if not any(w in folded for w in _PAST_STATES):
+        return False  # most texts: no verb of a past state, not even within a word
     lows = [w.lower() for w in _split_clitic(_words(text))]
     if any(w in _PRESENT_AFTER_ALL for w in lows) or update_cue(text) is not None:
         return False
