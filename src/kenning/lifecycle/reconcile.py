@@ -476,12 +476,20 @@ def _tok(word: str) -> _Tok:
 
 def _tokens(text: str) -> list[_Tok]:
     folded = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    words: list[str] = []
-    for word in _TOKEN.findall(folded):
-        if words and len(word) == 2 and word.casefold() in _AM_PM and _CLOCK.fullmatch(words[-1]):
-            words[-1] += word  # "1 pm" is "1pm"
-        else:
-            words.append(word)
+    found = _TOKEN.findall(folded)
+    words = found
+    if any(len(w) == 2 and w.casefold() in _AM_PM for w in found[1:]):
+        words = []
+        for word in found:
+            if (
+                words
+                and len(word) == 2
+                and word.casefold() in _AM_PM
+                and _CLOCK.fullmatch(words[-1])
+            ):
+                words[-1] += word  # "1 pm" is "1pm"
+            else:
+                words.append(word)
     toks = [_tok(w) for w in words]
     for i in [i for i, t in enumerate(toks[:-1]) if t.low in _COMPOUND_HEADS]:
         t = toks[i]
@@ -549,11 +557,8 @@ class _Text:
     open_endings: tuple[tuple[int, bool], ...] = ()
     #: whether it says something changed (a change verb or adverb)
     changes: bool = False
-
-    @property
-    def subject(self) -> str:
-        """Whom the text is about (:func:`.slots.subject_of`, cached)."""
-        return subject_of(self.text)
+    #: whom the text is about (:func:`.slots.subject_of`): read of every pair
+    subject: str = ""
 
     @property
     def owner(self) -> str:
@@ -561,7 +566,7 @@ class _Text:
         the author's "I", their name, or a text about no one that names them ("A
         cappuccino in the morning is all Kim needs", drawn from Kim's "... is all I
         need")."""
-        who = subject_of(self.text)
+        who = self.subject
         own = self.own_name
         if own and (
             who in ("self", own) or (not who and (own in self.named or f"{own}'s" in self.named))
@@ -580,7 +585,7 @@ class _Text:
         not the name the text is about, nor its possessive ("Britt" in "Britt has had
         an account at Deutsche Bank since Britt was a student", "Kaja's" in "Kaja
         lost Kaja's umbrella"); the subject is read only here."""
-        names = {subject_of(self.text), self.own_name or ""}
+        names = {self.subject, self.own_name or ""}
         return self.capitals - names - {f"{n}'s" for n in names}
 
     @property
@@ -640,6 +645,7 @@ class _Text:
             own_name=own_name,
             for_a_while=any(_away_for_a_while(lows, i) for i, _ in open_endings),
             open_endings=open_endings,
+            subject=subject_of(text),
         )
 
     @property
@@ -925,6 +931,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     within ``reach`` words after it or just before it: "I sold my Volvo", "My
     Pixel 7 died", but not "Nokia moved our team to Espoo" or "Dr. Rossi changed
     my prescription", where the value acts on something else."""
+    if not new.open_endings:
+        return False
     toks = new.toks
     lows = [t.low for t in toks]
     for i, phrase in new.open_endings:
@@ -1701,10 +1709,15 @@ def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
     return tuple(t for i, t in enumerate(toks) if i not in drop)
 
 
-@functools.lru_cache(maxsize=50_000)
 def _analysed(text: str, author: str | None = None) -> _Text:
     """:meth:`_Text.of`, cached: a stored memory is compared with many new ones.
     ``author``: whom the text speaks for (its first name counts as "I")."""
+    return _analysis(text, author)  # one cache key for ``(text)`` and ``(text, None)``
+
+
+@functools.lru_cache(maxsize=50_000)
+def _analysis(text: str, author: str | None) -> _Text:
+    """:func:`_analysed`, cached."""
     words = author.casefold().split() if author else []
     # "the user" is the speaker already (:func:`.slots.subject_of`)
     return _Text.of(text, words[0] if words and words != ["the", "user"] else None)
