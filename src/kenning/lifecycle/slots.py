@@ -604,6 +604,7 @@ _SUPPOSING_PHRASES = frozenset(
         ("wants", "to"),
     }
 )
+_SUPPOSING_OPENERS = frozenset(a for a, _ in _SUPPOSING_PHRASES)
 #: Verbs of a state in the simple past ("I was based in Munich", "I had a Volvo",
 #: "I lived in Paris"), and what makes one the present after all ("I have lived
 #: here since March", "I've had an account at N26 since I was a student").
@@ -650,10 +651,15 @@ def supposes(text: str) -> bool:
     did ("I nearly sold my Volvo", "I was about to quit Nokia")."""
     original = [w.replace("\u2019", "'") for w in _WORD.findall(text)]
     lows = [w.lower() for w in original]
-    if any(w in _SUPPOSING or w.endswith("'d") for w in lows):
+    present = set(lows)
+    if not _SUPPOSING.isdisjoint(present) or any(w.endswith("'d") for w in lows):
         return True
-    if any(p in _SUPPOSING_PHRASES for p in zip(lows, lows[1:], strict=False)):
+    if not _SUPPOSING_OPENERS.isdisjoint(present) and any(
+        p in _SUPPOSING_PHRASES for p in zip(lows, lows[1:], strict=False)
+    ):
         return True
+    if _CHANGE.isdisjoint(present):
+        return False  # no change to come
     # every change it tells is to come ("I quit Nokia to join Philips" did quit)
     changes = [i for i, w in enumerate(lows) if w in _CHANGE]
     return bool(changes) and all(_unrealised(lows, original, i) for i in changes)
