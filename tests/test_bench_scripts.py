@@ -5,6 +5,7 @@ fit's pure parts compute what they say."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -64,3 +65,49 @@ def test_fit_order_learns_which_feature_marks_the_evidence_and_keeps_signs() -> 
     # held to be non-positive, the first feature's weight is fixed at 0 instead
     _, _, held = fit_order.fit(x, y, q, 1e-3, signs=[-1, 0, 0])
     assert held[0] == 0.0 and abs(held[1]) < 0.3
+
+
+def test_reconcile_replay_captures_a_batch_and_replays_it_on_two_trees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kenning.bench.scale import run_scale
+    from kenning.config import Settings
+
+    db = tmp_path / "scale.db"
+    run_scale(
+        300, synthetic=True, queries=2, settings=Settings(graph_extractor="rules"), db_path=db
+    )
+    replay = _load(BENCH / "reconcile_replay.py")
+    src = str(BENCH.parent / "src")
+    items = tmp_path / "batch.pkl"
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["x", "capture", "--db", str(db), "--out", str(items), "--batch", "60", "--tree", src],
+    )
+    replay.main()
+    captured = json.loads(capsys.readouterr().out)
+    assert captured["decide_many_calls"][0] == 60  # every memory of the batch is decided
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "x",
+            "replay",
+            "--items",
+            str(items),
+            "--a",
+            src,
+            "--b",
+            src,
+            "--rounds",
+            "2",
+            "--passes",
+            "2",
+        ],
+    )
+    replay.main()
+    report = json.loads(capsys.readouterr().out)
+    assert report["same_decisions"] is True
+    assert len(report["a"]["ms"]) == len(report["b"]["ms"]) == 4
+    assert report["decide_many_calls"] == captured["decide_many_calls"]

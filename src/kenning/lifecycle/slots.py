@@ -212,7 +212,7 @@ def subject_of(text: str) -> str:
     if lows and lows[0] in _ANYONE:
         return ""  # "Everyone I know is moving out of Berlin": no one in particular
     possessive = False  # a "my"/"our" the loop went past
-    for i, low in enumerate(lows):
+    for i, low in enumerate(lows if not _FIRST_PERSON.isdisjoint(lows) else ()):
         if low in ("my", "our"):
             possessive = True
             rel, end = _relation_at(lows, i + 1)
