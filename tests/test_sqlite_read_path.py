@@ -393,7 +393,7 @@ def test_scope_neighbours_of_a_scope_past_the_exact_limit_go_through_the_graph(
     store.vectors.exact_max, store.vectors.ann_min_rows = 10, 10
     q = mem.embedder.embed(pool[110])
     got = store.scope_neighbours("default", [(Scope.user("default"), q)], 5)[0]
-    assert store.vectors.last_plan.method == "hnsw"
+    assert store.vectors.last_plan.method == "hnsw-scope"  # one scope: its own graph
     one = ScopeFilter("default", frozenset({Scope.user("default")}))
     assert got == store.vector_search(q, one, MemoryFilter(), 5)
     assert len(got) == 5

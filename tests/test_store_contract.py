@@ -48,8 +48,9 @@ def counts(mem: Memory) -> dict[str, int]:
 
 
 def _plan(store: Any) -> str:
-    """Which vector search method the store used last ("exact" or "hnsw")."""
-    return str(store.last_plan.method)
+    """Which vector search method the store used last ("exact" or "hnsw"; SQLite's
+    search of one big scope through that scope's own graph counts as "hnsw")."""
+    return str(store.last_plan.method).removesuffix("-scope")
 
 
 def _ids(hits: Any) -> list[str]:
