@@ -177,7 +177,7 @@ class _Partition:
     def build_scope_ann(self, scope_pk: int, connectivity: int, expansion: int) -> None:
         """Build the HNSW index of one scope's live slots: a search of a big scope
         in the organization's graph must ask for as many neighbours as the scope
-        is rare (656 for a tenth of the rows, where its own graph needs 64-128)."""
+        is rare (670 for a tenth of the rows, where its own graph needs about 80)."""
         rows = np.flatnonzero((self.scope[: self.n] == scope_pk) & (self.status[: self.n] != _DEAD))
         self.scope_ann[scope_pk] = self._graph(rows, connectivity, expansion)
 
