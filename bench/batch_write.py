@@ -27,6 +27,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kenning.bench.stores import copy_sqlite
+
 _WORKER = r"""
 import json, random, sys, time
 from kenning import Memory, Principal, Settings
@@ -62,21 +64,9 @@ print(json.dumps(out[1:]))
 """
 
 
-def _copy(src: Path, dst: Path) -> None:
-    import sqlean
-
-    source = sqlean.connect(f"file:{src}?mode=ro", uri=True)
-    target = sqlean.connect(str(dst))
-    try:
-        source.backup(target)
-    finally:
-        target.close()
-        source.close()
-
-
 def _side(src_tree: str, db: Path, tmp: Path, args: argparse.Namespace, seed: int) -> Any:
     copy = tmp / f"copy-{seed}.db"
-    _copy(db, copy)
+    copy_sqlite(db, copy)
     env = {**os.environ, "PYTHONPATH": str(Path(src_tree).resolve())}
     try:
         done = subprocess.run(

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kenning.bench.stores import copy_sqlite
 from kenning.stores.sqlite.driver import sqlite3
 
 _WORKER = r"""
@@ -55,13 +56,7 @@ mem.close()
 def _copy(src: str, dst: Path) -> None:
     for old in dst.parent.glob(dst.name + "*"):
         old.unlink()
-    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-    target = sqlite3.connect(dst)
-    try:
-        source.backup(target)
-    finally:
-        target.close()
-        source.close()
+    copy_sqlite(src, dst)
 
 
 def _start(src: str, db: Path, probe: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:

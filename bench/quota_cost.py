@@ -27,13 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from kenning import Memory, Principal, Settings
+from kenning.bench.stores import copy_sqlite
 from kenning.models import Role
-from kenning.stores.sqlite.driver import sqlite3
-
-
-def _copy(src: Path, dst: Path) -> None:
-    with sqlite3.connect(f"file:{src}?mode=ro", uri=True) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
 
 
 def main() -> None:
@@ -45,7 +40,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="quota-cost-"))
     try:
         path = work / "kenning.db"
-        _copy(args.db, path)
+        copy_sqlite(args.db, path)
         out: dict[str, Any] = {"db": str(args.db), "org": args.org}
         admin = Principal(org_id=args.org, user_id="admin", roles=frozenset({Role.ADMIN}))
         plain = Settings(lifecycle={"reinforce_on_recall": False})
@@ -63,7 +58,9 @@ def main() -> None:
                 times.append((time.perf_counter() - t) * 1000)
             counts[str(cap)] = round(statistics.median(times), 3)
         out["count_ms"] = counts
-        quota = mem.settings.model_copy(update={"max_memories_per_org": held + 10 * args.writes})
+        quota = mem.settings.modelcopy_sqlite(
+            update={"max_memories_per_org": held + 10 * args.writes}
+        )
         with_quota, without = [], []
         for i in range(args.writes):
             for side, settings in (("off", plain), ("on", quota)):

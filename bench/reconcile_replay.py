@@ -32,6 +32,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kenning.bench.stores import copy_sqlite
+
 _CAPTURE = r"""
 import pickle, random, sys
 from kenning import Memory, Principal, Settings
@@ -100,18 +102,6 @@ print(json.dumps({"ms": spent, "digest": digest, "decisions": sum(len(p) for p i
 """
 
 
-def _copy(src: Path, dst: Path) -> None:
-    import sqlean
-
-    source = sqlean.connect(f"file:{src}?mode=ro", uri=True)
-    target = sqlean.connect(str(dst))
-    try:
-        source.backup(target)
-    finally:
-        target.close()
-        source.close()
-
-
 def _run(code: str, tree: str, *args: str) -> str:
     # the rule reconciler, whatever the environment sets
     env = {
@@ -129,7 +119,7 @@ def capture(args: argparse.Namespace) -> None:
     """Record one batch's reconciler inputs from a copy of ``--db``."""
     with tempfile.TemporaryDirectory(prefix="kenning-replay-") as tmp:
         copy = Path(tmp) / "copy.db"
-        _copy(args.db, copy)
+        copy_sqlite(args.db, copy)
         counts = _run(_CAPTURE, args.tree, str(copy), str(args.out), str(args.batch), "23")
     print(json.dumps({"out": str(args.out), "decide_many_calls": json.loads(counts)}))
 

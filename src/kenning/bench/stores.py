@@ -8,8 +8,9 @@ from typing import Any
 from ..config import Settings
 from ..engine import Memory
 from ..errors import ConfigError
+from ..stores.sqlite.driver import sqlite3
 
-__all__ = ["open_bench_memory"]
+__all__ = ["copy_sqlite", "open_bench_memory"]
 
 
 def open_bench_memory(
@@ -34,3 +35,16 @@ def open_bench_memory(
         mem.close()
         raise ConfigError(f"the benchmark needs an empty database; {store} already holds memories")
     return mem
+
+
+def copy_sqlite(source: Path | str, target: Path | str) -> None:
+    """Copy the SQLite database ``source`` (opened read-only, so it may be in use)
+    to ``target`` with SQLite's backup API: the A/B scripts in ``bench/`` give
+    each side its own copy of one database."""
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    out = sqlite3.connect(str(target))
+    try:
+        src.backup(out)
+    finally:
+        out.close()
+        src.close()

@@ -327,7 +327,7 @@ _NEGATIONS = frozenset(
 )
 #: "is gone" both negates a state ("My cat allergy is gone") and ends a value.
 _GONE = (("is", "gone"), ("are", "gone"))
-_NEG_PHRASES = (("no", "longer"), ("any", "more"), ("gave", "up"), *_GONE)
+_NEG_PHRASES = frozenset({("no", "longer"), ("any", "more"), ("gave", "up"), *_GONE})
 #: Verbs of lacking: never done, they affirm a habit ("I never miss a Juventus
 #: match" says the speaker follows Juventus); "I don't miss Berlin" still denies.
 _LACKING = frozenset("miss misses skip skips fail fails forget forgets".split())
@@ -341,30 +341,32 @@ _ENDINGS = frozenset(
     died passed ended dropped lost moved relocated switched changed swapped traded
     transferred upgraded graduated fired outgrew outgrown expired ditched stolen""".split()
 )
-_END_PHRASES = (
-    ("no", "longer"),
-    ("any", "more"),
-    ("gave", "up"),
-    ("given", "up"),
-    # "No more Tesco for me", "My Bupa policy ran out"
-    ("no", "more"),
-    ("ran", "out"),
-    ("broke", "up"),
-    ("split", "up"),
-    ("out", "of"),
-    ("last", "day"),
-    ("laid", "off"),
-    ("let", "go"),
-    ("made", "redundant"),
-    ("took", "over"),
-    # what is taken "instead of" a value leaves it: "My son talked me into
-    # supporting Napoli instead of Galatasaray"
-    ("instead", "of"),
-    # what one is through with is left: "I'm done with Juventus; Galatasaray is my
-    # team now"
-    ("done", "with"),
-    ("finished", "with"),
-    *_GONE,
+_END_PHRASES = frozenset(
+    {
+        ("no", "longer"),
+        ("any", "more"),
+        ("gave", "up"),
+        ("given", "up"),
+        # "No more Tesco for me", "My Bupa policy ran out"
+        ("no", "more"),
+        ("ran", "out"),
+        ("broke", "up"),
+        ("split", "up"),
+        ("out", "of"),
+        ("last", "day"),
+        ("laid", "off"),
+        ("let", "go"),
+        ("made", "redundant"),
+        ("took", "over"),
+        # what is taken "instead of" a value leaves it: "My son talked me into
+        # supporting Napoli instead of Galatasaray"
+        ("instead", "of"),
+        # what one is through with is left: "I'm done with Juventus; Galatasaray is my
+        # team now"
+        ("done", "with"),
+        ("finished", "with"),
+        *_GONE,
+    }
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
 #: second car", "We also got a kitten"): an addition changes nothing.
@@ -888,9 +890,8 @@ def _denied(endings: Sequence[tuple[int, bool, int | None, int]]) -> set[int]:
 
 #: The verbs an ending phrase may close ("moved out of", "gave up").
 _ENDING_VERBS = _ENDINGS | _CHANGE_VERBS
-#: :data:`_END_PHRASES` as a set of word pairs, and the words that may close an
-#: ending: an ending word, a phrase's last word, "back" of "not going back".
-_END_PAIRS = frozenset(_END_PHRASES)
+#: The words that may close an ending: an ending word, a phrase's last word,
+#: "back" of "not going back".
 _ENDING_CLOSERS = _ENDINGS | {b for _, b in _END_PHRASES} | {"back"}
 
 
@@ -904,7 +905,7 @@ def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, 
         if i > 0 and _no_return(lows, i):
             yield i, True, None, i - 1  # a refusal to go back is itself the ending
             continue
-        phrase = i > 0 and (lows[i - 1], low) in _END_PAIRS
+        phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
         if not (phrase or low in _ENDINGS):
             continue
         start = i - 1 if phrase else i
