@@ -555,6 +555,45 @@ def test_an_update_of_another_attribute_never_takes_the_askeds_place(
     assert "Honda" in _first(mem, "What car did I drive before?")
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["Where is my current home?", "Which city do I live in now?", "Where do I live these days?"],
+)
+def test_statements_said_at_one_time_are_no_update_of_each_other(
+    make_memory: Callable[..., Memory], query: str
+) -> None:
+    # reconcile off: the read-time net alone. "Enrolled" reads as a word of change,
+    # but the enrolment and the home were said together (one batch, one time), so
+    # the enrolment changes no home; and the new job, an update of the enrolment,
+    # never takes the home's place through it
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    mem.write(
+        [
+            {
+                "content": "Home for me is Helsinki, in a small flat near the river.",
+                "event_at": OLD,
+            },
+            {"content": "I'm enrolled at ETH Zurich.", "event_at": OLD},
+        ]
+    )
+    _say(mem, "New job: I'm at Heineken now.", NEW)
+    _say(mem, "My new gym is Urban Gym.", NEW)
+    _say(mem, "I'm so tired, the week has been long.", NEW)
+    assert "Helsinki" in _first(mem, query)
+
+
+def test_a_chain_of_updates_ends_at_the_newest_value(make_memory: Callable[..., Memory]) -> None:
+    # reconcile off: Lisbon updates Paris, Paris updates Berlin; Lisbon and Berlin
+    # embed apart, yet the chain makes them one fact's values, the newest first
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    _say(mem, "I'm so tired, the week has been long.", OLD)
+    _say(mem, "My sister lives in Rome.", OLD)
+    _say(mem, "I live in Berlin.", OLD)
+    _say(mem, "We moved to Paris last month.", MID)
+    _say(mem, "Our new flat is in Lisbon.", NEW)
+    assert "Lisbon" in _first(mem, "Where do I live now?")
+
+
 def test_a_word_of_change_links_values_that_share_few_words(
     make_memory: Callable[..., Memory],
 ) -> None:

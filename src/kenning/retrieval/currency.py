@@ -27,7 +27,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    their embeddings' cosine at least ``pair_similarity``
    (``cue_pair_similarity`` when the newer one says its value is new or
    current, "my new ...", "now"; ``change_pair_similarity`` when it says with a
-   word of change that it changed, "switched", "sold", "instead"); each
+   word of change that it changed, "switched", "sold", "instead"; either only
+   when it was said after the older one: two statements said at one time, in
+   one batch, are no update of each other); each
    with words the other lacks; each with a cosine to the question within
    ``query_band`` of the best one's (``cue_band`` times that for a memory with
    an update cue); and the older one the newer one's most alike (within
@@ -291,7 +293,9 @@ def _groups(
     one unknown), each with content words the other lacks, and a cosine of at least
     ``pair_similarity`` — or a lower floor when the newer one says its value
     changed (:func:`_pair_floor`: "my new ...", "we moved to ..."): an update
-    shares few words with what it replaces.
+    shares few words with what it replaces. The lower floor holds only for a
+    newer one said after the older: "I'm enrolled at ETH Zurich" (a word of
+    change) said with "Home for me is Helsinki" changes no home.
 
     And the older one must be (within ``nearest_margin``) the newer one's most alike
     among the older memories about the subject in ``pool`` (the hits about the
@@ -322,7 +326,10 @@ def _groups(
             same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
             n = max((i, j), key=lambda x: (own[x].memory.said_at, own[x].memory.id))
-            if same_speaker and differ and sims[i, j] >= floors[own[n].memory.id]:
+            # an update's cue lowers the floor only for what was said before it
+            later = own[i].memory.said_at != own[j].memory.said_at
+            floor = floors[own[n].memory.id] if later else opts.pair_similarity
+            if same_speaker and differ and sims[i, j] >= floor:
                 pairs.append((i, j, n))
     if not pairs:
         return []
