@@ -247,6 +247,34 @@ def test_ending_the_old_value_is_an_update_and_naming_it_again_is_not() -> None:
     )
 
 
+def test_ceasing_what_one_does_ends_a_value_named_in_lower_case() -> None:
+    # an activity has no capital to name it: after an ending that ceases what one
+    # does, the old text's own word is the value left (cosines measured by MiniLM)
+    d = _decide(
+        "Dropped out of pottery; bookkeeping suits me better.",
+        "I go to pottery lessons after work.",
+        0.66,
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
+    assert _decide("I dropped out of yoga.", "I take yoga classes.", 0.71).action is (
+        Action.SUPERSEDE
+    )
+    # a word that drops or leaves a thing, a task done, or one day's event ends none
+    for new, old, sim in [
+        (
+            "I dropped the dinner plates this evening.",
+            "I cook dinner for the family every night.",
+            0.47,
+        ),
+        ("I dropped my sushi on the floor.", "My favourite food is sushi.", 0.59),
+        ("I'm done with the dishes.", "I wash the dishes after dinner.", 0.70),
+        ("No more newspaper today, the delivery failed.", "I read the newspaper every day.", 0.38),
+        ("Left work early to catch the train.", "I go to life drawing lessons after work.", 0.26),
+    ]:
+        d = _decide(new, old, sim)
+        assert d.action is Action.ADD, (new, d.reason)
+
+
 def test_facts_about_other_people_never_supersede_the_speakers() -> None:
     assert _decide("My sister just moved to Rome.", "I live in Berlin.", 0.6).action is Action.ADD
     assert _decide("I moved to Rome.", "My sister lives in Berlin.", 0.6).action is Action.ADD

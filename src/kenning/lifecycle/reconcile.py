@@ -347,6 +347,8 @@ _END_PHRASES = frozenset(
         ("any", "more"),
         ("gave", "up"),
         ("given", "up"),
+        # "Dropped out of pottery", "I dropped out of college"
+        ("dropped", "out"),
         # "No more Tesco for me", "My Bupa policy ran out"
         ("no", "more"),
         ("ran", "out"),
@@ -366,6 +368,23 @@ _END_PHRASES = frozenset(
         ("done", "with"),
         ("finished", "with"),
         *_GONE,
+    }
+)
+#: Endings that cease what one does, whatever it is: what they leave may be named
+#: in lower case ("Dropped out of pottery", "No more coffee for me", "I quit
+#: yoga"), where a word that moves or loses a thing ("dropped the plates", "left
+#: my umbrella on the train") or finishes a task ("I'm done with the dishes")
+#: leaves only a value named as one; so does one day's event ("No more
+#: newspaper today").
+_CEASING = frozenset({"quit", "quits"})
+_CEASE_PHRASES = frozenset(
+    {
+        ("gave", "up"),
+        ("given", "up"),
+        ("dropped", "out"),
+        ("no", "more"),
+        ("any", "more"),
+        ("no", "longer"),
     }
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
@@ -943,7 +962,10 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         after = toks[i + 1 : i + 1 + reach + _passed_over(lows[i + 1 : i + 1 + reach + 1])]
         if after and after[0].low == "to" and _no_return(lows, i):
             after = after[1:]  # where one will not go back to is left: "... back to Tesco"
-        if _left_after(old, after, holds=low not in _CHANGE_VERBS):
+        ceases = (low in _CEASING or (phrase and (lows[i - 1], low) in _CEASE_PHRASES)) and not (
+            _one_day(new)
+        )
+        if _left_after(old, after, holds=low not in _CHANGE_VERBS, named=not ceases):
             return True
         start = i - 1 if phrase else i
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
@@ -1048,11 +1070,15 @@ def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
     return thing is None or _stem(thing.low) not in _PLACES
 
 
-def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
+def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True, named: bool = True) -> bool:
     """Whether one of ``old``'s values is what the ending before ``after`` leaves:
     named before any other thing the ending could act on. ``holds``: what one
     holds with a value is left with it ("I quit my position at Nokia"); after a
-    word of change it is what changes ("I switched positions on the Tigers")."""
+    word of change it is what changes ("I switched positions on the Tigers").
+    ``named``: only a value named as one counts (a capital, a number); else, after
+    an ending that ceases what one does (:data:`_CEASE_PHRASES`), a word of
+    ``old``'s written in lower case counts too ("Dropped out of pottery" / "I go
+    to pottery lessons after work")."""
     values = old.values
     for i, t in enumerate(after):
         if (i == 0 and _activity(t.low)) or t.low in HONORIFICS:
@@ -1078,7 +1104,7 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True) -> bool:
         if t.content and after[i + 1 : i + 2] and after[i + 1].low == "from":
             continue
         if t.content:
-            return False
+            return not named and t.text == t.low and t.stem in old.content
     return False
 
 
