@@ -275,6 +275,29 @@ def test_ceasing_what_one_does_ends_a_value_named_in_lower_case() -> None:
         assert d.action is Action.ADD, (new, d.reason)
 
 
+def test_finishing_the_old_facts_own_thing_ends_it() -> None:
+    # the value names a thing ("the Italian cooking course"), and the thing is the one
+    # the old fact is about, so finishing it ends the fact (cosines by MiniLM)
+    d = _decide(
+        "Finished the Italian cooking course and signed up for photography.",
+        "I'm doing an evening course in Italian cooking.",
+        0.67,
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
+    d = _decide(
+        "Finished The Hobbit last night, on to The Silmarillion.", "I'm reading The Hobbit.", 0.67
+    )
+    assert d.action is Action.SUPERSEDE, d.reason
+    # a thing the value only names is another thing: the city stays, and so does the job
+    assert _decide(
+        "Finished the Berlin marathon in four hours!", "I live in Berlin.", 0.45
+    ).action is (Action.ADD)
+    assert _decide("I finished my Nokia training.", "I work at Nokia.", 0.6).action is Action.ADD
+    assert _decide(
+        "I moved my Nokia shares to another broker.", "I work at Nokia.", 0.5
+    ).action is (Action.ADD)
+
+
 def test_facts_about_other_people_never_supersede_the_speakers() -> None:
     assert _decide("My sister just moved to Rome.", "I live in Berlin.", 0.6).action is Action.ADD
     assert _decide("I moved to Rome.", "My sister lives in Berlin.", 0.6).action is Action.ADD

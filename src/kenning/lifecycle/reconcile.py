@@ -339,7 +339,7 @@ _ENDINGS = frozenset(
     """anymore stopped stops quit quits left leave leaves leaving sold sells cancelled
     canceled cancels closed closes replaced replaces retired resigned divorced separated
     died passed ended dropped lost moved relocated switched changed swapped traded
-    transferred upgraded graduated fired outgrew outgrown expired ditched stolen""".split()
+    transferred upgraded graduated fired outgrew outgrown expired ditched stolen finished""".split()
 )
 _END_PHRASES = frozenset(
     {
@@ -1089,7 +1089,12 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True, named: bo
             # "moved my Nokia shares", "left the Nokia party", "cancelled my Iron
             # Temple class": the ending acts on a thing the value only names
             end = next((j for j in range(i, len(after)) if after[j].low not in values), None)
-            return end is None or not _modified(after[end])
+            if end is None or not _modified(after[end]):
+                return True
+            # unless the thing is the old fact's own: "Finished the Italian cooking
+            # course" / "I'm doing an evening course in Italian cooking"
+            thing = list(itertools.takewhile(lambda x: x.content, after[end:]))
+            return all(x.stem in old.content for x in thing)
         if t.low in _ELSEWHERE:
             return False  # where one goes: "We moved to Berlin" leaves no Berlin
         held = _stem(t.low) in _HOLDING_STEMS
