@@ -298,6 +298,27 @@ def test_finishing_the_old_facts_own_thing_ends_it() -> None:
     ).action is (Action.ADD)
 
 
+def test_an_ending_that_acts_on_another_thing_changes_no_fact() -> None:
+    # "left" acts on the umbrella, which the old fact never names (cosines by MiniLM)
+    for new, old, sim in [
+        ("I left my umbrella on the train.", "I take the train to work.", 0.47),
+        ("I left my jacket at the gym.", "I go to the gym three times a week.", 0.40),
+        ("I left my badge at the hospital.", "I work at the hospital.", 0.53),
+    ]:
+        d = _decide(new, old, sim)
+        assert d.action is Action.ADD, (new, d.reason)
+    # the thing the old fact names is left; a word of change still changes
+    assert _decide(
+        "I left the band last month.", "I play in a band with friends.", 0.41
+    ).action is (Action.SUPERSEDE)
+    d = _decide(
+        "We switched our energy to Engie when the fixed deal ended.",
+        "Our electricity comes from British Gas.",
+        0.43,
+    )
+    assert d.action is Action.SUPERSEDE, d.reason
+
+
 def test_facts_about_other_people_never_supersede_the_speakers() -> None:
     assert _decide("My sister just moved to Rome.", "I live in Berlin.", 0.6).action is Action.ADD
     assert _decide("I moved to Rome.", "My sister lives in Berlin.", 0.6).action is Action.ADD

@@ -965,7 +965,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         ceases = (low in _CEASING or (phrase and (lows[i - 1], low) in _CEASE_PHRASES)) and not (
             _one_day(new)
         )
-        if _left_after(old, after, holds=low not in _CHANGE_VERBS, named=not ceases):
+        if _left_after(old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases):
             return True
         start = i - 1 if phrase else i
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
@@ -1070,15 +1070,18 @@ def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
     return thing is None or _stem(thing.low) not in _PLACES
 
 
-def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True, named: bool = True) -> bool:
+def _left_after(
+    old: _Text, after: Sequence[_Tok], text: str, holds: bool = True, named: bool = True
+) -> bool:
     """Whether one of ``old``'s values is what the ending before ``after`` leaves:
     named before any other thing the ending could act on. ``holds``: what one
     holds with a value is left with it ("I quit my position at Nokia"); after a
     word of change it is what changes ("I switched positions on the Tigers").
     ``named``: only a value named as one counts (a capital, a number); else, after
-    an ending that ceases what one does (:data:`_CEASE_PHRASES`), a word of
-    ``old``'s written in lower case counts too ("Dropped out of pottery" / "I go
-    to pottery lessons after work")."""
+    an ending that ceases what one does (:data:`_CEASE_PHRASES`), a thing in lower
+    case that ``old`` names counts too ("Dropped out of pottery" / "I go to pottery
+    lessons after work"; not "I gave up my bus seat" / "I commute by bus").
+    ``text``: the new text ``after`` is read from."""
     values = old.values
     for i, t in enumerate(after):
         if (i == 0 and _activity(t.low)) or t.low in HONORIFICS:
@@ -1093,8 +1096,7 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True, named: bo
                 return True
             # unless the thing is the old fact's own: "Finished the Italian cooking
             # course" / "I'm doing an evening course in Italian cooking"
-            thing = list(itertools.takewhile(lambda x: x.content, after[end:]))
-            return all(x.stem in old.content for x in thing)
+            return _holds_thing(old, _thing_words(after[end:], text))
         if t.low in _ELSEWHERE:
             return False  # where one goes: "We moved to Berlin" leaves no Berlin
         held = _stem(t.low) in _HOLDING_STEMS
@@ -1109,7 +1111,9 @@ def _left_after(old: _Text, after: Sequence[_Tok], holds: bool = True, named: bo
         if t.content and after[i + 1 : i + 2] and after[i + 1].low == "from":
             continue
         if t.content:
-            return not named and t.text == t.low and t.stem in old.content
+            return (
+                not named and t.text == t.low and _holds_thing(old, _thing_words(after[i:], text))
+            )
     return False
 
 
@@ -1125,6 +1129,45 @@ _NO_HEAD = frozenset(
 _LEFT_WITH = _HOLDING_STEMS | frozenset(
     _stem(w) for w in "flat apartment house home studio".split()
 )
+
+
+def _thing_words(toks: Sequence[_Tok], text: str) -> list[_Tok]:
+    """The words naming the thing that opens ``toks``: content words in a row (one
+    space apart in ``text``, so "pottery; bookkeeping" is two things), up to a
+    word of when or why ("the band last month", "the office early")."""
+    out: list[_Tok] = []
+    for t in toks:
+        if not t.content or t.low in _NO_HEAD or t.low in _WHEN_GONE:
+            break
+        if out and f"{out[-1].text} {t.text}" not in text:
+            break
+        out.append(t)
+    return out
+
+
+def _holds_thing(old: _Text, thing: Sequence[_Tok]) -> bool:
+    """Whether ``old`` names every word of ``thing`` (and there is one)."""
+    return bool(thing) and all(t.stem in old.content for t in thing)
+
+
+def _ends_another_thing(old: _Text, new: _Text) -> bool:
+    """Whether ``new``'s update cue is an ending (not a word of change) that acts on
+    a thing ``old`` does not name: "I left my umbrella on the train" tells of the
+    umbrella, not of "I take the train to work"; "I left the band last month" still
+    ends "I play in a band with friends", and "We switched our energy to Engie"
+    still changes "Our electricity comes from British Gas"."""
+    cue = new.cue
+    if cue is None or cue not in _ENDINGS or cue in _CHANGE_VERBS:
+        return False
+    lows = [t.low for t in new.toks]
+    if cue not in lows:
+        return False
+    after = new.toks[lows.index(cue) + 1 :]
+    if not _acts_on(after):
+        return False
+    j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
+    thing = _thing_words(after[j:], new.text)
+    return bool(thing) and not _holds_thing(old, thing)
 
 
 def _modified(tok: _Tok) -> bool:
@@ -1674,6 +1717,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
     leaves = _leaves(old, new)
+    if not leaves and _ends_another_thing(old, new):
+        return None  # "I left my umbrella on the train" / "I take the train to work"
     if new.adds and not leaves:
         return None  # a second value beside the first: "We also got a kitten, Nala"
     if cue is None:
