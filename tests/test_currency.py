@@ -319,6 +319,18 @@ def test_an_ending_that_acts_on_another_thing_changes_no_fact() -> None:
     assert d.action is Action.SUPERSEDE, d.reason
 
 
+def test_a_value_that_gives_up_the_old_facts_thing_ends_the_fact() -> None:
+    # the landlord sells the flat the old fact is about (cosines by MiniLM)
+    d = _decide("Akelius sold the flat to Mrs. Patel.", "I rent my flat from Akelius.", 0.41)
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
+    # what the value acts on is its own, not the old fact's: nothing ends
+    assert _decide("Rex lost his collar in the park.", "I have a dog named Rex.", 0.48).action is (
+        Action.ADD
+    )
+    assert _decide("Tom lost his job.", "My best friend is Tom.", 0.50).action is Action.ADD
+    assert _decide("Nokia moved our team to Espoo.", "I work at Nokia.", 0.52).action is Action.ADD
+
+
 def test_facts_about_other_people_never_supersede_the_speakers() -> None:
     assert _decide("My sister just moved to Rome.", "I live in Berlin.", 0.6).action is Action.ADD
     assert _decide("I moved to Rome.", "My sister lives in Berlin.", 0.6).action is Action.ADD

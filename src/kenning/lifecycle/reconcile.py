@@ -971,11 +971,23 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
-            and not _acts_on(toks[i + 1 :], change=low in _CHANGE_VERBS)
             and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start])
+            and (
+                not _acts_on(toks[i + 1 :], change=low in _CHANGE_VERBS)
+                # what the value acts on is the old fact's own thing: "Mrs. Patel sold
+                # the flat to Mr. Duarte" / "Mrs. Patel owns the flat I rent"
+                or _acts_on_its_thing(old, new, toks[i + 1 :])
+            )
         ):
             return True
     return False
+
+
+def _acts_on_its_thing(old: _Text, new: _Text, after: Sequence[_Tok]) -> bool:
+    """Whether ``after`` opens on a thing (past its determiners) whose every word
+    ``old`` names: the value that ends there ends its part in the old fact."""
+    j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
+    return _holds_thing(old, _thing_words(after[j:], new.text))
 
 
 #: What one is away for and back after ("left Berlin for a week", "for the holidays").
@@ -1488,10 +1500,12 @@ def _value_ends(old: _Text, new: _Text) -> bool:
     lows = [t.low for t in new.toks]
     at = next((i for i, w in enumerate(lows) if w in _ENDINGS or w in _END_TAILS), len(lows))
     # nothing after the ending but when and where from ("passed away last month",
-    # "left the company"): "Priya left for a conference", "left early today" go on
+    # "left the company"): "Priya left for a conference", "left early today" go on;
+    # or the old fact's own thing, which the value gives up ("Akelius sold the flat
+    # to Mrs. Patel" / "I rent my flat from Akelius")
     return all(
         t.low in _WHEN_GONE or not t.content or _stem(t.low) in _PLACES for t in new.toks[at + 1 :]
-    )
+    ) or _acts_on_its_thing(old, new, new.toks[at + 1 :])
 
 
 #: The second words of the ending phrases ("passed away", "laid off").
