@@ -785,6 +785,30 @@ _CHANGES = [
     ("After five years at Nokia I switched to Philips.", "I work at Nokia.", 0.63),
     # an ending that names the old value needs less likeness: it says enough
     ("Swapped the Cube for a Brompton.", "I commute on my Cube.", 0.26),
+    # an activity has no capital: after an ending that ceases what one does, the
+    # thing the old text names is the value left
+    (
+        "Dropped out of pottery; bookkeeping suits me better.",
+        "I go to pottery lessons after work.",
+        0.66,
+    ),
+    ("I dropped out of yoga.", "I take yoga classes.", 0.71),
+    # a thing the value names, finished, that is the old fact's own
+    (
+        "Finished the Italian cooking course and signed up for photography.",
+        "I'm doing an evening course in Italian cooking.",
+        0.67,
+    ),
+    ("Finished The Hobbit last night, on to The Silmarillion.", "I'm reading The Hobbit.", 0.67),
+    # the thing the old fact names, left; the old fact's thing, given up by its value
+    ("I left the band last month.", "I play in a band with friends.", 0.41),
+    ("Akelius sold the flat to Mrs. Patel.", "I rent my flat from Akelius.", 0.41),
+    # a word of change on the old fact's kind of thing
+    (
+        "We switched our energy to Engie when the fixed deal ended.",
+        "Our electricity comes from British Gas.",
+        0.43,
+    ),
 ]
 
 #: Statements that change nothing of the old fact: each is added beside it.
@@ -849,6 +873,26 @@ _NO_CHANGES = [
     ("My team at Nokia switched to Slack.", "I work at Nokia.", 0.6),
     ("Our flat in Berlin switched to Vattenfall for power.", "I live in Berlin.", 0.48),
     ("My Volvo dealer switched to Saturday opening.", "I drive a Volvo.", 0.56),
+    # a word that drops or leaves a thing, a task done, one day's event
+    (
+        "I dropped the dinner plates this evening.",
+        "I cook dinner for the family every night.",
+        0.47,
+    ),
+    ("I dropped my sushi on the floor.", "My favourite food is sushi.", 0.59),
+    ("I'm done with the dishes.", "I wash the dishes after dinner.", 0.70),
+    ("No more newspaper today, the delivery failed.", "I read the newspaper every day.", 0.38),
+    ("Left work early to catch the train.", "I go to life drawing lessons after work.", 0.26),
+    # an ending that acts on a thing the old fact never names
+    ("I left my umbrella on the train.", "I take the train to work.", 0.47),
+    ("I left my jacket at the gym.", "I go to the gym three times a week.", 0.40),
+    ("I left my badge at the hospital.", "I work at the hospital.", 0.53),
+    # a thing the value only names, finished or lost
+    ("Finished the Berlin marathon in four hours!", "I live in Berlin.", 0.45),
+    ("I finished my Nokia training.", "I work at Nokia.", 0.6),
+    ("Rex lost his collar in the park.", "I have a dog named Rex.", 0.48),
+    ("Tom lost his job.", "My best friend is Tom.", 0.50),
+    ("Nokia moved our team to Espoo.", "I work at Nokia.", 0.52),
 ]
 
 
@@ -858,7 +902,9 @@ def test_a_change_said_any_way_retires_the_old_value(new: str, old: str, sim: fl
     that "ran out", "given up on", "was stolen", "stopped seeing Dr. X"), a change to
     the speaker's own thing, a denial of the state, a change made beside one to come,
     a holding or home left with its value, an ending alone, an ending of a value the
-    old fact opens on ("Lidl is where I shop"): each retires the old value."""
+    old fact opens on ("Lidl is where I shop"), an activity ceased ("Dropped out of
+    pottery"), the old fact's own thing finished or given up by its value ("Akelius
+    sold the flat"): each retires the old value."""
     d = decide(new, nb("m1", old, sim))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
 
@@ -869,8 +915,9 @@ def test_a_statement_that_changes_nothing_retires_nothing(new: str, old: str, si
     Nokia"), a change to come, meant or almost made ("I'm going to quit Nokia", "I
     nearly sold my Volvo"), an ending of a thing the value only names ("my Nokia
     shares"), people in general, a pause ("for a month"), what the value stops
-    doing to something else and a change of the speaker's thing the value only names
-    ("My team at Nokia switched to Slack") leave the fact current."""
+    doing to something else, a change of the speaker's thing the value only names
+    ("My team at Nokia switched to Slack"), a thing dropped or left ("I left my
+    umbrella on the train"), a task done and one day's event leave the fact current."""
     assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
 
 
