@@ -803,6 +803,9 @@ _CHANGES = [
     # the thing the old fact names, left; the old fact's thing, given up by its value
     ("I left the band last month.", "I play in a band with friends.", 0.41),
     ("Akelius sold the flat to Mrs. Patel.", "I rent my flat from Akelius.", 0.41),
+    # an ending told with the time of day it happened
+    ("Rex passed away this morning.", "My dog is called Rex.", 0.57),
+    ("Rex died this morning.", "My dog is called Rex.", 0.51),
     # a word of change on the old fact's kind of thing
     (
         "We switched our energy to Engie when the fixed deal ended.",

@@ -1513,7 +1513,7 @@ _END_TAILS = frozenset({"away"} | {b for _, b in _END_PHRASES})
 #: Words of when (or how) after an ending that say nothing else happened.
 _WHEN_GONE = frozenset(
     """away yesterday last night week weekend month year spring summer autumn fall winter
-    ago sadly suddenly peacefully recently""".split()
+    ago sadly suddenly peacefully recently today tonight morning afternoon evening""".split()
 )
 
 
