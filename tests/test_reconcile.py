@@ -803,6 +803,11 @@ _CHANGES = [
     # the thing the old fact names, left; the old fact's thing, given up by its value
     ("I left the band last month.", "I play in a band with friends.", 0.41),
     ("Akelius sold the flat to Mrs. Patel.", "I rent my flat from Akelius.", 0.41),
+    # an ending carried by "got" or "was" after the value
+    ("Paul and I got divorced.", "I'm married to Paul.", 0.79),
+    ("Priya was laid off.", "My manager is Priya.", 0.59),
+    # what one holds with an activity, ended with it
+    ("I quit piano lessons.", "I'm learning the piano.", 0.69),
     # an ending told with the time of day it happened
     ("Rex passed away this morning.", "My dog is called Rex.", 0.57),
     ("Rex died this morning.", "My dog is called Rex.", 0.51),
@@ -896,6 +901,10 @@ _NO_CHANGES = [
     ("Rex lost his collar in the park.", "I have a dog named Rex.", 0.48),
     ("Tom lost his job.", "My best friend is Tom.", 0.50),
     ("Nokia moved our team to Espoo.", "I work at Nokia.", 0.52),
+    # a thing the old fact's word only names, got or bought
+    ("I bought a new guitar strap.", "I play guitar.", 0.53),
+    ("I got a new iPhone case.", "My phone is an iPhone 12.", 0.50),
+    ("I bought a new bike helmet.", "I ride a bike to work.", 0.39),
 ]
 
 

@@ -968,6 +968,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         if _left_after(old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases):
             return True
         start = i - 1 if phrase else i
+        while start > 0 and lows[start - 1] in _AUXILIARIES:
+            start -= 1  # the value before "got divorced", "was laid off"
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
@@ -988,6 +990,11 @@ def _acts_on_its_thing(old: _Text, new: _Text, after: Sequence[_Tok]) -> bool:
     ``old`` names: the value that ends there ends its part in the old fact."""
     j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
     return _holds_thing(old, _thing_words(after[j:], new.text))
+
+
+#: Words that carry an ending after its subject ("Paul and I got divorced", "Priya
+#: was laid off"): the value before them is named before the ending.
+_AUXILIARIES = frozenset("got get gets were was have has had been".split())
 
 
 #: What one is away for and back after ("left Berlin for a week", "for the holidays").
@@ -1142,6 +1149,10 @@ _LEFT_WITH = _HOLDING_STEMS | frozenset(
     _stem(w) for w in "flat apartment house home studio".split()
 )
 
+#: What one holds with a value or an activity and ends with it ("I quit piano
+#: lessons", "my Iron Temple membership"): no other thing than the value's.
+_HELD_WITH = _LEFT_WITH | frozenset(_stem(w) for w in "lesson lessons class classes course".split())
+
 
 def _thing_words(toks: Sequence[_Tok], text: str) -> list[_Tok]:
     """The words naming the thing that opens ``toks``: content words in a row (one
@@ -1162,23 +1173,28 @@ def _holds_thing(old: _Text, thing: Sequence[_Tok]) -> bool:
     return bool(thing) and all(t.stem in old.content for t in thing)
 
 
-def _ends_another_thing(old: _Text, new: _Text) -> bool:
-    """Whether ``new``'s update cue is an ending (not a word of change) that acts on
-    a thing ``old`` does not name: "I left my umbrella on the train" tells of the
-    umbrella, not of "I take the train to work"; "I left the band last month" still
-    ends "I play in a band with friends", and "We switched our energy to Engie"
-    still changes "Our electricity comes from British Gas"."""
+def _acts_on_another_thing(old: _Text, new: _Text) -> bool:
+    """Whether ``new``'s update cue acts on another thing than ``old``'s: a thing
+    that ``old``'s words only name ("I bought a new guitar strap" / "I play
+    guitar"), or, after an ending (not a word of change), a thing ``old`` does not
+    name at all ("I left my umbrella on the train" tells of the umbrella, not of "I
+    take the train to work"). "I left the band last month" still ends "I play in a
+    band with friends", "We switched our energy to Engie" still changes "Our
+    electricity comes from British Gas", and "I bought a Tesla" still changes "I
+    drive a Golf"."""
     cue = new.cue
-    if cue is None or cue not in _ENDINGS or cue in _CHANGE_VERBS:
-        return False
     lows = [t.low for t in new.toks]
-    if cue not in lows:
+    if cue is None or cue not in lows:
         return False
     after = new.toks[lows.index(cue) + 1 :]
-    if not _acts_on(after):
-        return False
     j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
     thing = _thing_words(after[j:], new.text)
+    head = thing[-1] if thing and cue not in _MARKER_NEUTRAL else None  # a verb's thing
+    if head is not None and head.stem not in old.content and _stem(head.low) not in _HELD_WITH:
+        if any(t.stem in old.content or t.low in old.values for t in thing[:-1]):
+            return True  # old's word names another thing: "a new guitar strap"
+    if cue not in _ENDINGS or cue in _CHANGE_VERBS or not _acts_on(after):
+        return False
     return bool(thing) and not _holds_thing(old, thing)
 
 
@@ -1731,7 +1747,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
     leaves = _leaves(old, new)
-    if not leaves and _ends_another_thing(old, new):
+    if not leaves and _acts_on_another_thing(old, new):
         return None  # "I left my umbrella on the train" / "I take the train to work"
     if new.adds and not leaves:
         return None  # a second value beside the first: "We also got a kitten, Nala"
