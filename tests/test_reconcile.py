@@ -698,6 +698,15 @@ def test_a_text_naming_its_author_reads_as_the_authors_own() -> None:
     # another author's fact naming Kim is not Kim's own
     other = decide(new, nb("m1", old, 0.72, author="Anna"), author="Anna")
     assert other.action is Action.ADD
+    # a value of Kim's fact that ends ends it, as it does the first-person fact
+    for ending, fact, sim in [
+        ("Rex passed away this morning.", "Kim has a dog named Rex.", 0.45),
+        ("Priya left the company.", "Kim's manager is Priya.", 0.60),
+    ]:
+        d = decide(ending, nb("m1", fact, sim, author="Kim"), author="Kim")
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
+    tom = decide("Tom lost his job.", nb("m1", "Kim's best friend is Tom.", 0.4, author="Kim"))
+    assert tom.action is Action.ADD  # Tom's own thing, not Kim's fact
 
 
 def test_a_named_persons_change_from_a_value_no_capital_marks_leaves_it() -> None:

@@ -1760,6 +1760,9 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # another person's fact changes only when the new text leaves its value or
     # switches to another of its kind (``_theirs_changes``): no cosine carries that
     mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
+    # a value of the author's fact written with their name ends all the same: "Rex
+    # passed away this morning" / "Kim has a dog named Rex" (drawn from Kim's words)
+    mine = mine or (old.owner.startswith("self:") and _value_ends(old, new))
     # the same named person's, or the author's by name: rewritten facts share the
     # name, so the name's own rule holds
     theirs = old.owner == new.owner != "" and _theirs_changes(old, new)
