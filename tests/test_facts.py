@@ -250,6 +250,40 @@ def test_a_short_statement_of_who_the_speaker_is_is_a_fact(text: str, content: s
     assert [f.content for f in rules(f"Anna: {text}")] == [content]
 
 
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("I use Spotify.", "Anna uses Spotify."),
+        ("I support Arsenal.", "Anna supports Arsenal."),
+        ("I'm learning French.", "Anna is learning French."),
+        ("We love Lisbon!", "Anna and others love Lisbon."),
+    ],
+)
+def test_a_short_statement_of_what_the_speaker_does_with_a_name_is_a_fact(
+    text: str, content: str
+) -> None:
+    """Three words hold a fact when the third is a name: "I use Spotify"."""
+    assert [f.content for f in rules(f"Anna: {text}")] == [content]
+
+
+@pytest.mark.parametrize("text", ["I see John.", "I mean Tuesday.", "I'm at Starbucks."])
+def test_talk_about_the_talk_or_a_place_for_now_is_no_short_fact(text: str) -> None:
+    assert rules(f"Anna: {text}") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("I outgrew my peanut allergy.", "Anna outgrew Anna's peanut allergy."),
+        ("I withdrew from the marathon.", "Anna withdrew from the marathon."),
+        ("I rebuilt the shed last spring.", "Anna rebuilt the shed last spring."),
+    ],
+)
+def test_a_prefixed_irregular_past_stays_past(text: str, content: str) -> None:
+    """'outgrew' is a past as 'grew' is: no "Anna outgrews"."""
+    assert [f.content for f in rules(f"Anna: {text}")] == [content]
+
+
 def test_no_longer_and_an_arrangement() -> None:
     """ "I no longer work" agrees past "no longer"; "I'm flying to Rome on Friday",
     said on a Monday, is a plan for that Friday."""

@@ -171,6 +171,29 @@ _SMALL_TALK_STATES = frozenset(
 _TRAILING_ASIDE = re.compile(r"[,\s]+(?:btw|by the way|fyi|lol|haha)\s*([.!]*)$", re.IGNORECASE)
 
 
+#: "I use Spotify", "I support Arsenal", "I'm learning French": a verb and a name.
+_SHORT_NAMED = re.compile(
+    r"^(?:i|we|i'm|we're|i've|we've)\s+(?P<verb>[a-z]+)\s+"
+    r"(?P<name>[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*)\s*[.!]*$"
+)
+
+
+#: Words in the verb's place of a short sentence that make no fact of it: talk
+#: about the talk ("I mean Tuesday", "I see John"), a place for the moment ("I'm
+#: at Starbucks").
+_SHORT_NOT_FACTS = frozenset(
+    """mean meant guess think thought bet hope wish see saw say said tell told ask
+    asked thank hear heard am is are was were at in on with from to for by near""".split()
+)
+
+
+def _short_named(sentence: str) -> bool:
+    """Whether ``sentence`` is a short statement of what the speaker does with a
+    name ("I use Spotify", "We love Lisbon"): a fact in three words."""
+    m = _SHORT_NAMED.match(sentence.strip()[:1].lower() + sentence.strip()[1:])
+    return m is not None and m["verb"] not in _SMALL_TALK_STATES | _SHORT_NOT_FACTS
+
+
 def _short_identity(sentence: str) -> bool:
     """Whether ``sentence`` is a short statement of who or what the speaker is."""
     m = _SHORT_IDENTITY.match(sentence.strip())
@@ -294,9 +317,16 @@ def _is_adverb(word: str) -> bool:
     return w.endswith("ly") and len(w) > 4 and w not in _LY_VERBS
 
 
+#: Prefixes that keep an irregular past irregular: "outgrew", "overtook",
+#: "withdrew", "mistook", "rebuilt", "undertook".
+_PAST_PREFIXES = ("out", "over", "under", "with", "mis", "re", "fore", "up")
+
+
 def _is_past(word: str) -> bool:
     w = word.lower()
-    return w in _IRREGULAR_PAST or (w.endswith("ed") and w not in _NOT_PAST_ED)
+    if w in _IRREGULAR_PAST or (w.endswith("ed") and w not in _NOT_PAST_ED):
+        return True
+    return any(w.startswith(p) and w[len(p) :] in _IRREGULAR_PAST for p in _PAST_PREFIXES)
 
 
 def _third_person(word: str) -> str:

@@ -120,6 +120,7 @@ from ._fact_rules import (
     _rewrite,
     _sentences,
     _short_identity,
+    _short_named,
     _strip_discourse,
     _with_subject,
 )
@@ -300,8 +301,9 @@ class RuleFactExtractor(FactExtractor):
         if tag := _TAG_QUESTION.match(s):  # "I can bring it tomorrow, how does that sound?"
             s = tag["stem"]
         # a fragment says too little, unless the speaker asked to keep it ("Remember,
-        # I'm vegan") or it says who they are ("I'm vegan", "I'm a nurse")
-        shortest = 2 if asked or _short_identity(s) else 4
+        # I'm vegan"), it says who they are ("I'm vegan", "I'm a nurse") or what they
+        # do with a name ("I use Spotify")
+        shortest = 2 if asked or _short_identity(s) or _short_named(s) else 4
         if len(s.split()) < shortest or s.rstrip().endswith("?") or len(s) > _MAX_CONTENT:
             return []
         if _GREETING.match(s) or _IMPERATIVE.match(s) or _FILLER.match(s):
