@@ -784,6 +784,31 @@ def test_an_ending_told_in_a_conversation_retires_the_fact_and_its_turn(
     assert all(f.action is Action.ADD for f in lunch.facts)
 
 
+@pytest.mark.parametrize(
+    ("first", "then", "changes"),
+    [
+        ("I'm married to Paul.", "Paul and I got divorced.", True),
+        ("I have a Honda Civic.", "I sold the Civic.", True),
+        ("I'm learning French.", "My French teacher moved to Lyon.", False),
+        ("I go to Planet Fitness.", "I skipped the gym today.", False),
+    ],
+)
+def test_facts_drawn_from_one_speaker_change_as_the_words_do(
+    make_memory: Callable[..., Memory], first: str, then: str, changes: bool
+) -> None:
+    """Facts ``ingest`` draws name their speaker ("Bruno is learning French"): a
+    change in a later conversation that leaves the value retires the fact, and a
+    change of the speaker's thing the value only names ("Bruno's French teacher
+    moved to Lyon") retires none."""
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Bruno"}
+    before = mem.ingest([{**turn, "content": first, "at": OLD}], "s1")
+    after = mem.ingest([{**turn, "content": then, "at": NEW}], "s2")
+    (drawn,) = before.facts
+    replaced_by = mem.get(drawn.record.id).superseded_by
+    assert (replaced_by in {f.record.id for f in after.facts}) is changes, replaced_by
+
+
 def test_a_turn_whose_fact_replaced_another_changes_that_one_only(
     make_memory: Callable[..., Memory],
 ) -> None:

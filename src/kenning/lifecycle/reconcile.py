@@ -1267,8 +1267,11 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
 def _names_whose_thing(old: _Text, subject: Sequence[_Tok]) -> bool:
     """Whether ``subject`` (the words before a word of change) is the speaker's
     thing that one of ``old``'s values only names: "My team at Nokia", "Our Berlin
-    flat", "My Volvo dealer", not "My Volvo" nor "After five years at Nokia I"."""
-    if not subject or subject[0].low not in ("my", "our"):
+    flat", "My Volvo dealer", not "My Volvo" nor "After five years at Nokia I"; the
+    author's possessive is theirs ("Kim's French teacher" in a fact drawn from Kim's
+    "My French teacher")."""
+    mine = ("my", "our", f"{old.own_name}'s") if old.own_name else ("my", "our")
+    if not subject or subject[0].low not in mine:
         return False
     named = [t for t in subject if t.low in old.values]
     things = [t for t in subject[1:] if t.content and t.low not in old.values]
