@@ -910,8 +910,9 @@ _NO_CHANGES = [
     ("Rex lost his collar in the park.", "I have a dog named Rex.", 0.48),
     ("Tom lost his job.", "My best friend is Tom.", 0.50),
     ("Nokia moved our team to Espoo.", "I work at Nokia.", 0.52),
-    # a thing the old fact's word only names, got or bought
+    # a thing the old fact's word only names, got, bought or given up
     ("I bought a new guitar strap.", "I play guitar.", 0.53),
+    ("I gave up the chess game after an hour.", "I play chess online.", 0.55),
     ("I got a new iPhone case.", "My phone is an iPhone 12.", 0.50),
     ("I bought a new bike helmet.", "I ride a bike to work.", 0.39),
 ]

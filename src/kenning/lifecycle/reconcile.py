@@ -1184,9 +1184,13 @@ def _acts_on_another_thing(old: _Text, new: _Text) -> bool:
     drive a Golf"."""
     cue = new.cue
     lows = [t.low for t in new.toks]
-    if cue is None or cue not in lows:
+    words = cue.split() if cue else []
+    if not words or words[0] not in lows:
         return False
-    after = new.toks[lows.index(cue) + 1 :]
+    at = lows.index(words[0]) + len(words) - 1  # "gave up my bus seat": after "up"
+    if lows[at : at + 1] != words[-1:]:
+        return False
+    after = new.toks[at + 1 :]
     j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
     thing = _thing_words(after[j:], new.text)
     head = thing[-1] if thing and cue not in _MARKER_NEUTRAL else None  # a verb's thing
