@@ -988,8 +988,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
 def _acts_on_its_thing(old: _Text, new: _Text, after: Sequence[_Tok]) -> bool:
     """Whether ``after`` opens on a thing (past its determiners) whose every word
     ``old`` names: the value that ends there ends its part in the old fact."""
-    j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
-    return _holds_thing(old, _thing_words(after[j:], new.text))
+    return _holds_thing(old, _object_words(after, new.text))
 
 
 #: Words that carry an ending after its subject ("Paul and I got divorced", "Priya
@@ -1151,7 +1150,9 @@ _LEFT_WITH = _HOLDING_STEMS | frozenset(
 
 #: What one holds with a value or an activity and ends with it ("I quit piano
 #: lessons", "my Iron Temple membership"): no other thing than the value's.
-_HELD_WITH = _LEFT_WITH | frozenset(_stem(w) for w in "lesson lessons class classes course".split())
+_HELD_WITH = _LEFT_WITH | frozenset(
+    _stem(w) for w in "lesson lessons class classes course courses".split()
+)
 
 
 def _thing_words(toks: Sequence[_Tok], text: str) -> list[_Tok]:
@@ -1166,6 +1167,13 @@ def _thing_words(toks: Sequence[_Tok], text: str) -> list[_Tok]:
             break
         out.append(t)
     return out
+
+
+def _object_words(after: Sequence[_Tok], text: str) -> list[_Tok]:
+    """:func:`_thing_words` of what follows a verb, past its determiners ("my bus
+    seat" -> bus, seat)."""
+    j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
+    return _thing_words(after[j:], text)
 
 
 def _holds_thing(old: _Text, thing: Sequence[_Tok]) -> bool:
@@ -1191,8 +1199,7 @@ def _acts_on_another_thing(old: _Text, new: _Text) -> bool:
     if lows[at : at + 1] != words[-1:]:
         return False
     after = new.toks[at + 1 :]
-    j = next((n for n, t in enumerate(after) if t.low not in _DETERMINERS), len(after))
-    thing = _thing_words(after[j:], new.text)
+    thing = _object_words(after, new.text)
     head = thing[-1] if thing and cue not in _MARKER_NEUTRAL else None  # a verb's thing
     if head is not None and head.stem not in old.content and _stem(head.low) not in _HELD_WITH:
         if any(t.stem in old.content or t.low in old.values for t in thing[:-1]):
