@@ -173,7 +173,7 @@ _TRAILING_ASIDE = re.compile(r"[,\s]+(?:btw|by the way|fyi|lol|haha)\s*([.!]*)$"
 
 #: "I use Spotify", "I support Arsenal", "I'm learning French": a verb and a name.
 _SHORT_NAMED = re.compile(
-    r"^(?:i|we|i'm|we're|i've|we've)\s+(?P<verb>[a-z]+)\s+"
+    r"^(?i:i|we|i'm|we're|i've|we've)\s+(?P<verb>[a-z]+)\s+"
     r"(?P<name>[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*)\s*[.!]*$"
 )
 
@@ -181,17 +181,20 @@ _SHORT_NAMED = re.compile(
 #: Words in the verb's place of a short sentence that make no fact of it: talk
 #: about the talk ("I mean Tuesday", "I see John"), a place for the moment ("I'm
 #: at Starbucks").
-_SHORT_NOT_FACTS = frozenset(
-    """mean meant guess think thought bet hope wish see saw say said tell told ask
+_SHORT_NOT_FACTS = (
+    frozenset(
+        """mean meant guess think thought bet hope wish see saw say said tell told ask
     asked thank hear heard am is are was were at in on with from to for by near""".split()
+    )
+    | _SMALL_TALK_STATES
 )
 
 
 def _short_named(sentence: str) -> bool:
     """Whether ``sentence`` is a short statement of what the speaker does with a
     name ("I use Spotify", "We love Lisbon"): a fact in three words."""
-    m = _SHORT_NAMED.match(sentence.strip()[:1].lower() + sentence.strip()[1:])
-    return m is not None and m["verb"] not in _SMALL_TALK_STATES | _SHORT_NOT_FACTS
+    m = _SHORT_NAMED.match(sentence.strip())
+    return m is not None and m["verb"] not in _SHORT_NOT_FACTS
 
 
 def _short_identity(sentence: str) -> bool:

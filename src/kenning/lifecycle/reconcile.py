@@ -955,6 +955,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         return False
     toks = new.toks
     lows = [t.low for t in toks]
+    one_day = _one_day(new)  # one day's event ceases nothing named in lower case
     for i, phrase in new.open_endings:
         low = lows[i]
         if _away_for_a_while(lows, i):
@@ -962,8 +963,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         after = toks[i + 1 : i + 1 + reach + _passed_over(lows[i + 1 : i + 1 + reach + 1])]
         if after and after[0].low == "to" and _no_return(lows, i):
             after = after[1:]  # where one will not go back to is left: "... back to Tesco"
-        ceases = (low in _CEASING or (phrase and (lows[i - 1], low) in _CEASE_PHRASES)) and not (
-            _one_day(new)
+        ceases = not one_day and (
+            low in _CEASING or (phrase and (lows[i - 1], low) in _CEASE_PHRASES)
         )
         if _left_after(old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases):
             return True
