@@ -726,6 +726,21 @@ def test_a_fact_drawn_from_the_same_turn_does_not_hide_the_change(
     assert "Rex" in " ".join(h.memory.content for h in hits[1:])
 
 
+def test_a_named_pet_dying_retires_the_drawn_fact_of_it(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Luna passed away last week" names no "I": the fact drawn from it (dated "in
+    # the week of ...") still ends the fact drawn from "I have a dog named Luna"
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Kim"}
+    had = mem.ingest([{**turn, "content": "I have a dog named Luna.", "at": OLD}], "s1")
+    gone = mem.ingest([{**turn, "content": "Luna passed away last week.", "at": NEW}], "s2")
+    assert gone.facts, "the rule extractor draws a fact from the named death"
+    fact = mem.get(had.facts[0].record.id)
+    assert fact is not None and fact.status is Status.SUPERSEDED
+    assert fact.superseded_by == gone.facts[0].record.id
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -274,6 +274,27 @@ def test_talk_about_the_talk_or_a_place_for_now_is_no_short_fact(text: str) -> N
 @pytest.mark.parametrize(
     ("text", "content"),
     [
+        ("Luna passed away.", "Luna passed away."),
+        ("Sadly, Luna died.", "Luna died."),
+        ("Grandpa Joe has passed away.", "Grandpa Joe has passed away."),
+    ],
+)
+def test_someone_the_speaker_names_dying_is_a_fact(text: str, content: str) -> None:
+    """A death told of a name, without "I" or "my", still changes the speaker's life
+    ("Luna passed away" ends "Anna has a dog named Luna")."""
+    assert [f.content for f in rules(f"Anna: {text}")] == [content]
+
+
+@pytest.mark.parametrize(
+    "text", ["It died last week.", "The printer died again.", "He passed away.", "the battery died"]
+)
+def test_a_thing_or_a_pronoun_dying_is_no_fact(text: str) -> None:
+    assert rules(f"Anna: {text}") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
         ("I outgrew my peanut allergy.", "Anna outgrew Anna's peanut allergy."),
         ("I withdrew from the marathon.", "Anna withdrew from the marathon."),
         ("I rebuilt the shed last spring.", "Anna rebuilt the shed last spring."),

@@ -826,6 +826,12 @@ _CHANGES = [
         "Our electricity comes from British Gas.",
         0.43,
     ),
+    # the new value said before "now", the old one named after it
+    ("I fly Iberia now that Lufthansa dropped my route.", "I collect miles with Lufthansa.", 0.64),
+    # leaving at a time of the year, not of the day
+    ("I left McFit late last year; now I train at home.", "I go to McFit.", 0.71),
+    ("I left Nokia early in 2023.", "I work at Nokia.", 0.63),
+    ("We left Berlin at 30.", "I live in Berlin.", 0.56),
 ]
 
 #: Statements that change nothing of the old fact: each is added beside it.
@@ -915,6 +921,14 @@ _NO_CHANGES = [
     ("I gave up the chess game after an hour.", "I play chess online.", 0.55),
     ("I got a new iPhone case.", "My phone is an iPhone 12.", 0.50),
     ("I bought a new bike helmet.", "I ride a bike to work.", 0.39),
+    # leaving a place at a time of the day: one goes back the next
+    ("I left the office early today.", "My office is in the city centre.", 0.48),
+    ("I left the gym early tonight.", "My gym is McFit.", 0.55),
+    ("I left the office early in the morning.", "My office is in the city centre.", 0.44),
+    ("Left the office at 17:30 today.", "My office is in the city centre.", 0.38),
+    ("I left the Nokia office late again.", "I work at Nokia.", 0.70),
+    # the value changes another thing of the speaker's
+    ("Dr. Meier changed my appointment to Friday.", "My dentist is Dr. Meier.", 0.62),
 ]
 
 
@@ -941,6 +955,24 @@ def test_a_statement_that_changes_nothing_retires_nothing(new: str, old: str, si
     ("My team at Nokia switched to Slack"), a thing dropped or left ("I left my
     umbrella on the train"), a task done and one day's event leave the fact current."""
     assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
+
+
+def test_a_named_persons_value_changing_their_thing_or_said_now() -> None:
+    """Facts drawn about a named person follow the first person's rules: their
+    doctor changing their prescription leaves the doctor; a value they have "now
+    that" the old one ended changes the old one."""
+    d = decide(
+        "Dr. Smith changed Kim's prescription.",
+        nb("m1", "Kim's doctor is Dr. Smith.", 0.79, author="Kim"),
+        author="Kim",
+    )
+    assert d.action is Action.ADD, d.reason
+    d = decide(
+        "Leon flies Iberia now that Lufthansa dropped his route.",
+        nb("m1", "Leon collects miles with Lufthansa.", 0.68, author="Leon"),
+        author="Leon",
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
 
 
 def test_one_days_exception_is_no_change() -> None:

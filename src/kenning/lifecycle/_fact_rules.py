@@ -120,6 +120,14 @@ _FIRST_PERSON = re.compile(
     r"|(?<![\w'])(?:i|we)'(?:m|ve|d|ll|re)\b",
     re.IGNORECASE,
 )
+#: Someone the speaker names who died ("Luna passed away last week", "Sadly,
+#: Grandpa Joe died"): a lasting change in the speaker's life, told without "I".
+_NAMED_DEATH = re.compile(
+    r"^(?:(?:sadly|unfortunately|so|well|oh)\b[,\s]*)?"
+    r"(?!(?:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
+    r"(?:[A-Z][\w'.-]*\s+){1,3}(?:has\s+|had\s+)?(?:passed\s+away|died|passed\s+on)\b",
+    re.IGNORECASE,
+)
 _TAG_QUESTION = re.compile(
     r"^(?P<stem>[^?]{12,}?),\s+(?:how|what|wanna|want|do|did|have|are|is|can|could|would|right"
     r"|isn't|don't|any|anything|you)\b[^,?]*\?$",
@@ -295,7 +303,22 @@ def _with_subject(s: str) -> tuple[str, bool] | None:
             return f"I'm {lead}", True
     if explicit or (_FIRST_PERSON.search(s) and not re.match(r"^(?:you|your)\b", s, re.I)):
         return s, False
+    if _named_death(s):
+        return s, True
     return None
+
+
+def _named_death(s: str) -> bool:
+    """Whether ``s`` tells that someone the speaker names died: the name (or names)
+    before the verb capitalised as written ("Luna passed away last week")."""
+    m = _NAMED_DEATH.match(s)
+    if m is None:
+        return False
+    names = re.findall(r"[\w'.-]+", m.group(0))
+    opener = {"sadly", "unfortunately", "so", "well", "oh"}
+    words = [w for w in names if w.lower() not in opener][:-1]
+    words = [w for w in words if w.lower() not in ("has", "had", "passed", "away", "on")]
+    return bool(words) and all(w[:1].isupper() for w in words)
 
 
 # --------------------------------------------------------------------------- third person

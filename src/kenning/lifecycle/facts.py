@@ -115,6 +115,7 @@ from ._fact_rules import (
     _directive,
     _importance,
     _kind,
+    _named_death,
     _Names,
     _resolve_time,
     _rewrite,
@@ -303,7 +304,7 @@ class RuleFactExtractor(FactExtractor):
         # a fragment says too little, unless the speaker asked to keep it ("Remember,
         # I'm vegan"), it says who they are ("I'm vegan", "I'm a nurse") or what they
         # do with a name ("I use Spotify")
-        shortest = 2 if asked or _short_identity(s) or _short_named(s) else 4
+        shortest = 2 if asked or _short_identity(s) or _short_named(s) or _named_death(s) else 4
         if len(s.split()) < shortest or s.rstrip().endswith("?") or len(s) > _MAX_CONTENT:
             return []
         if _GREETING.match(s) or _IMPERATIVE.match(s) or _FILLER.match(s):

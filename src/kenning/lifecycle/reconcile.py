@@ -1018,6 +1018,33 @@ def _away_for_a_while(lows: Sequence[str], i: int) -> bool:
     return False
 
 
+#: Leaving a place at a time of the day ("I left the office early today", "left the
+#: gym late again", "left home at 7"): one goes back the next day.
+_LEAVING = frozenset("left leave leaves leaving".split())
+_TIMES_OF_DAY = frozenset("early earlier late later".split())
+#: What makes "early" or "late" a time of the year ("late last year", "early in 2023").
+_OF_THE_YEAR = frozenset("this last next that in of".split())
+_PARTS_OF_DAY = frozenset("morning afternoon evening night".split())
+_HOUR = re.compile(r"([0-9]{1,2})(?:[:.][0-9]{2})?(?:am|pm)?")
+
+
+def _left_for_the_day(lows: Sequence[str], i: int) -> bool:
+    """Whether the ending at ``i`` leaves a place at a time of the day, not for good:
+    "I left the office early today", "I left work at 5", "left early in the
+    morning"; not "I left Nokia late last year"."""
+    if lows[i] not in _LEAVING:
+        return False
+    rest = [*lows[i + 1 : i + 6], ""]
+    for k, w in enumerate(rest[:-1]):
+        clock = _HOUR.fullmatch(rest[k + 1]) if w == "at" else None
+        if clock and int(clock[1]) <= 24:
+            return True  # "at 5", "at 17:30", not an age ("We left Berlin at 30")
+        if w in _TIMES_OF_DAY:  # "early in the morning" is of the day still
+            day = any(x in _PARTS_OF_DAY for x in lows[i + k + 3 : i + k + 5])
+            return rest[k + 1] not in _OF_THE_YEAR or day
+    return False
+
+
 #: What one holds with a value and leaves with it ("I quit my job at Nokia",
 #: "cancelled my membership at Basic-Fit"), as opposed to something of the value
 #: one changes and stays ("I switched programmes at KU Leuven"), by stem.
@@ -1083,7 +1110,7 @@ def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
         return True  # the value's own thing: "Dr. Weber moved his practice", "Tom lost his job"
     if after and after[0].low in _MOVED_PEOPLE and change:
         return True  # "Nokia moved me to the Espoo office": the value moves a person on
-    if not after or after[0].low not in _DETERMINERS:
+    if not after or not (after[0].low in _DETERMINERS or _possessive(after[0])):
         return False
     thing = next((t for t in after[1:] if t.content), None)
     return thing is None or _stem(thing.low) not in _PLACES
@@ -1268,12 +1295,20 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
     lows = [t.low for t in new.toks]
     if word not in lows or _names_whose_thing(old, new.toks[: lows.index(word)]):
         return False
-    for t in new.toks[lows.index(word) + 1 :]:
+    at = lows.index(word)
+    if word in _CHANGE_ADVERBS and at and _another_value(old, new, new.toks[at - 1]):
+        return True  # the value is said before "now": "I fly Iberia now that Lufthansa ..."
+    for t in new.toks[at + 1 :]:
         if t.low in _TOWARDS:
             continue
-        own = t.low.removesuffix("'s")  # "sold the Volvo's tyres" sells no other value
-        return t.low in new.values and not t.number and own not in old.values
+        return _another_value(old, new, t)
     return False
+
+
+def _another_value(old: _Text, new: _Text, t: _Tok) -> bool:
+    """Whether ``t`` is a value of ``new`` that ``old`` does not hold."""
+    own = t.low.removesuffix("'s")  # "sold the Volvo's tyres" sells no other value
+    return t.low in new.values and not t.number and own not in old.values
 
 
 def _names_whose_thing(old: _Text, subject: Sequence[_Tok]) -> bool:
@@ -1296,6 +1331,8 @@ def _change_marker(old: _Text, new: _Text) -> str | None:
         return None
     if _keeps_values(old, new) and not _names_another(old, new):
         return None
+    if _value_changes_another(old, new, marked):
+        return None
     # what the two say, not whom about or that it is new: "Vera's new gym is Pulse
     # Fitness" and "New job: Vera is at Adidas now" share nothing
     said = _MARKER_NEUTRAL | {new.subject, old.subject}
@@ -1304,6 +1341,28 @@ def _change_marker(old: _Text, new: _Text) -> str | None:
         word = sorted(marked)[0] if marked else "now"
         return f"contradiction: change marker '{word}'"
     return None
+
+
+def _value_changes_another(old: _Text, new: _Text, marked: frozenset[str]) -> bool:
+    """Whether ``old``'s value is who makes the change, and what it changes is a
+    thing ``old`` does not name: "Dr. Meier changed my appointment to Friday" leaves
+    "My dentist is Dr. Meier", as "Dr. Smith changed Kim's prescription" leaves
+    "Kim's doctor is Dr. Smith". "I changed my dentist to Dr. Weber" still changes it."""
+    lows = [t.low for t in new.toks]
+    at = next((i for i, w in enumerate(lows) if w in marked), None)
+    if at is None or not old.values & set(lows[:at]) or old.values & set(lows[at + 1 :]):
+        return False
+    after = new.toks[at + 1 :]
+    if not _acts_on(after, change=True):
+        return False
+    thing = _object_words(after[1:] if _possessive(after[0]) else after, new.text)
+    return bool(thing) and not _holds_thing(old, thing)
+
+
+def _possessive(tok: _Tok) -> bool:
+    """Whether ``tok`` is a name's possessive ("Kim's"), which opens a thing as a
+    determiner does."""
+    return tok.low.endswith("'s") and tok.text[:1].isupper()
 
 
 #: Words that set a past state in a period of its own ("I had a cat when I was a
@@ -1533,9 +1592,15 @@ def _value_ends(old: _Text, new: _Text) -> bool:
     # nothing after the ending but when and where from ("passed away last month",
     # "left the company"): "Priya left for a conference", "left early today" go on;
     # or the old fact's own thing, which the value gives up ("Akelius sold the flat
-    # to Mrs. Patel" / "I rent my flat from Akelius")
+    # to Mrs. Patel" / "I rent my flat from Akelius"); a date is when too ("passed
+    # away in the week of 26 February 2024", as a drawn fact dates it)
     return all(
-        t.low in _WHEN_GONE or not t.content or _stem(t.low) in _PLACES for t in new.toks[at + 1 :]
+        t.low in _WHEN_GONE
+        or t.number
+        or t.low in CALENDAR_NAMES
+        or not t.content
+        or _stem(t.low) in _PLACES
+        for t in new.toks[at + 1 :]
     ) or _acts_on_its_thing(old, new, new.toks[at + 1 :])
 
 
@@ -1594,8 +1659,11 @@ def _theirs_changes(old: _Text, new: _Text) -> bool:
     # ("Alice switched to the Google Maps team" / "Alice lives in Zurich")
     # (a date they share is no such word: "On 31 January 2024 was Quinn's first day
     # at Siemens" / "Quinn relocated to Dublin in March 2024")
+    # and so does a value said to be theirs now that names the old one: "Leon flies
+    # Iberia now that Lufthansa dropped his route"
     shared = {v for v in old.values & new.values if v not in old.numbers | CALENDAR_NAMES}
-    return bool(shared) and any(_changes_to_another(old, new, w) for w in new.change_verbs)
+    words = new.change_verbs | ({new.cue} & _CHANGE_ADVERBS if new.cue else set())
+    return bool(shared) and any(_changes_to_another(old, new, w) for w in words)
 
 
 #: What opens a thing in the world after a word of change ("moved the meeting").
@@ -1961,10 +2029,17 @@ def _one_day(text: _Text) -> bool:
 def _one_off(new: _Text) -> bool:
     """Whether ``new`` tells of one day's exception, not a change: "Today I had tea
     instead of coffee" leaves "I drink coffee every morning" as it is, where "Today
-    I switched to tea" or "Today was my last day at Nokia" change a value."""
+    I switched to tea" or "Today was my last day at Nokia" change a value. Nor does
+    leaving a place at a time of the day ("I left the office early today")."""
+    lows = [t.low for t in new.toks]
+    if (
+        new.open_endings
+        and not new.change_verbs
+        and all(_left_for_the_day(lows, i) for i, _ in new.open_endings)
+    ):
+        return True
     if "instead" not in new.named or new.change_verbs or not _one_day(new):
         return False
-    lows = [t.low for t in new.toks]
     return all(lows[i - 1] == "instead" for i, _ in new.open_endings)
 
 
