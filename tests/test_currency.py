@@ -726,6 +726,26 @@ def test_a_fact_drawn_from_the_same_turn_does_not_hide_the_change(
     assert "Rex" in " ".join(h.memory.content for h in hits[1:])
 
 
+def test_a_change_far_from_the_question_still_follows_what_it_shares_a_word_with(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Lately I order a flat white instead" is far from "What is my usual coffee
+    # order now?" (cosine .32 against .82 for the old order), but it says with a
+    # word of change that it changed and shares "order" with the old statement:
+    # it comes first, the old one answers "before"; a change of another attribute
+    # sharing no word ("I switched banks to Monzo") stays apart
+    mem = make_memory()
+    _say(mem, "My usual coffee order is a cold brew.", OLD)
+    _say(mem, "I bank with Deutsche Bank.", OLD)
+    _say(mem, "I switched banks to Monzo.", MID)
+    _say(mem, "Lately I order a flat white instead.", NEW)
+    assert _first(mem, "What is my usual coffee order now?") == (
+        "Lately I order a flat white instead."
+    )
+    before = [h.memory.content for h in mem.recall("What coffee did I order before?", 3).hits]
+    assert before[0] == "My usual coffee order is a cold brew."
+
+
 def test_a_named_pet_dying_retires_the_drawn_fact_of_it(
     make_memory: Callable[..., Memory],
 ) -> None:

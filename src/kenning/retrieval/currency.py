@@ -68,7 +68,8 @@ beside the other signals.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -90,6 +91,7 @@ from .collapse import evidence_turns, restated_turn
 from .context import author_of
 from .signals.base import RecallContext
 from .successors import meaning, replaced_by_drawn, successors_answer
+from .text import STOPWORDS
 
 if TYPE_CHECKING:
     from ..access import ScopeFilter
@@ -225,9 +227,20 @@ def current_first(
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
         best = max((meaning(ctx, h.memory.id) for h in own), default=0.0)
-        own = [h for h in own if meaning(ctx, h.memory.id) >= best - _band(h, opts)]
+        # beyond the band, a memory that says with a word of change that its value
+        # changed may still join one it shares a word with (``_groups``)
+        beyond = {
+            h.memory.id
+            for h in own
+            if meaning(ctx, h.memory.id) < best - _band(h, opts) and _says_changed(h)
+        }
+        own = [
+            h
+            for h in own
+            if h.memory.id in beyond or meaning(ctx, h.memory.id) >= best - _band(h, opts)
+        ]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
-        for group in _groups(ctx, own, pool, about, opts):
+        for group in _groups(ctx, own, pool, about, opts, beyond):
             _by_time(group, q.aspect == "before")
     if explain:
         for h in hits:
@@ -262,6 +275,13 @@ def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, bool, float]]) -
         h.score = value
 
 
+def _says_changed(hit: Hit) -> bool:
+    """Whether the hit says with a word of change that its value changed
+    ("switched", "instead", "sold"), not only that it is new or current."""
+    cue = statement(hit.memory.content).cue
+    return cue is not None and says_changed(cue)
+
+
 def _band(hit: Hit, opts: CurrencyRecall) -> float:
     """How far below the best cosine to the question a memory may be and still
     join a group: ``cue_band`` times as far when it says its value changed."""
@@ -288,6 +308,7 @@ def _groups(
     pool: list[MemoryRecord],
     about: dict[str, tuple[str, str | None]],
     opts: CurrencyRecall,
+    beyond: Set[str] = frozenset(),
 ) -> list[list[Hit]]:
     """Connected groups (two or more) of hits answering alike: the same speaker (or
     one unknown), each with content words the other lacks, and a cosine of at least
@@ -302,7 +323,13 @@ def _groups(
     question's subject, ``own`` among them) and the
     memory the newer one already replaced on write: an update changes the fact it
     is most like, so "My new phone is a Pixel" is not taken for a change of "My new
-    car is a Tesla" when "My phone is a Galaxy" is there."""
+    car is a Tesla" when "My phone is a Galaxy" is there.
+
+    A memory of ``beyond`` (one that says with a word of change that it changed,
+    but answers the question far less well than the best: "Lately I order a flat
+    white instead" for "What is my usual coffee order now?") pairs only with one
+    it shares a content word with ("My usual coffee order is a cold brew"): the
+    word it shares says it is the same attribute where its meaning does not."""
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
     floors = {h.memory.id: _pair_floor(statement(h.memory.content).cue, opts) for h in own}
@@ -311,6 +338,7 @@ def _groups(
     m = np.stack([vectors[h.memory.id] for h in own]) if own else np.zeros((0, 0))
     sims = m @ m.T
     words = [_words(h.memory.content) for h in own]
+    stems = [_stems(h.memory.content) if beyond else frozenset() for h in own]
     pairs: list[tuple[int, int, int]] = []  # (i, j, the newer of the two)
     apart: set[tuple[int, int]] = set()  # two changes of different things
     for i in range(len(own)):
@@ -329,6 +357,9 @@ def _groups(
             # an update's cue lowers the floor only for what was said before it
             later = own[i].memory.said_at != own[j].memory.said_at
             floor = floors[own[n].memory.id] if later else opts.pair_similarity
+            far = own[i].memory.id in beyond or own[j].memory.id in beyond
+            if far and not stems[i] & stems[j]:
+                continue
             if same_speaker and differ and sims[i, j] >= floor:
                 pairs.append((i, j, n))
     if not pairs:
@@ -406,6 +437,29 @@ def _most_alike(
 def _sources(record: MemoryRecord) -> set[str]:
     """The memory and the turns it was drawn from (``metadata["evidence"]``)."""
     return {*evidence_turns(record), record.id}
+
+
+#: Words that say a value changed or is new, whatever it is: shared, they make no
+#: two memories one attribute ("I switched gyms" / "I switched banks").
+_CHANGE_WORDS = frozenset(
+    "now new instead lately currently switched switch moved changed replaced".split()
+)
+_SUFFIXES = ("ing", "er", "ed", "es", "s")
+
+
+def _stems(text: str) -> frozenset[str]:
+    """The text's content words (no stopwords, no words of change), each without
+    one common suffix: "flyer" and "fly", "orders" and "order" meet."""
+    out: set[str] = set()
+    for w in _LETTERS.findall(text.lower()):
+        if len(w) < 3 or w in STOPWORDS or w in _CHANGE_WORDS:
+            continue
+        cut = next((x for x in _SUFFIXES if w.endswith(x) and len(w) - len(x) >= 3), "")
+        out.add(w[: len(w) - len(cut)])
+    return frozenset(out)
+
+
+_LETTERS = re.compile(r"[a-z]+")
 
 
 def _words(text: str) -> frozenset[str]:
