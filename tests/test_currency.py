@@ -746,6 +746,21 @@ def test_a_change_far_from_the_question_still_follows_what_it_shares_a_word_with
     assert before[0] == "My usual coffee order is a cold brew."
 
 
+def test_a_note_of_several_facts_keeps_them_when_one_changes(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the move retires none of the note (its job and dog are still true): the read
+    # step puts the move first for "now", and the note still answers for the job
+    # (retired, it would hand its place to the move for a "now" question)
+    mem = make_memory(settings=_rules())
+    note = _say(mem, "I live in Berlin. I work at Nokia. Our dog is called Rex.", OLD)
+    moved = _say(mem, "We relocated to Lisbon last month.", NEW)
+    assert mem.get(note).status is Status.ACTIVE
+    assert mem.recall("Where do I live now?", 3).hits[0].memory.id == moved
+    job = [h.memory.id for h in mem.recall("Where do I work these days?", 3).hits]
+    assert note in job
+
+
 def test_a_named_pet_dying_retires_the_drawn_fact_of_it(
     make_memory: Callable[..., Memory],
 ) -> None:

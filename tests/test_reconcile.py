@@ -975,6 +975,22 @@ def test_a_named_persons_value_changing_their_thing_or_said_now() -> None:
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
 
 
+def test_a_note_of_several_sentences_or_a_question_is_retired_by_no_change() -> None:
+    """Only a fact is retired: a note of several facts keeps them all when one
+    changes, and a question holds no value; a long text still retires a fact."""
+    note = "I live in Berlin. I work at Nokia. Our dog is called Rex."
+    assert act("We relocated to Lisbon last month.", note, 0.55) is Action.ADD
+    assert act("I quit Nokia and joined Philips.", note, 0.55) is Action.ADD
+    asked = "Should I move out of Berlin?"
+    assert act("We relocated to Lisbon last month.", asked, 0.55) is Action.ADD
+    d = decide("Big news! I quit Nokia. Now I work at Philips.", nb("m1", "I work at Nokia.", 0.6))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
+    # the limit is a knob: a reconciler that reads notes as facts retires the note
+    loose = RuleReconciler(ReconcileKnobs(retire_max_sentences=5))
+    d = loose.decide(Incoming("I quit Nokia and joined Philips."), [nb("m1", note, 0.55)])
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), d.reason
+
+
 def test_one_days_exception_is_no_change() -> None:
     """ "Today I had tea instead of coffee" is an exception, not a new habit; a
     word of change or an ending on the same day is a change."""
@@ -1127,6 +1143,8 @@ def test_knobs_are_checked() -> None:
         ReconcileKnobs(shadow_coverage=-0.1)
     with pytest.raises(ConfigError):
         ReconcileKnobs(template_max_span=0)
+    with pytest.raises(ConfigError, match="retire_max_sentences"):
+        ReconcileKnobs(retire_max_sentences=0)
     strict = RuleReconciler(ReconcileKnobs(duplicate_similarity=0.99, paraphrase_similarity=0.99))
     near = [nb("m1", "I am vegetarian", 0.95)]
     assert strict.decide(Incoming("I'm vegetarian"), near).action is Action.ADD

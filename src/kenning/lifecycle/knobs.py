@@ -49,6 +49,12 @@ class ReconcileKnobs:
     shadow_coverage: float = 0.80
     #: Longest differing span (tokens, each side) the template signal compares.
     template_max_span: int = 2
+    #: A memory of more sentences than this is a note or a turn of a conversation,
+    #: not one fact: a contradiction retires none of it (its other facts would go
+    #: with the changed one), and the read step orders it beside the change. Chat
+    #: turns written one by one as semantic memories (LoCoMo's 3,435 dev turns) had
+    #: 558 retired, nearly all wrongly; 214 at 2.
+    retire_max_sentences: int = 2
     #: Earlier items of a write batch below this cosine are not reconcile candidates
     #: (every rule needs more similarity than this).
     batch_floor: float = 0.30
@@ -72,3 +78,5 @@ class ReconcileKnobs:
                 raise ConfigError(f"{name} must be a fraction in [0, 1]")
         if self.template_max_span < 1:
             raise ConfigError("template_max_span must be >= 1")
+        if self.retire_max_sentences < 1:
+            raise ConfigError("retire_max_sentences must be >= 1")

@@ -203,6 +203,7 @@ from ..errors import ConfigError
 from ..graph.rules import HONORIFICS
 from ..llm.base import ChatModel, Message
 from ..retrieval.timeq import CALENDAR_NAMES
+from ._fact_rules import _sentences
 from .knobs import ReconcileKnobs
 from .slots import (
     RELATIONS,
@@ -1909,6 +1910,12 @@ def _analysed(text: str, author: str | None = None) -> _Text:
 
 
 @functools.lru_cache(maxsize=50_000)
+def _sentence_count(text: str) -> int:
+    """How many sentences ``text`` has ("Dr. Weber" and "pottery; bookkeeping" end none)."""
+    return len(_sentences(text))
+
+
+@functools.lru_cache(maxsize=50_000)
 def _analysis(text: str, author: str | None) -> _Text:
     """:func:`_analysed`, cached."""
     words = author.casefold().split() if author else []
@@ -2091,10 +2098,11 @@ class RuleReconciler(Reconciler):
             if old.norm == text.norm:
                 return Decision(Action.NOOP, n.id, "same text", n.similarity)
         # only a statement of fact retires or details another: a question, a
-        # request or a supposition ("I might move to Lisbon") leaves them be
+        # request or a supposition ("I might move to Lisbon") leaves them be; and
+        # only one is retired (a note of several facts keeps them all)
         clash = {
             n.id: _contradiction(old, text, n.similarity, k, (n.author, new.author))
-            if text.states
+            if text.states and old.states and _sentence_count(n.content) <= k.retire_max_sentences
             else None
             for n, old in olds
         }
