@@ -1237,6 +1237,26 @@ def test_an_llm_answer_linking_two_peoples_facts_is_refused(action: str) -> None
     )
 
 
+def test_an_llm_supersede_of_a_note_of_several_facts_is_refused() -> None:
+    """The model may not retire a note of several sentences for one changed fact:
+    the rules decide, and they add the change beside it (the note's job and dog
+    are still true)."""
+    chat = ScriptedChat(json.dumps({"action": "supersede", "target": "m1"}))
+    note = "I live in Berlin. I work at Nokia. Our dog is called Rex."
+    d = LLMReconciler(chat).decide(
+        Incoming("We relocated to Lisbon last month."), [nb("m1", note, 0.55)]
+    )
+    assert (d.action, d.target) == (Action.ADD, None)
+    assert d.decided_by.startswith(
+        "rules (llm fallback: ValueError: supersede of 'm1': it holds 3 sentences"
+    )
+    again = ScriptedChat(json.dumps({"action": "supersede", "target": "m1"}))
+    short = LLMReconciler(again).decide(
+        Incoming("We relocated to Lisbon last month."), [nb("m1", "I live in Berlin.", 0.55)]
+    )
+    assert (short.action, short.decided_by) == (Action.SUPERSEDE, "llm")
+
+
 def test_an_llm_supersede_of_a_thing_someone_else_changed_stands() -> None:
     """ "My boss moved my review to Monday" is the boss's act on the speaker's
     review: the model's supersede stands, as the rules' would."""

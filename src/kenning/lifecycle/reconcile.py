@@ -2185,7 +2185,8 @@ scope (nearest first) and answer with ONE JSON object and nothing else:
   names changes it whoever makes it ("the landlord raised my rent to 1350" / "my rent is
   1200"; "the meeting with Anna got cancelled"), but a thing moved is not the author's
   home ("we relocated the office to Munich"). If the new memory was said before the
-  existing one, use add.
+  existing one, use add. Never supersede a memory of several sentences (a note
+  holding other facts too): use add.
 - shadow: the new memory restates an existing one with more detail, making it redundant.
 - add: anything else, including related but different facts (another person, another
   item, another trip or event, another preference); target must be null.
@@ -2332,4 +2333,10 @@ def _validate(
         act is Action.SUPERSEDE and _thing_reason(old, text, n.similarity, knobs)
     ):
         raise ValueError(f"{act.value} of {target!r}: the two are about different people")
+    count = _sentence_count(n.content)
+    if act is Action.SUPERSEDE and count > knobs.retire_max_sentences:
+        raise ValueError(
+            f"supersede of {target!r}: it holds {count} sentences, a note of several facts"
+            f" (at most {knobs.retire_max_sentences} are retired)"
+        )
     return Decision(act, target, reason, n.similarity, decided_by="llm")
