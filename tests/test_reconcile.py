@@ -1255,6 +1255,13 @@ def test_an_llm_supersede_of_a_note_of_several_facts_is_refused() -> None:
         Incoming("We relocated to Lisbon last month."), [nb("m1", "I live in Berlin.", 0.55)]
     )
     assert (short.action, short.decided_by) == (Action.SUPERSEDE, "llm")
+    asked = ScriptedChat(json.dumps({"action": "supersede", "target": "m1"}))
+    d = LLMReconciler(asked).decide(
+        Incoming("We relocated to Lisbon last month."),
+        [nb("m1", "Should I move out of Berlin?", 0.55)],
+    )
+    assert (d.action, d.target) == (Action.ADD, None)
+    assert "it states no value" in d.decided_by
 
 
 def test_an_llm_supersede_of_a_thing_someone_else_changed_stands() -> None:

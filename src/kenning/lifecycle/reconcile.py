@@ -1909,6 +1909,13 @@ def _analysed(text: str, author: str | None = None) -> _Text:
     return _analysis(text, author)  # one cache key for ``(text)`` and ``(text, None)``
 
 
+def _retirable(content: str, old: _Text, k: ReconcileKnobs) -> bool:
+    """Whether a contradiction may retire ``old``: one fact, stated (a question, a
+    request or a supposition holds no value; a note of more than
+    ``k.retire_max_sentences`` sentences holds other facts too)."""
+    return old.states and _sentence_count(content) <= k.retire_max_sentences
+
+
 @functools.lru_cache(maxsize=50_000)
 def _sentence_count(text: str) -> int:
     """How many sentences ``text`` has ("Dr. Weber" and "pottery; bookkeeping" end none)."""
@@ -2038,14 +2045,12 @@ def _one_off(new: _Text) -> bool:
     instead of coffee" leaves "I drink coffee every morning" as it is, where "Today
     I switched to tea" or "Today was my last day at Nokia" change a value. Nor does
     leaving a place at a time of the day ("I left the office early today")."""
-    lows = [t.low for t in new.toks]
-    if (
-        new.open_endings
-        and not new.change_verbs
-        and all(_left_for_the_day(lows, i) for i, _ in new.open_endings)
-    ):
+    if new.change_verbs:
+        return False
+    lows = [t.low for t in new.toks] if new.open_endings else []
+    if lows and all(_left_for_the_day(lows, i) for i, _ in new.open_endings):
         return True
-    if "instead" not in new.named or new.change_verbs or not _one_day(new):
+    if "instead" not in new.named or not _one_day(new):
         return False
     return all(lows[i - 1] == "instead" for i, _ in new.open_endings)
 
@@ -2102,10 +2107,13 @@ class RuleReconciler(Reconciler):
         # only one is retired (a note of several facts keeps them all)
         clash = {
             n.id: _contradiction(old, text, n.similarity, k, (n.author, new.author))
-            if text.states and old.states and _sentence_count(n.content) <= k.retire_max_sentences
+            if text.states
             else None
             for n, old in olds
         }
+        for n, old in olds:  # read only for a clash: most pairs have none
+            if clash[n.id] and not _retirable(n.content, old, k):
+                clash[n.id] = None
         # a fact about someone else neither repeats nor details the old one: "My
         # sister lives in Berlin" leaves "I live in Berlin" as it is
         # nor does how things were repeat how they are: "I live in Berlin" after "I
@@ -2339,4 +2347,6 @@ def _validate(
             f"supersede of {target!r}: it holds {count} sentences, a note of several facts"
             f" (at most {knobs.retire_max_sentences} are retired)"
         )
+    if act is Action.SUPERSEDE and not old.states:
+        raise ValueError(f"supersede of {target!r}: it states no value (a question or a request)")
     return Decision(act, target, reason, n.similarity, decided_by="llm")
