@@ -746,6 +746,30 @@ def test_a_change_far_from_the_question_still_follows_what_it_shares_a_word_with
     assert before[0] == "My usual coffee order is a cold brew."
 
 
+def test_a_dated_event_filling_the_slot_retires_the_drawn_fact(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "I started a new job at Meta last week" is drawn as an event (dated); it
+    # fills the employer slot of "Kim works at Google" with another value, so it
+    # retires it as the same words written as a fact do; an event of a day at
+    # the same place ("I had lunch at Meta's campus") retires nothing
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Kim"}
+    job = mem.ingest([{**turn, "content": "I work at Google.", "at": OLD}], "s1")
+    new = mem.ingest(
+        [{**turn, "content": "I started a new job at Meta last week.", "at": NEW}], "s2"
+    )
+    google = mem.get(job.facts[0].record.id)
+    assert google is not None and google.status is Status.SUPERSEDED
+    assert google.superseded_by == new.facts[0].record.id
+    assert "Meta" in _first(mem, "Where do I work now?")
+    lunch = mem.ingest(
+        [{**turn, "content": "I had lunch with my team at Meta today.", "at": NEW}], "s3"
+    )
+    assert all(f.action is not Action.SUPERSEDE for f in lunch.facts)
+    assert mem.get(new.facts[0].record.id).status is Status.ACTIVE
+
+
 def test_a_note_of_several_facts_keeps_them_when_one_changes(
     make_memory: Callable[..., Memory],
 ) -> None:

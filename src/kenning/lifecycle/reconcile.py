@@ -226,6 +226,7 @@ __all__ = [
     "Reconciler",
     "RuleReconciler",
     "RECONCILE_PROMPT",
+    "changes_slot",
     "normalise_for_compare",
     "only_ends",
     "says_an_end",
@@ -1968,6 +1969,13 @@ def says_an_end(text: str) -> bool:
     """Whether ``text`` has a word that leaves or changes a value ("quit", "moved out",
     "sold", "passed away", "switched"): what an event needs to end a fact."""
     return _analysed(text).ends
+
+
+def changes_slot(old: str, new: str, authors: tuple[str | None, str | None] = (None, None)) -> bool:
+    """Whether ``new`` fills the single-valued slot ``old`` fills (where one lives,
+    works, studies) with another value, for the same person: "Kim started a new job
+    at Meta last week" / "Kim works at Google"."""
+    return _slot_family(_analysed(old, authors[0]), _analysed(new, authors[1]), authors) is not None
 
 
 def only_ends(ending: str, ended: str) -> bool:

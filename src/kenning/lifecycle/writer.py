@@ -62,6 +62,7 @@ from .reconcile import (
     Neighbour,
     Reconciler,
     RuleReconciler,
+    changes_slot,
     only_ends,
     says_an_end,
     slot_query,
@@ -242,8 +243,8 @@ class WritePlanner:
         decided = self.reconciler.decide_many(items)
         decided = self._after_endings(records, vectors, eligible, items, decided, existing)
         decided = [
-            _as_event(d, records[i].content) if _drawn_event(records[i]) else d
-            for i, d in zip(eligible, decided, strict=True)
+            _as_event(d, item) if _drawn_event(records[i]) else d
+            for i, d, item in zip(eligible, decided, items, strict=True)
         ]
         return dict(zip(eligible, decided, strict=True)), existing, near
 
@@ -487,12 +488,21 @@ def _drawn_event(record: MemoryRecord) -> bool:
     return record.memory_type is MemoryType.EPISODIC and record.source == EXTRACTED
 
 
-def _as_event(d: Decision, content: str) -> Decision:
+def _as_event(d: Decision, item: tuple[Incoming, Sequence[Neighbour]]) -> Decision:
     """An event's decision: a supersede stands when the event says something ended or
-    changed ("got laid off", "moved out", "sold"); anything else adds it (an event of
-    a day, "Audrey got a surprise for Andrew", changes no standing fact)."""
-    if d.action is Action.ADD or (d.action is Action.SUPERSEDE and says_an_end(content)):
+    changed ("got laid off", "moved out", "sold") or fills the single-valued slot of
+    the fact it retires with another value ("Kim started a new job at Meta last
+    week" / "Kim works at Google"); anything else adds it (an event of a day,
+    "Audrey got a surprise for Andrew", changes no standing fact)."""
+    if d.action is Action.ADD:
         return d
+    new, near = item
+    if d.action is Action.SUPERSEDE:
+        if says_an_end(new.content):
+            return d
+        old = next((n for n in near if n.id == d.target), None)
+        if old is not None and changes_slot(old.content, new.content, (old.author, new.author)):
+            return d
     return Decision(Action.ADD, None, f"an event, kept beside {d.target} ({d.reason})")
 
 
