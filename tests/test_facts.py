@@ -286,7 +286,14 @@ def test_someone_the_speaker_names_dying_is_a_fact(text: str, content: str) -> N
 
 
 @pytest.mark.parametrize(
-    "text", ["It died last week.", "The printer died again.", "He passed away.", "the battery died"]
+    "text",
+    [
+        "It died last week.",
+        "The printer died again.",
+        "He passed away.",
+        "the battery died",
+        "Queen Elizabeth died in 2022.",
+    ],
 )
 def test_a_thing_or_a_pronoun_dying_is_no_fact(text: str) -> None:
     assert rules(f"Anna: {text}") == []

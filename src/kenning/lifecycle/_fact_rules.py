@@ -318,7 +318,11 @@ def _named_death(s: str) -> bool:
     opener = {"sadly", "unfortunately", "so", "well", "oh"}
     words = [w for w in names if w.lower() not in opener][:-1]
     words = [w for w in words if w.lower() not in ("has", "had", "passed", "away", "on")]
-    return bool(words) and all(w[:1].isupper() for w in words)
+    if not words or not all(w[:1].isupper() for w in words):
+        return False
+    # one name ("Luna"), or a relation's ("Grandpa Joe"): a full name or a title
+    # with one is mostly news ("Queen Elizabeth died in 2022")
+    return len(words) == 1 or words[0].lower() in _REL_WORDS
 
 
 # --------------------------------------------------------------------------- third person
