@@ -32,7 +32,10 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    one batch, are no update of each other); each
    with words the other lacks; each with a cosine to the question within
    ``query_band`` of the best one's (``cue_band`` times that for a memory with
-   an update cue); and the older one the newer one's most alike (within
+   an update cue; beyond it, a memory that says with a word of change that it
+   changed still pairs with one it shares a content word with: "Lately I order
+   a flat white instead" / "My usual coffee order is a cold brew"); and the
+   older one the newer one's most alike (within
    ``nearest_margin``; with no margin when the write already linked it to
    the memory it replaced) among what was said before it: an update changes the
    fact it is most like, so "My new phone is a Pixel" is no change of "My new
