@@ -831,6 +831,7 @@ _CHANGES = [
     # leaving at a time of the year, not of the day
     ("I left McFit late last year; now I train at home.", "I go to McFit.", 0.71),
     ("I left Nokia early in 2023.", "I work at Nokia.", 0.63),
+    ("I left Nokia after six long years for a startup.", "I work at Nokia.", 0.62),
     ("We left Berlin at 30.", "I live in Berlin.", 0.56),
 ]
 
@@ -927,6 +928,9 @@ _NO_CHANGES = [
     ("I left the office early in the morning.", "My office is in the city centre.", 0.44),
     ("Left the office at 17:30 today.", "My office is in the city centre.", 0.38),
     ("I left the Nokia office late again.", "I work at Nokia.", 0.70),
+    # or a thing for a while
+    ("I left the dog with my parents for the weekend.", "I walk the dog every morning.", 0.52),
+    ("We left our flat in Berlin for two weeks.", "I live in Berlin.", 0.52),
     # the value changes another thing of the speaker's
     ("Dr. Meier changed my appointment to Friday.", "My dentist is Dr. Meier.", 0.62),
 ]

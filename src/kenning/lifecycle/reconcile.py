@@ -1012,7 +1012,7 @@ def _away_for_a_while(lows: Sequence[str], i: int) -> bool:
     holiday", "We left Lisbon for the weekend", "I stopped going to Urban Gym for a
     month"), not for good or for another value ("Alice left Google for Meta", "I
     left Nokia for a startup")."""
-    for k in range(i + 1, min(len(lows), i + 6)):
+    for k in range(i + 1, min(len(lows), i + 8)):
         if lows[k] == "for":
             rest = lows[k + 1 : k + 5]
             opened = list(itertools.dropwhile(lambda w: w in _WHILE_OPENERS, rest))
@@ -1045,6 +1045,13 @@ def _left_for_the_day(lows: Sequence[str], i: int) -> bool:
             day = any(x in _PARTS_OF_DAY for x in lows[i + k + 3 : i + k + 5])
             return rest[k + 1] not in _OF_THE_YEAR or day
     return False
+
+
+def _left_for_now(lows: Sequence[str], i: int) -> bool:
+    """Whether the ending at ``i`` leaves a place or a thing for a time of the day or
+    a while, to come back: "I left the office early today", "I left the dog with my
+    parents for the weekend"."""
+    return _left_for_the_day(lows, i) or (lows[i] in _LEAVING and _away_for_a_while(lows, i))
 
 
 #: What one holds with a value and leaves with it ("I quit my job at Nokia",
@@ -2052,11 +2059,12 @@ def _one_off(new: _Text) -> bool:
     """Whether ``new`` tells of one day's exception, not a change: "Today I had tea
     instead of coffee" leaves "I drink coffee every morning" as it is, where "Today
     I switched to tea" or "Today was my last day at Nokia" change a value. Nor does
-    leaving a place at a time of the day ("I left the office early today")."""
+    leaving a place at a time of the day or for a while ("I left the office early
+    today", "I left the dog with my parents for the weekend")."""
     if new.change_verbs:
         return False
     lows = [t.low for t in new.toks] if new.open_endings else []
-    if lows and all(_left_for_the_day(lows, i) for i, _ in new.open_endings):
+    if lows and all(_left_for_now(lows, i) for i, _ in new.open_endings):
         return True
     if "instead" not in new.named or not _one_day(new):
         return False
