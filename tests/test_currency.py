@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from kenning import Memory, Settings
+from kenning import IngestResult, Memory, Settings
 from kenning.config import Lifecycle, Retrieval
 from kenning.errors import ConfigError
 from kenning.lifecycle.reconcile import Action, Decision, Incoming, Neighbour, RuleReconciler
@@ -746,6 +746,11 @@ def test_a_change_far_from_the_question_still_follows_what_it_shares_a_word_with
     assert before[0] == "My usual coffee order is a cold brew."
 
 
+def _kim_says(mem: Memory, text: str, at: datetime, session: str) -> IngestResult:
+    """One turn of Kim's, ingested (its facts drawn and reconciled)."""
+    return mem.ingest([{"role": "user", "name": "Kim", "content": text, "at": at}], session)
+
+
 def test_a_dated_event_filling_the_slot_retires_the_drawn_fact(
     make_memory: Callable[..., Memory],
 ) -> None:
@@ -754,18 +759,13 @@ def test_a_dated_event_filling_the_slot_retires_the_drawn_fact(
     # retires it as the same words written as a fact do; an event of a day at
     # the same place ("I had lunch at Meta's campus") retires nothing
     mem = make_memory(settings=_rules())
-    turn = {"role": "user", "name": "Kim"}
-    job = mem.ingest([{**turn, "content": "I work at Google.", "at": OLD}], "s1")
-    new = mem.ingest(
-        [{**turn, "content": "I started a new job at Meta last week.", "at": NEW}], "s2"
-    )
+    job = _kim_says(mem, "I work at Google.", OLD, "s1")
+    new = _kim_says(mem, "I started a new job at Meta last week.", NEW, "s2")
     google = mem.get(job.facts[0].record.id)
     assert google is not None and google.status is Status.SUPERSEDED
     assert google.superseded_by == new.facts[0].record.id
     assert "Meta" in _first(mem, "Where do I work now?")
-    lunch = mem.ingest(
-        [{**turn, "content": "I had lunch with my team at Meta today.", "at": NEW}], "s3"
-    )
+    lunch = _kim_says(mem, "I had lunch with my team at Meta today.", NEW, "s3")
     assert all(f.action is not Action.SUPERSEDE for f in lunch.facts)
     assert mem.get(new.facts[0].record.id).status is Status.ACTIVE
 
@@ -791,9 +791,8 @@ def test_a_named_pet_dying_retires_the_drawn_fact_of_it(
     # "Luna passed away last week" names no "I": the fact drawn from it (dated "in
     # the week of ...") still ends the fact drawn from "I have a dog named Luna"
     mem = make_memory(settings=_rules())
-    turn = {"role": "user", "name": "Kim"}
-    had = mem.ingest([{**turn, "content": "I have a dog named Luna.", "at": OLD}], "s1")
-    gone = mem.ingest([{**turn, "content": "Luna passed away last week.", "at": NEW}], "s2")
+    had = _kim_says(mem, "I have a dog named Luna.", OLD, "s1")
+    gone = _kim_says(mem, "Luna passed away last week.", NEW, "s2")
     assert gone.facts, "the rule extractor draws a fact from the named death"
     fact = mem.get(had.facts[0].record.id)
     assert fact is not None and fact.status is Status.SUPERSEDED

@@ -123,10 +123,9 @@ _FIRST_PERSON = re.compile(
 #: Someone the speaker names who died ("Luna passed away last week", "Sadly,
 #: Grandpa Joe died"): a lasting change in the speaker's life, told without "I".
 _NAMED_DEATH = re.compile(
-    r"^(?:(?:sadly|unfortunately|so|well|oh)\b[,\s]*)?"
-    r"(?!(?:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
-    r"(?:[A-Z][\w'.-]*\s+){1,3}(?:has\s+|had\s+)?(?:passed\s+away|died|passed\s+on)\b",
-    re.IGNORECASE,
+    r"^(?i:(?:sadly|unfortunately|so|well|oh)\b[,\s]*)?"
+    r"(?!(?i:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
+    r"(?P<names>(?:[A-Z][\w'.-]*\s+){1,3})(?i:has\s+|had\s+)?(?i:passed\s+away|died|passed\s+on)\b"
 )
 _TAG_QUESTION = re.compile(
     r"^(?P<stem>[^?]{12,}?),\s+(?:how|what|wanna|want|do|did|have|are|is|can|could|would|right"
@@ -314,12 +313,7 @@ def _named_death(s: str) -> bool:
     m = _NAMED_DEATH.match(s)
     if m is None:
         return False
-    names = re.findall(r"[\w'.-]+", m.group(0))
-    opener = {"sadly", "unfortunately", "so", "well", "oh"}
-    words = [w for w in names if w.lower() not in opener][:-1]
-    words = [w for w in words if w.lower() not in ("has", "had", "passed", "away", "on")]
-    if not words or not all(w[:1].isupper() for w in words):
-        return False
+    words = m["names"].split()
     # one name ("Luna"), or a relation's ("Grandpa Joe"): a full name or a title
     # with one is mostly news ("Queen Elizabeth died in 2022")
     return len(words) == 1 or words[0].lower() in _REL_WORDS

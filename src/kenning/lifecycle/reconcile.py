@@ -1027,7 +1027,6 @@ _TIMES_OF_DAY = frozenset("early earlier late later".split())
 #: What makes "early" or "late" a time of the year ("late last year", "early in 2023").
 _OF_THE_YEAR = frozenset("this last next that in of".split())
 _PARTS_OF_DAY = frozenset("morning afternoon evening night".split())
-_HOUR = re.compile(r"([0-9]{1,2})(?:[:.][0-9]{2})?(?:am|pm)?")
 
 
 def _left_for_the_day(lows: Sequence[str], i: int) -> bool:
@@ -1038,13 +1037,22 @@ def _left_for_the_day(lows: Sequence[str], i: int) -> bool:
         return False
     rest = [*lows[i + 1 : i + 6], ""]
     for k, w in enumerate(rest[:-1]):
-        clock = _HOUR.fullmatch(rest[k + 1]) if w == "at" else None
-        if clock and int(clock[1]) <= 24:
+        if w == "at" and _hour(rest[k + 1]):
             return True  # "at 5", "at 17:30", not an age ("We left Berlin at 30")
         if w in _TIMES_OF_DAY:  # "early in the morning" is of the day still
             day = any(x in _PARTS_OF_DAY for x in lows[i + k + 3 : i + k + 5])
             return rest[k + 1] not in _OF_THE_YEAR or day
     return False
+
+
+def _hour(low: str) -> bool:
+    """Whether ``low`` is a time of the day: "5", "17:30", "7pm" (not "30")."""
+    hour = re.match(r"[0-9]+", low)
+    return (
+        bool(_CLOCK.fullmatch(low) or _TIME.fullmatch(low))
+        and hour is not None
+        and int(hour[0]) <= 24
+    )
 
 
 def _left_for_now(lows: Sequence[str], i: int) -> bool:

@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from ..models import Hit
 from .context import author_match
 from .signals.base import RecallContext
-from .text import query_terms
+from .text import query_terms, term_stem
 
 __all__ = [
     "BM25_HALF",
@@ -80,16 +80,9 @@ COEFFICIENTS: Mapping[str, float] = {
 }
 
 
-def _stem(word: str) -> str:
-    """Truncation stemming: a plural's "s" off, then the first 5 letters, so
-    "allergies" meets "allergic" and "races" meets "race"."""
-    word = word[:-1] if len(word) > 3 and word.endswith("s") else word
-    return word[:5]
-
-
 def search_terms(text: str, dropped: set[str]) -> frozenset[str]:
     """The query's search terms as the coverage input counts them."""
-    return frozenset(_stem(t) for t in query_terms(text) if t not in dropped)
+    return frozenset(term_stem(t) for t in query_terms(text) if t not in dropped)
 
 
 def calibration_inputs(
@@ -118,7 +111,7 @@ def _answer_inputs(ctx: RecallContext, mid: str, terms: frozenset[str]) -> dict[
     """The inputs that say how well memory ``mid`` answers the query."""
     record = ctx.records.get(mid)
     text = f"{record.content} {record.key or ''}" if record else ""
-    words = {_stem(t) for t in query_terms(text)}
+    words = {term_stem(t) for t in query_terms(text)}
     bm25 = max(0.0, ctx.keyword.get(mid, 0.0))
     return {
         "dense": float(ctx.dense.get(mid) or 0.0),

@@ -71,7 +71,6 @@ beside the other signals.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -94,7 +93,7 @@ from .collapse import evidence_turns, restated_turn
 from .context import author_of
 from .signals.base import RecallContext
 from .successors import meaning, replaced_by_drawn, successors_answer
-from .text import STOPWORDS
+from .text import query_terms, term_stem
 
 if TYPE_CHECKING:
     from ..access import ScopeFilter
@@ -447,22 +446,14 @@ def _sources(record: MemoryRecord) -> set[str]:
 _CHANGE_WORDS = frozenset(
     "now new instead lately currently switched switch moved changed replaced".split()
 )
-_SUFFIXES = ("ing", "er", "ed", "es", "s")
 
 
 def _stems(text: str) -> frozenset[str]:
-    """The text's content words (no stopwords, no words of change), each without
-    one common suffix: "flyer" and "fly", "orders" and "order" meet."""
-    out: set[str] = set()
-    for w in _LETTERS.findall(text.lower()):
-        if len(w) < 3 or w in STOPWORDS or w in _CHANGE_WORDS:
-            continue
-        cut = next((x for x in _SUFFIXES if w.endswith(x) and len(w) - len(x) >= 3), "")
-        out.add(w[: len(w) - len(cut)])
-    return frozenset(out)
-
-
-_LETTERS = re.compile(r"[a-z]+")
+    """The text's content words (no stopwords, no words of change), stemmed as
+    query terms are: "orders" and "order" meet."""
+    return frozenset(
+        term_stem(w) for w in query_terms(text) if len(w) > 2 and w not in _CHANGE_WORDS
+    )
 
 
 def _words(text: str) -> frozenset[str]:

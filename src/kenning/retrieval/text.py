@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["STOPWORDS", "query_terms", "normalise_text", "strip_terms"]
+__all__ = ["STOPWORDS", "query_terms", "normalise_text", "strip_terms", "term_stem"]
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
@@ -37,6 +37,13 @@ def query_terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
         if keep_stopwords or token not in STOPWORDS:
             seen.setdefault(token, None)
     return list(seen)
+
+
+def term_stem(word: str) -> str:
+    """Truncation stemming of a query term: a plural's "s" off, then the first 5
+    letters, so "allergies" meets "allergic" and "races" meets "race"."""
+    word = word[:-1] if len(word) > 3 and word.endswith("s") else word
+    return word[:5]
 
 
 def strip_terms(text: str, terms: set[str]) -> str:
