@@ -833,6 +833,20 @@ _CHANGES = [
     ("I left Nokia early in 2023.", "I work at Nokia.", 0.63),
     ("I left Nokia after six long years for a startup.", "I work at Nokia.", 0.62),
     ("We left Berlin at 30.", "I live in Berlin.", 0.56),
+    # the value's thing taken to another value, or left at a time, not a place
+    ("I switched my Vodafone contract to O2.", "I'm with Vodafone.", 0.69),
+    ("I switched my FitX membership to McFit.", "My gym is FitX.", 0.57),
+    ("I left my Berlin flat at the end of the year.", "I live in Berlin.", 0.57),
+    ("I left my Berlin flat in May.", "I live in Berlin.", 0.61),
+    # the value with the speaker, but parting
+    ("Tom and I separated last year.", "My partner is Tom.", 0.70),
+    ("Mia and I moved to Berlin.", "I live in Hamburg.", 0.49),
+    # a kind changed that the old fact names; a thing one stops doing that it names
+    ("I switched banks last year.", "I bank with ING.", 0.58),
+    ("I quit drinking coffee.", "I drink coffee every morning.", 0.65),
+    # a thing taken elsewhere from the place the old fact gives it
+    ("We moved the piano to the basement.", "The piano is in the living room.", 0.56),
+    ("I moved my bike to the cellar.", "I keep my bike in the hallway.", 0.65),
 ]
 
 #: Statements that change nothing of the old fact: each is added beside it.
@@ -933,6 +947,22 @@ _NO_CHANGES = [
     ("We left our flat in Berlin for two weeks.", "I live in Berlin.", 0.52),
     # the value changes another thing of the speaker's
     ("Dr. Meier changed my appointment to Friday.", "My dentist is Dr. Meier.", 0.62),
+    # the value's own thing taken or left somewhere that is no value: it stays
+    ("I moved my Golf to the other parking spot.", "I drive a Golf.", 0.61),
+    ("I switched my ING account to paperless statements.", "My bank is ING.", 0.58),
+    ("I left my Vodafone SIM at home today.", "I'm with Vodafone.", 0.61),
+    ("I left my Pixel at my sister's place.", "My phone is a Pixel 8.", 0.50),
+    ("I changed my FitX membership to the premium plan.", "My gym is FitX.", 0.48),
+    # a value that moves with the speaker goes along
+    ("Mia and I moved in together.", "My partner is Mia.", 0.65),
+    ("Mia and I moved to Berlin.", "My partner is Mia.", 0.52),
+    # a kind of thing changed, or what one stops doing to a thing, that the old
+    # fact does not name
+    ("I switched rackets this season.", "I play tennis on Saturdays.", 0.51),
+    ("I changed shifts with a colleague this week.", "I work as a nurse.", 0.41),
+    ("I quit practising scales and play songs instead.", "I play the piano.", 0.46),
+    # the old fact's thing taken to a place where the old fact gives it none
+    ("We moved the piano to the basement.", "I play the piano.", 0.55),
 ]
 
 

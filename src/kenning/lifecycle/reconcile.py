@@ -960,7 +960,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     one_day = _one_day(new)  # one day's event ceases nothing named in lower case
     for i, phrase in new.open_endings:
         low = lows[i]
-        if _away_for_a_while(lows, i):
+        if _away_for_a_while(lows, i) or _places_it(old, toks, i):
             continue  # "I left Berlin for a week of holiday": back after it
         after = toks[i + 1 : i + 1 + reach + _passed_over(lows[i + 1 : i + 1 + reach + 1])]
         if after and after[0].low == "to" and _no_return(lows, i):
@@ -976,6 +976,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
+            and not (low in _CHANGE_VERBS and _with_the_speaker(old, new, lows, start))
             and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start])
             and (
                 not _acts_on(toks[i + 1 :], change=low in _CHANGE_VERBS)
@@ -984,6 +985,32 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
                 or _acts_on_its_thing(old, new, toks[i + 1 :])
             )
         ):
+            return True
+    return False
+
+
+def _with_the_speaker(old: _Text, new: _Text, lows: Sequence[str], start: int) -> bool:
+    """Whether the subject before ``start`` joins one of ``old``'s values to the
+    speaker ("Mia and I moved in together", drawn as "Mia and Kim moved in together"
+    from Kim's words): a value that moves with the speaker goes along, it is not
+    left ("My partner is Mia"). "Tom and I split up" ends."""
+    speaker = {"i", "we", new.own_name}
+    if start < 2 or lows[start - 1] not in speaker or lows[start - 2] != "and":
+        return False
+    return bool(old.values & set(lows[max(0, start - 2 - _ENDS_BEFORE) : start - 2]))
+
+
+def _moves_along(old: _Text, new: _Text) -> bool:
+    """Whether a word of change in ``new`` moves one of ``old``'s values with the
+    speaker ("Mia and I moved to Berlin" keeps "My partner is Mia")."""
+    lows = [t.low for t in new.toks]
+    for i, _ in new.open_endings:
+        if lows[i] not in _CHANGE_VERBS:
+            continue
+        start = i
+        while start > 0 and lows[start - 1] in _AUXILIARIES:
+            start -= 1  # "Mia and I have moved"
+        if _with_the_speaker(old, new, lows, start):
             return True
     return False
 
@@ -1060,6 +1087,46 @@ def _left_for_now(lows: Sequence[str], i: int) -> bool:
     a while, to come back: "I left the office early today", "I left the dog with my
     parents for the weekend"."""
     return _left_for_the_day(lows, i) or (lows[i] in _LEAVING and _away_for_a_while(lows, i))
+
+
+#: Verbs that take a thing somewhere, and leave it there or bring it back: the
+#: thing stays the speaker's ("I moved my Golf to the other parking spot").
+_PLACING = _LEAVING | frozenset("moved switched changed put".split())
+#: What a thing is taken to or left at ("... to the garage", "... at home").
+_PLACE_PREPS = frozenset("to at in on into onto".split())
+#: Words that make a place a time: "I left my Berlin flat at the end of the year"
+#: (beside :data:`_WHEN_GONE`).
+_TIME_HEADS = frozenset("end start beginning middle time moment".split())
+
+
+def _places_it(old: _Text, toks: Sequence[_Tok], i: int) -> bool:
+    """Whether the word of change or leaving at ``i`` takes one of ``old``'s values
+    (its own thing, opened by a determiner: "my Golf", "my ING account", "my
+    Vodafone SIM") somewhere that is no value: "I moved my Golf to the other
+    parking spot", "I switched my ING account to paperless statements", "I left
+    my Vodafone SIM at home" keep the Golf, ING and Vodafone. Not "I switched my
+    Vodafone contract to O2" (a value is where it goes), "I left my Berlin flat
+    in May" or "... at the end of the year" (a time, not a place)."""
+    if toks[i].low not in _PLACING:
+        return False
+    rest = list(toks[i + 1 : i + 10])
+    if not rest or not (rest[0].low in _DETERMINERS or _possessive(rest[0])):
+        return False
+    k = 1
+    while k < len(rest) and rest[k].low in old.values:
+        k += 1
+    if k == 1:
+        return False  # the value opens the thing: "my Golf", not "my car"
+    if k < len(rest) and rest[k].content and rest[k].low not in _PLACE_PREPS:
+        k += 1  # the value's thing: "my ING account", "my Vodafone SIM"
+    if k >= len(rest) or rest[k].low not in _PLACE_PREPS:
+        return False
+    where = [t for t in rest[k + 1 :] if t.low not in _DETERMINERS and not _possessive(t)]
+    head = next((t for t in where if t.content), None)
+    if head is None or head.low in _TIME_HEADS | _WHEN_GONE or head.low in _NO_HEAD:
+        return False
+    # a place in lower case: no value (a capital, a number) up to the clause's end
+    return all(t.text.islower() and not t.number for t in where[: where.index(head) + 1])
 
 
 #: What one holds with a value and leaves with it ("I quit my job at Nokia",
@@ -1249,9 +1316,43 @@ def _acts_on_another_thing(old: _Text, new: _Text) -> bool:
     if head is not None and head.stem not in old.content and _stem(head.low) not in _HELD_WITH:
         if any(t.stem in old.content or t.low in old.values for t in thing[:-1]):
             return True  # old's word names another thing: "a new guitar strap"
+    if cue in _CHANGE_VERBS and not new.values and _plural_thing(after):
+        # a kind of thing changed, none the old text names: "I switched rackets this
+        # season" / "I play tennis on Saturdays" (not "I switched gyms" / "My gym is
+        # FitX", nor "I switched jobs": a holding)
+        head = after[0]
+        return head.stem not in old.content and _stem(head.low) not in _HELD_WITH
+    if cue in _ENDINGS and cue not in _CHANGE_VERBS and _bare_activity(after):
+        # what one stops doing to another thing: "I quit practising scales" / "I
+        # play the piano" (not "I quit drinking coffee" / "I drink coffee daily")
+        return not _holds_thing(old, _thing_words(after[1:], new.text))
     if cue not in _ENDINGS or cue in _CHANGE_VERBS or not _acts_on(after):
         return False
     return bool(thing) and not _holds_thing(old, thing)
+
+
+def _plural_thing(after: Sequence[_Tok]) -> bool:
+    """Whether ``after`` opens on a thing in the plural with no determiner, the way a
+    kind is changed: "switched rackets", "changed shifts", "switched banks"."""
+    if not after:
+        return False
+    head = after[0]
+    return (
+        head.content
+        and head.text.islower()
+        and len(head.low) > 3
+        and head.low.endswith("s")
+        and not head.low.endswith("ss")
+        and not _activity(head.low)
+    )
+
+
+def _bare_activity(after: Sequence[_Tok]) -> bool:
+    """Whether ``after`` opens on an activity and a thing in lower case with no
+    determiner: "quit practising scales", "stopped eating sugar"."""
+    return (
+        len(after) >= 2 and _activity(after[0].low) and after[1].content and after[1].text.islower()
+    )
 
 
 def _modified(tok: _Tok) -> bool:
@@ -1717,10 +1818,19 @@ def _thing_changed(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str
             continue
         if _value_kind(rest[1]) != _value_kind_of(old):
             continue  # "I moved my car to the garage" / "My car is a Volvo": another trait
+        if _value_kind_of(old) == "thing" and not _placed(old, stems):
+            continue  # "We moved the piano to the basement" / "I play the piano": no place
         if not {x.stem for x in rest[1:] if x.content or x.number} <= old.terms:
             thing_said = " ".join(x.low for x in thing)
             return f"contradiction: the {thing_said} changed ('{t.low}', cos {sim:.2f})"
     return None
+
+
+def _placed(old: _Text, stems: set[str]) -> bool:
+    """Whether ``old`` gives the thing of ``stems`` a place ("The piano is in the
+    living room", "I keep my bike in the hallway"): a place word after the thing."""
+    at = next((n for n, t in enumerate(old.toks) if t.stem in stems), None)
+    return at is not None and any(t.low in _PLACE_PREPS for t in old.toks[at + 1 :])
 
 
 def _someone_elses(old: _Text, opener: str) -> bool:
@@ -1824,11 +1934,12 @@ def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
         return False
     if opener in _THING_OPENERS and not stems <= old.content:
         return True
-    return (
-        stems <= old.content
-        and len(rest) >= 2
-        and _value_kind(rest[1]) not in (None, _value_kind_of(old))
-    )
+    if not stems <= old.content or len(rest) < 2:
+        return False
+    kind = _value_kind(rest[1])
+    # the thing taken to a place where the old text gives it none: "We moved the
+    # piano to the basement" / "I play the piano"
+    return kind not in (None, _value_kind_of(old)) or (kind == "thing" and not _placed(old, stems))
 
 
 #: How much lower the update rule's cosine gate is when the new text names the old
@@ -1847,6 +1958,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
     leaves = _leaves(old, new)
+    if not leaves and _moves_along(old, new):
+        return None  # "Mia and I moved to Berlin" / "My partner is Mia"
     if not leaves and _acts_on_another_thing(old, new):
         return None  # "I left my umbrella on the train" / "I take the train to work"
     if new.adds and not leaves:
