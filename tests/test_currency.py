@@ -770,6 +770,27 @@ def test_a_dated_event_filling_the_slot_retires_the_drawn_fact(
     assert mem.get(new.facts[0].record.id).status is Status.ACTIVE
 
 
+def test_a_move_with_the_partner_retires_the_home_not_the_partner(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the partner moves along with the speaker: "Mia and I moved to Berlin" changes
+    # where Kim lives, not who Kim's partner is; the car taken to another spot is
+    # still Kim's car
+    mem = make_memory(settings=_rules())
+    home = _kim_says(mem, "I live in Hamburg.", OLD, "s1")
+    partner = _kim_says(mem, "My partner is Mia.", OLD, "s2")
+    car = _kim_says(mem, "I drive a Golf.", OLD, "s3")
+    move = _kim_says(mem, "Mia and I moved to Berlin.", NEW, "s4")
+    parked = _kim_says(mem, "I moved my Golf to the other parking spot.", NEW, "s5")
+    hamburg = mem.get(home.facts[0].record.id)
+    assert hamburg is not None and hamburg.status is Status.SUPERSEDED
+    assert hamburg.superseded_by == move.facts[0].record.id
+    for kept in (partner, car):
+        assert mem.get(kept.facts[0].record.id).status is Status.ACTIVE
+    assert all(f.action is not Action.SUPERSEDE for f in parked.facts)
+    assert "Berlin" in _first(mem, "Where do I live now?")
+
+
 def test_a_note_of_several_facts_keeps_them_when_one_changes(
     make_memory: Callable[..., Memory],
 ) -> None:

@@ -847,6 +847,14 @@ _CHANGES = [
     # a thing taken elsewhere from the place the old fact gives it
     ("We moved the piano to the basement.", "The piano is in the living room.", 0.56),
     ("I moved my bike to the cellar.", "I keep my bike in the hallway.", 0.65),
+    # what is taken from the value, a quantity before it
+    ("I moved all my money from Sparkasse to DKB.", "I bank with Sparkasse.", 0.63),
+    # a named person's start at another value of the kind
+    (
+        "Chiara got into Aalto University and switched programmes.",
+        "Chiara is enrolled at University of Vienna.",
+        0.64,
+    ),
 ]
 
 #: Statements that change nothing of the old fact: each is added beside it.
@@ -963,6 +971,9 @@ _NO_CHANGES = [
     ("I quit practising scales and play songs instead.", "I play the piano.", 0.46),
     # the old fact's thing taken to a place where the old fact gives it none
     ("We moved the piano to the basement.", "I play the piano.", 0.55),
+    # the value changes a kind of its own things; a home's own thing changes
+    ("Lea switched jobs last month.", "My partner is Lea.", 0.49),
+    ("We switched our Munich flat's energy supplier to Lichtblick.", "I live in Munich.", 0.37),
 ]
 
 

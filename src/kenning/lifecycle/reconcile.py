@@ -1152,9 +1152,11 @@ def _activity(low: str) -> bool:
 
 def _passed_over(lows: Sequence[str]) -> int:
     """How many of the words after an ending its reach passes over: the activity
-    right after it and people's titles ("stopped seeing Dr. Silva" reaches Silva
-    as "left Silva" would)."""
-    return int(bool(lows) and _activity(lows[0])) + sum(w in HONORIFICS for w in lows)
+    right after it, the quantity opening what it acts on and people's titles
+    ("stopped seeing Dr. Silva" reaches Silva as "left Silva" would, "moved all
+    my money from Sparkasse" as "moved my money from Sparkasse")."""
+    quantity = sum(1 for _ in itertools.takewhile(lambda w: w in _QUANTITIES, lows))
+    return int(bool(lows) and _activity(lows[0])) + quantity + sum(w in HONORIFICS for w in lows)
 
 
 #: Where one leaves from: "Priya left the company" ends Priya's place as well as
@@ -1194,6 +1196,8 @@ def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
         return True  # the value's own thing: "Dr. Weber moved his practice", "Tom lost his job"
     if after and after[0].low in _MOVED_PEOPLE and change:
         return True  # "Nokia moved me to the Espoo office": the value moves a person on
+    if change and _plural_thing(after):
+        return True  # the value changes a kind of its things: "Lea switched jobs"
     if not after or not (after[0].low in _DETERMINERS or _possessive(after[0])):
         return False
     thing = next((t for t in after[1:] if t.content), None)
@@ -1234,8 +1238,9 @@ def _left_after(
         # my accounts from ING"), not changed on it ("switched positions on the Tigers")
         if held and not holds:
             held = i + 1 < len(after) and after[i + 1].low in ("from", "out")
-        # a possessive is a determiner: "Britt replaced Britt's OnePlus 11"
-        if t.low in _ON_THE_WAY or held or t.low.endswith("'s"):
+        # a possessive is a determiner, and so is a quantity: "Britt replaced Britt's
+        # OnePlus 11", "moved all my money from Sparkasse"
+        if t.low in _ON_THE_WAY or held or t.low.endswith("'s") or t.low in _QUANTITIES:
             continue
         # what is taken from a value leaves it: "took over the team from Omar"
         if t.content and after[i + 1 : i + 2] and after[i + 1].low == "from":
@@ -1364,7 +1369,9 @@ def _modified(tok: _Tok) -> bool:
         return False
     if tok.low in _NO_HEAD or tok.low in _WHEN_GONE:
         return False
-    return _stem(tok.low) not in _LEFT_WITH
+    # a home's or a holding's own thing is another thing: "our Munich flat's energy
+    # supplier", not "our Munich flat"
+    return tok.low.endswith("'s") or _stem(tok.low) not in _LEFT_WITH
 
 
 def _keeps_values(old: _Text, new: _Text) -> bool:
@@ -1779,9 +1786,15 @@ def _theirs_changes(old: _Text, new: _Text) -> bool:
     # at Siemens" / "Quinn relocated to Dublin in March 2024")
     # and so does a value said to be theirs now that names the old one: "Leon flies
     # Iberia now that Lufthansa dropped his route"
+    # and a start at another value of the kind: "Chiara got into Aalto University and
+    # switched programmes" / "Chiara is enrolled at University of Vienna"
     shared = {v for v in old.values & new.values if v not in old.numbers | CALENDAR_NAMES}
-    words = new.change_verbs | ({new.cue} & _CHANGE_ADVERBS if new.cue else set())
+    words = new.change_verbs | ({new.cue} & (_CHANGE_ADVERBS | _STARTS) if new.cue else set())
     return bool(shared) and any(_changes_to_another(old, new, w) for w in words)
+
+
+#: Words of starting at a value ("got into", "joined", "started at").
+_STARTS = frozenset("got joined started enrolled accepted hired".split())
 
 
 #: What opens a thing in the world after a word of change ("moved the meeting").
