@@ -849,6 +849,9 @@ _CHANGES = [
     ("I moved my bike to the cellar.", "I keep my bike in the hallway.", 0.65),
     # what is taken from the value, a quantity before it
     ("I moved all my money from Sparkasse to DKB.", "I bank with Sparkasse.", 0.63),
+    # from the old value to another
+    ("I ported my number from Vodafone to O2.", "I'm with Vodafone.", 0.61),
+    ("I moved my savings from ING to N26.", "My bank is ING.", 0.67),
     # a named person's start at another value of the kind
     (
         "Chiara got into Aalto University and switched programmes.",
@@ -973,6 +976,9 @@ _NO_CHANGES = [
     ("We moved the piano to the basement.", "I play the piano.", 0.55),
     # the value changes a kind of its own things; a home's own thing changes
     ("Lea switched jobs last month.", "My partner is Lea.", 0.49),
+    # a trip from the value and back, a message from it
+    ("We drove from Hamburg to Berlin for the weekend.", "I live in Hamburg.", 0.70),
+    ("I got a text from Vodafone to say my bill is ready.", "I'm with Vodafone.", 0.63),
     ("We switched our Munich flat's energy supplier to Lichtblick.", "I live in Munich.", 0.37),
 ]
 

@@ -1421,12 +1421,30 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
     if word not in lows or _names_whose_thing(old, new.toks[: lows.index(word)]):
         return False
     at = lows.index(word)
+    if _from_to(old, new, at):
+        return True  # "I ported my number from Vodafone to O2"
     if word in _CHANGE_ADVERBS and at and _another_value(old, new, new.toks[at - 1]):
         return True  # the value is said before "now": "I fly Iberia now that Lufthansa ..."
     for t in new.toks[at + 1 :]:
         if t.low in _TOWARDS:
             continue
         return _another_value(old, new, t)
+    return False
+
+
+def _from_to(old: _Text, new: _Text, at: int) -> bool:
+    """Whether after the word of change at ``at`` the text goes from one of ``old``'s
+    values to another value: "I ported my number from Vodafone to O2", "I moved my
+    savings from ING to N26"."""
+    toks = new.toks
+    lows = [t.low for t in toks]
+    for k in range(at + 1, len(toks) - 1):
+        if lows[k] == "from" and lows[k + 1] in old.values:
+            later = lows[k + 1 :]
+            if "to" not in later:
+                return False
+            to = k + 1 + later.index("to")
+            return to + 1 < len(toks) and _another_value(old, new, toks[to + 1])
     return False
 
 
