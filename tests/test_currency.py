@@ -140,6 +140,10 @@ def test_update_cues_and_question_aspects() -> None:
     assert update_cue("As of this year, I'm vegan.") == "as of this year"
     assert update_cue("From next month my insurer is Aviva.") is None
     assert update_cue("I work from home.") is None
+    # "close" that says near closes nothing
+    assert update_cue("I've seen them up close, they fly with such grace.") is None
+    assert update_cue("The new flat is close to the station.") == "new"
+    assert update_cue("I closed my ING account.") == "closed"
     assert aspect_of("Where do I live now?") == "now"
     assert aspect_of("What's my cat called?") == "now"
     assert aspect_of("Where did I live before I moved?") == "before"
@@ -789,6 +793,27 @@ def test_a_move_with_the_partner_retires_the_home_not_the_partner(
         assert mem.get(kept.facts[0].record.id).status is Status.ACTIVE
     assert all(f.action is not Action.SUPERSEDE for f in parked.facts)
     assert "Berlin" in _first(mem, "Where do I live now?")
+
+
+def test_drawn_facts_are_judged_as_the_speaker_said_them(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Kim switched to Dr. Jones" and "Kim's doctor is Dr. Smith" share no value and
+    # end none, so the named facts alone are kept side by side; the turns they were
+    # drawn from ("I switched to Dr. Jones." / "My doctor is Dr. Smith.") are one
+    # sentence each and say the change as a write of them would. A thing of the
+    # value changed ("I switched the Skoda's tyres") still retires nothing.
+    mem = make_memory(settings=_rules())
+    doctor = _kim_says(mem, "My doctor is Dr. Smith.", OLD, "s1")
+    car = _kim_says(mem, "I drive a Skoda.", OLD, "s2")
+    switch = _kim_says(mem, "I switched to Dr. Jones.", NEW, "s3")
+    tyres = _kim_says(mem, "I switched the Skoda's tyres to winter ones.", NEW, "s4")
+    (changed,) = switch.facts
+    assert changed.action is Action.SUPERSEDE and changed.target == doctor.facts[0].record.id
+    assert "as Kim said it" in changed.reason
+    assert all(f.action is not Action.SUPERSEDE for f in tyres.facts)
+    assert mem.get(car.facts[0].record.id).status is Status.ACTIVE
+    assert "Jones" in _first(mem, "Who is my doctor now?")
 
 
 def test_a_note_of_several_facts_keeps_them_when_one_changes(

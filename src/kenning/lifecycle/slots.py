@@ -430,11 +430,26 @@ def update_cue(text: str) -> str | None:
             continue
         if w == "first" and lows[i + 1 : i + 2] and lows[i + 1] in _FIRST_COMPOUNDS:
             continue  # "My evening class is first aid": no first time
+        if w == "close" and _near(lows, i):
+            continue  # "I've seen them up close", "close to home": nothing closed
         if w in _STARTING and _starts_from(lows, i):  # "From this month my insurer is Aviva"
             return " ".join(lows[i : i + (4 if w == "as" else 3)])
         if w in _CUES and denial_before(lows, i) is None:
             return w
     return None
+
+
+#: Words around "close" that make it near, not shut: "up close", "so close",
+#: "close to", "close friends".
+_NEAR_BEFORE = frozenset("up so very too quite really pretty".split())
+_NEAR_AFTER = frozenset("to by friend friends call".split())
+
+
+def _near(lows: Sequence[str], i: int) -> bool:
+    """Whether "close" at ``i`` says near ("up close", "close to home")."""
+    return (i > 0 and lows[i - 1] in _NEAR_BEFORE) or (
+        i + 1 < len(lows) and lows[i + 1] in _NEAR_AFTER
+    )
 
 
 #: When a value starts holding: "from this month", "as of this year" (not "from next

@@ -24,6 +24,11 @@ A memory that would be added is also compared with the nearest retired facts
 whose replacement only ended them ("Rex passed away" for "I have a dog named
 Rex"): a new value of such a fact ("We adopted a puppy called Luna") replaces
 the ending, so a value that ended and the one that came after stay one chain.
+And a fact ``ingest`` drew that would be added is judged again as its speaker
+said it: when it and an earlier drawn fact of the same speaker each come from
+a turn of one sentence, the turns decide ("I switched to Dr. Jones." / "My
+doctor is Dr. Smith."), so the same words change the same facts through
+``ingest`` as through ``write``.
 
 Only active memories of the types in ``lifecycle.reconcile_types`` are
 reconciled: episodic and working memories are events (two alike events stay
@@ -54,6 +59,7 @@ from ..models import EXTRACTED, FeedbackKind, MemoryFilter, MemoryRecord, Memory
 from ..retrieval.context import speaker_of
 from ..scoring import adjust_confidence
 from ..stores import Replacement, Store
+from ._fact_rules import _sentences
 from .reconcile import (
     Action,
     Decision,
@@ -242,6 +248,7 @@ class WritePlanner:
         assert self.reconciler is not None
         decided = self.reconciler.decide_many(items)
         decided = self._after_endings(records, vectors, eligible, items, decided, existing)
+        decided = self._as_said(records, vectors, eligible, items, decided, existing)
         decided = [
             _as_event(d, item) if _drawn_event(records[i]) else d
             for i, d, item in zip(eligible, decided, items, strict=True)
@@ -334,6 +341,85 @@ class WritePlanner:
         for (n, _), d in zip(again, decided_again, strict=True):
             if d.action is Action.SUPERSEDE and d.target is not None:
                 out[n] = replace(d, reason=f"{d.reason}, after {d.target} ended it")
+        return out
+
+    def _as_said(
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: np.ndarray,
+        eligible: list[int],
+        items: list[tuple[Incoming, list[Neighbour]]],
+        decided: list[Decision],
+        existing: dict[str, MemoryRecord],
+    ) -> list[Decision]:
+        """``decided``, where a drawn fact that would be added changes an earlier fact
+        drawn from the same speaker's words, judged as the speaker said both.
+
+        ``ingest`` writes facts about the speaker by name ("Kim switched to Dr.
+        Jones", "Kim's doctor is Dr. Smith"). The name lifts the cosine of any two
+        of the speaker's facts, so the rules trust a change between named facts
+        only when it shares a value or ends one. The turns the two were drawn from
+        ("I switched to Dr. Jones." / "My doctor is Dr. Smith.") carry no name:
+        when each is one sentence, the pair is decided again on them, with their
+        own cosine, as a write of the same words would be; only a supersede is
+        taken from it."""
+        adds = [
+            n
+            for n, d in enumerate(decided)
+            if d.action is Action.ADD and _said_in(records[eligible[n]])
+        ]
+        if not adds:
+            return decided
+        batch = {r.id: (r, vectors[i]) for i, r in enumerate(records)}
+        olds = {
+            c.id: existing[c.id]
+            for n in adds
+            for c in items[n][1]
+            if c.id in existing and _said_in(existing[c.id])
+        }
+        if not olds:
+            return decided
+        turn_ids = sorted({_said_in(r) or "" for r in olds.values()} - set(batch))
+        view = ScopeFilter(records[0].org_id, frozenset(r.scope for r in olds.values()))
+        turns = {r.id: r for r in self.store.get(turn_ids, view)}
+        turn_vectors = self.store.memory_vectors(sorted(turns), view)
+        again: list[tuple[int, tuple[Incoming, list[Neighbour]]]] = []
+        for n in adds:
+            new = items[n][0]
+            said, vector = batch.get(_said_in(records[eligible[n]]) or "", (None, None))
+            if said is None or vector is None or not _one_sentence(said.content):
+                continue
+            # every candidate stays; those the speaker said in one sentence of their
+            # own are read as said, with the cosine of what was said
+            stand_ins, said_ones = [], 0
+            for c in items[n][1]:
+                old = olds.get(c.id)
+                turn = turns.get(_said_in(old) or "") if old is not None else None
+                old_vector = turn_vectors.get(turn.id) if turn is not None else None
+                if (
+                    turn is None
+                    or old_vector is None
+                    or not _one_sentence(turn.content)
+                    or new.author is None
+                    or self._author(turn) != new.author
+                ):
+                    stand_ins.append(c)
+                    continue
+                sim = float(np.dot(vector, old_vector))
+                as_said = replace(_neighbour(turn, sim, new.author), id=c.id)
+                stand_ins.append(replace(as_said, content=_own_words(turn, new.author)))
+                said_ones += 1
+            if said_ones:
+                stand_ins.sort(key=lambda c: -c.similarity)
+                again.append((n, (replace(new, content=_own_words(said, new.author)), stand_ins)))
+        if not again:
+            return decided
+        assert self.reconciler is not None
+        out = list(decided)
+        decided_again = self.reconciler.decide_many([item for _, item in again])
+        for (n, _), d in zip(again, decided_again, strict=True):
+            if d.action is Action.SUPERSEDE and d.target is not None:
+                out[n] = replace(d, reason=f"{d.reason}, as {items[n][0].author} said it")
         return out
 
     def _author(self, record: MemoryRecord) -> str | None:
@@ -504,6 +590,30 @@ def _as_event(d: Decision, item: tuple[Incoming, Sequence[Neighbour]]) -> Decisi
         if old is not None and changes_slot(old.content, new.content, (old.author, new.author)):
             return d
     return Decision(Action.ADD, None, f"an event, kept beside {d.target} ({d.reason})")
+
+
+def _said_in(record: MemoryRecord) -> str | None:
+    """The one conversation turn a fact ``ingest`` drew was said in, if it was one."""
+    if record.source != EXTRACTED:
+        return None
+    evidence = record.metadata.get("evidence")
+    if not isinstance(evidence, list) or len(evidence) != 1 or not isinstance(evidence[0], str):
+        return None
+    return evidence[0]
+
+
+def _own_words(turn: MemoryRecord, author: str | None) -> str:
+    """The turn's text without a transcript's "Andrew: " before the speaker's words."""
+    text = turn.content
+    if author:
+        head, colon, rest = text.partition(":")
+        if colon and head.strip().casefold() == author.casefold() and rest.strip():
+            return rest.strip()
+    return text
+
+
+def _one_sentence(text: str) -> bool:
+    return len(_sentences(text)) == 1
 
 
 def _ended_by(old: MemoryRecord, end: MemoryRecord, new: Incoming) -> bool:
