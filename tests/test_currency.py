@@ -289,6 +289,22 @@ def _rules() -> Settings:
     return Settings(lifecycle=Lifecycle(reconcile="rules", reinforce_on_recall=False))
 
 
+def test_a_value_linked_on_write_is_no_earlier_value_of_another_kind(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the flexitarian diet replaced the paleo one on write; a later first day at a
+    # new job shares the word of novelty but is no change of the diet: the read step
+    # puts the diet first, not the newest news
+    mem = make_memory(settings=_rules())
+    paleo = _say(mem, "I eat paleo these days.", OLD)
+    _say(mem, "I train at Pulse Fitness.", OLD)
+    flexi = _say(mem, "Since January I eat flexitarian.", MID)
+    _say(mem, "Today was my first day at Heineken.", NEW)
+    assert mem.get(paleo).status is Status.SUPERSEDED
+    assert mem.get(flexi).supersedes == paleo
+    assert _first(mem, "Which diet am I on at the moment?") == "Since January I eat flexitarian."
+
+
 def test_the_newest_value_comes_first_and_the_old_one_answers_before(
     make_memory: Callable[..., Memory],
 ) -> None:

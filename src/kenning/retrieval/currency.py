@@ -39,7 +39,10 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    ``nearest_margin``; with no margin when the write already linked it to
    the memory it replaced) among what was said before it: an update changes the
    fact it is most like, so "My new phone is a Pixel" is no change of "My new
-   car is a Tesla" when "My phone is a Galaxy" is there. A
+   car is a Tesla" when "My phone is a Galaxy" is there. A value the write
+   already linked to the one it replaced is the end of that chain: a newer
+   memory joins it only at ``pair_similarity`` ("Today was my first day at
+   Heineken" is no change of "Since January I eat flexitarian"). A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
    question the newest gets the group's last and the one before it the best
@@ -370,7 +373,20 @@ def _groups(
     # test of each pair's newer one
     store, view = ctx.store, ctx.view
     newer = sorted({n for *_, n in pairs})
-    replaced = replaced_by_drawn(store, view, [own[n].memory for n in newer])
+    replaced = replaced_by_drawn(store, view, [h.memory for h in own])
+    # a value the write already linked to the one it replaced is the end of that
+    # chain: a newer memory changes it only when they answer alike as statements do
+    # ("Today was my first day at Heineken" / "Since January I eat flexitarian",
+    # which replaced "I eat paleo these days")
+    ended = {i for i, h in enumerate(own) if h.memory.supersedes or replaced.get(h.memory.id)}
+    pairs = [
+        (i, j, n)
+        for i, j, n in pairs
+        if (i if n == j else j) not in ended or sims[i, j] >= opts.pair_similarity
+    ]
+    if not pairs:
+        return []
+    newer = sorted({n for *_, n in pairs})
     likeness = {
         n: _most_alike(
             store,
