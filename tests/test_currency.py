@@ -5,7 +5,7 @@ before (lifecycle/slots.py, reconcile's update rule, retrieval/currency.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pydantic import ValidationError
@@ -830,6 +830,39 @@ def test_drawn_facts_are_judged_as_the_speaker_said_them(
     assert all(f.action is not Action.SUPERSEDE for f in tyres.facts)
     assert mem.get(car.facts[0].record.id).status is Status.ACTIVE
     assert "Jones" in _first(mem, "Who is my doctor now?")
+
+
+def test_a_turn_whose_fact_was_linked_on_write_changes_only_that_fact(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the fact drawn from "Dr. Costa retired, ..." replaced the dentist on write, so
+    # that turn is the dentist's change: for the read step it is no newer landlord,
+    # however near its words come to the landlord's
+    mem = make_memory(settings=_rules())
+    sessions = [
+        (OLD, ["I collect miles with Wizz Air.", "I get my teeth checked by Dr. Costa."]),
+        (
+            OLD + timedelta(days=180),
+            [
+                "My volunteering is with the library.",
+                "Home for me is Prague, in a small flat near the river.",
+                "I rent my flat from Mrs. Patel.",
+            ],
+        ),
+        (MID, ["We have a new landlord: Vonovia."]),
+        (MID + timedelta(days=90), ["Dr. Costa retired, so my check-ups are with Dr. Rossi now."]),
+        (NEW, ["My new home is in Warsaw."]),
+    ]
+    done = []
+    for n, (at, turns) in enumerate(sessions):
+        messages = [
+            {"role": "user", "name": "Hans", "content": text, "at": at + timedelta(minutes=i)}
+            for i, text in enumerate(turns)
+        ]
+        done.append(mem.ingest(messages, f"s{n}"))
+    dentist = next(f for f in done[0].facts if "Costa" in f.record.content)
+    assert done[3].facts[0].target == dentist.record.id
+    assert "Vonovia" in _first(mem, "Who is my current landlord?")
 
 
 def test_a_note_of_several_facts_keeps_them_when_one_changes(

@@ -35,9 +35,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    an update cue; beyond it, a memory that says with a word of change that it
    changed still pairs with one it shares a content word with: "Lately I order
    a flat white instead" / "My usual coffee order is a cold brew"); and the
-   older one the newer one's most alike (within
-   ``nearest_margin``; with no margin when the write already linked it to
-   the memory it replaced) among what was said before it: an update changes the
+   older one the newer one's most alike (within ``nearest_margin``; with no
+   margin when the write already linked it, or a fact drawn from it, to the
+   memory it replaced) among what was said before it: an update changes the
    fact it is most like, so "My new phone is a Pixel" is no change of "My new
    car is a Tesla" when "My phone is a Galaxy" is there. A value the write
    already linked to the one it replaced is the end of that chain: a newer
@@ -408,7 +408,9 @@ def _groups(
         # is taken for its predecessor only when at least as alike ("My new gym is
         # McFit", which replaced "I train at Urban Gym", is no change of "My sport
         # is water polo" at a cosine just under the gym's)
-        margin = 0.0 if own[n].memory.supersedes else opts.nearest_margin
+        # (a turn's drawn fact linked on write counts as the turn's own link)
+        linked = own[n].memory.supersedes or replaced.get(own[n].memory.id)
+        margin = 0.0 if linked else opts.nearest_margin
         if left is right or sims[i, j] < likeness[n] - margin:
             continue
         if any((min(x, y), max(x, y)) in apart for x in left for y in right):
