@@ -191,3 +191,20 @@ def test_the_llm_path_keeps_memory_current_and_is_validated(
     before = mem.recall("Where did I live before I moved?", 3).hits
     assert before[0].memory.id == berlin.record.id
     assert "reconcile" in chat.asked
+
+
+def test_a_model_reads_a_drawn_fact_once(make_memory: Callable[..., Memory]) -> None:
+    # the rules judge two drawn facts again as their speaker said them (the name
+    # lifts the likeness of any two of Kim's facts); a model reads the name as Kim
+    # already, so its answer stands and it is asked once per drawn fact
+    def add(_: list[Message]) -> str:
+        return json.dumps({"action": "add", "target": None, "reason": "another doctor"})
+
+    chat = Scripted(add, _fail, _fail)
+    mem = _mem(make_memory, chat)
+    first = mem.ingest([{"content": "My doctor is Dr. Smith.", "name": "Kim"}], "s1")
+    asked = chat.asked.count("reconcile")
+    second = mem.ingest([{"content": "I switched to Dr. Jones.", "name": "Kim"}], "s2")
+    assert [f.action.value for f in second.facts] == ["add"]
+    assert chat.asked.count("reconcile") - asked == len(second.facts)
+    assert mem.get(first.facts[0].record.id).status is Status.ACTIVE

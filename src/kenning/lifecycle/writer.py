@@ -362,7 +362,10 @@ class WritePlanner:
         ("I switched to Dr. Jones." / "My doctor is Dr. Smith.") carry no name:
         when each is one sentence, the pair is decided again on them, with their
         own cosine, as a write of the same words would be; only a supersede is
-        taken from it."""
+        taken from it. The rules alone: a model reads the name as the speaker
+        already, and asking it again would cost a call per drawn fact."""
+        if not isinstance(self.reconciler, RuleReconciler):
+            return decided
         adds = [
             n
             for n, d in enumerate(decided)
@@ -613,6 +616,7 @@ def _own_words(turn: MemoryRecord, author: str | None) -> str:
 
 
 def _one_sentence(text: str) -> bool:
+    """Whether ``text`` is one sentence (a turn that says one thing)."""
     return len(_sentences(text)) == 1
 
 
