@@ -970,9 +970,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         )
         if _left_after(old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases):
             return True
-        start = i - 1 if phrase else i
-        while start > 0 and lows[start - 1] in _AUXILIARIES:
-            start -= 1  # the value before "got divorced", "was laid off"
+        start = _past_auxiliaries(lows, i - 1 if phrase else i)
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
@@ -987,6 +985,14 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         ):
             return True
     return False
+
+
+def _past_auxiliaries(lows: Sequence[str], start: int) -> int:
+    """Where the verb at ``start`` opens with its auxiliaries: the subject ends
+    before "got divorced", "was laid off", "have moved"."""
+    while start > 0 and lows[start - 1] in _AUXILIARIES:
+        start -= 1
+    return start
 
 
 def _with_the_speaker(old: _Text, new: _Text, lows: Sequence[str], start: int) -> bool:
@@ -1007,10 +1013,7 @@ def _moves_along(old: _Text, new: _Text) -> bool:
     for i, _ in new.open_endings:
         if lows[i] not in _CHANGE_VERBS:
             continue
-        start = i
-        while start > 0 and lows[start - 1] in _AUXILIARIES:
-            start -= 1  # "Mia and I have moved"
-        if _with_the_speaker(old, new, lows, start):
+        if _with_the_speaker(old, new, lows, _past_auxiliaries(lows, i)):  # "Mia and I have moved"
             return True
     return False
 
@@ -1094,9 +1097,6 @@ def _left_for_now(lows: Sequence[str], i: int) -> bool:
 _PLACING = _LEAVING | frozenset("moved switched changed put".split())
 #: What a thing is taken to or left at ("... to the garage", "... at home").
 _PLACE_PREPS = frozenset("to at in on into onto".split())
-#: Words that make a place a time: "I left my Berlin flat at the end of the year"
-#: (beside :data:`_WHEN_GONE`).
-_TIME_HEADS = frozenset("end start beginning middle time moment".split())
 
 
 def _places_it(old: _Text, toks: Sequence[_Tok], i: int) -> bool:
@@ -1123,7 +1123,7 @@ def _places_it(old: _Text, toks: Sequence[_Tok], i: int) -> bool:
         return False
     where = [t for t in rest[k + 1 :] if t.low not in _DETERMINERS and not _possessive(t)]
     head = next((t for t in where if t.content), None)
-    if head is None or head.low in _TIME_HEADS | _WHEN_GONE or head.low in _NO_HEAD:
+    if head is None or head.low in _TIME_HEADS or head.low in _NO_HEAD:
         return False
     # a place in lower case: no value (a capital, a number) up to the clause's end
     return all(t.text.islower() and not t.number for t in where[: where.index(head) + 1])
@@ -1421,7 +1421,7 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
     if word not in lows or _names_whose_thing(old, new.toks[: lows.index(word)]):
         return False
     at = lows.index(word)
-    if _from_to(old, new, at):
+    if _from_to(old, new, lows, at):
         return True  # "I ported my number from Vodafone to O2"
     if word in _CHANGE_ADVERBS and at and _another_value(old, new, new.toks[at - 1]):
         return True  # the value is said before "now": "I fly Iberia now that Lufthansa ..."
@@ -1432,12 +1432,11 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
     return False
 
 
-def _from_to(old: _Text, new: _Text, at: int) -> bool:
-    """Whether after the word of change at ``at`` the text goes from one of ``old``'s
-    values to another value: "I ported my number from Vodafone to O2", "I moved my
-    savings from ING to N26"."""
+def _from_to(old: _Text, new: _Text, lows: Sequence[str], at: int) -> bool:
+    """Whether after the word of change at ``at`` (``lows``: ``new``'s words, folded)
+    the text goes from one of ``old``'s values to another value: "I ported my
+    number from Vodafone to O2", "I moved my savings from ING to N26"."""
     toks = new.toks
-    lows = [t.low for t in toks]
     for k in range(at + 1, len(toks) - 1):
         if lows[k] == "from" and lows[k + 1] in old.values:
             later = lows[k + 1 :]
@@ -1754,6 +1753,8 @@ _WHEN_GONE = frozenset(
     """away yesterday last night week weekend month year spring summer autumn fall winter
     ago sadly suddenly peacefully recently today tonight morning afternoon evening""".split()
 )
+#: Words that make a place a time: "I left my Berlin flat at the end of the year".
+_TIME_HEADS = _WHEN_GONE | frozenset("end start beginning middle time moment".split())
 
 
 #: Words that send an ending elsewhere or for a while ("Anna moved to Berlin", "Tom

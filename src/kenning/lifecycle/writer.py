@@ -42,7 +42,7 @@ fact would; it never repeats or details one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -333,15 +333,7 @@ class WritePlanner:
                 stand_ins.append(replace(_neighbour(old, sim, self._author(old)), id=end.id))
             if stand_ins:
                 again.append((n, (new, stand_ins)))
-        if not again:
-            return decided
-        assert self.reconciler is not None
-        out = list(decided)
-        decided_again = self.reconciler.decide_many([item for _, item in again])
-        for (n, _), d in zip(again, decided_again, strict=True):
-            if d.action is Action.SUPERSEDE and d.target is not None:
-                out[n] = replace(d, reason=f"{d.reason}, after {d.target} ended it")
-        return out
+        return self._supersedes_again(decided, again, lambda _, d: f"after {d.target} ended it")
 
     def _as_said(
         self,
@@ -409,12 +401,25 @@ class WritePlanner:
                     stand_ins.append(c)
                     continue
                 sim = float(np.dot(vector, old_vector))
-                as_said = replace(_neighbour(turn, sim, new.author), id=c.id)
-                stand_ins.append(replace(as_said, content=_own_words(turn, new.author)))
+                as_said = _neighbour(turn, sim, new.author)
+                stand_ins.append(replace(as_said, id=c.id, content=_own_words(turn, new.author)))
                 said_ones += 1
             if said_ones:
                 stand_ins.sort(key=lambda c: -c.similarity)
                 again.append((n, (replace(new, content=_own_words(said, new.author)), stand_ins)))
+        return self._supersedes_again(
+            decided, again, lambda n, _: f"as {items[n][0].author} said it"
+        )
+
+    def _supersedes_again(
+        self,
+        decided: list[Decision],
+        again: list[tuple[int, tuple[Incoming, list[Neighbour]]]],
+        why: Callable[[int, Decision], str],
+    ) -> list[Decision]:
+        """``decided`` with the items of ``again`` (index, new item) decided once
+        more: a supersede replaces the first decision, its reason extended by
+        ``why(index, decision)``; any other answer leaves the first decision."""
         if not again:
             return decided
         assert self.reconciler is not None
@@ -422,7 +427,7 @@ class WritePlanner:
         decided_again = self.reconciler.decide_many([item for _, item in again])
         for (n, _), d in zip(again, decided_again, strict=True):
             if d.action is Action.SUPERSEDE and d.target is not None:
-                out[n] = replace(d, reason=f"{d.reason}, as {items[n][0].author} said it")
+                out[n] = replace(d, reason=f"{d.reason}, {why(n, d)}")
         return out
 
     def _author(self, record: MemoryRecord) -> str | None:

@@ -372,7 +372,6 @@ def _groups(
     # only now the memories said before (``pool`` holds ``own`` too): the nearest
     # test of each pair's newer one
     store, view = ctx.store, ctx.view
-    newer = sorted({n for *_, n in pairs})
     replaced = replaced_by_drawn(store, view, [h.memory for h in own])
     # a value the write already linked to the one it replaced is the end of that
     # chain: a newer memory changes it only when they answer alike as statements do
@@ -409,8 +408,7 @@ def _groups(
         # McFit", which replaced "I train at Urban Gym", is no change of "My sport
         # is water polo" at a cosine just under the gym's)
         # (a turn's drawn fact linked on write counts as the turn's own link)
-        linked = own[n].memory.supersedes or replaced.get(own[n].memory.id)
-        margin = 0.0 if linked else opts.nearest_margin
+        margin = 0.0 if n in ended else opts.nearest_margin
         if left is right or sims[i, j] < likeness[n] - margin:
             continue
         if any((min(x, y), max(x, y)) in apart for x in left for y in right):
