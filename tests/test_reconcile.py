@@ -980,6 +980,19 @@ _NO_CHANGES = [
     ("We drove from Hamburg to Berlin for the weekend.", "I live in Hamburg.", 0.70),
     ("I got a text from Vodafone to say my bill is ready.", "I'm with Vodafone.", 0.63),
     ("We switched our Munich flat's energy supplier to Lichtblick.", "I live in Munich.", 0.37),
+    # several things or an amount brought in are added beside what one has
+    ("I've acquired some new unique pieces for my store.", "I'm working on my online store.", 0.47),
+    ("I got new tyres for my Golf.", "I drive a Golf.", 0.56),
+    ("I discovered new playlists on Spotify.", "I use Spotify.", 0.65),
+    # a "since" or "now" that says how long a value has held: no change
+    ("I've always liked turtles since I was a boy.", "I'm drawn to turtles.", 0.70),
+    (
+        "Since we last talked, I've been eating a lot more sushi.",
+        "My favourite food is sushi.",
+        0.70,
+    ),
+    ("I've been doing pottery for ages now, it's my therapy.", "I take pottery classes.", 0.73),
+    ("I've been hiking for a year now and I love it.", "I love hiking in the Alps.", 0.69),
 ]
 
 
@@ -1004,7 +1017,10 @@ def test_a_statement_that_changes_nothing_retires_nothing(new: str, old: str, si
     shares"), people in general, a pause ("for a month"), what the value stops
     doing to something else, a change of the speaker's thing the value only names
     ("My team at Nokia switched to Slack"), a thing dropped or left ("I left my
-    umbrella on the train"), a task done and one day's event leave the fact current."""
+    umbrella on the train"), a task done, one day's event, several things brought
+    in ("new playlists", "some new pieces") and a "since" or "now" that says how
+    long a value has held ("since I was a boy", "for ages now") leave the fact
+    current."""
     assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
 
 

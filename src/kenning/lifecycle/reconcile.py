@@ -207,10 +207,12 @@ from ._fact_rules import _sentences
 from .knobs import ReconcileKnobs
 from .slots import (
     RELATIONS,
+    change_cue,
     denial_before,
     different_things,
     is_person,
     named_subject,
+    now_for_long,
     past_state,
     statement,
     subject_of,
@@ -227,6 +229,7 @@ __all__ = [
     "RuleReconciler",
     "RECONCILE_PROMPT",
     "changes_slot",
+    "names_a_value",
     "normalise_for_compare",
     "only_ends",
     "says_an_end",
@@ -619,9 +622,9 @@ class _Text:
 
     @property
     def cue(self) -> str | None:
-        """The text's update cue (:func:`.slots.statement`, cached). Read of new
-        texts only, so a stored neighbour is never searched for one."""
-        return statement(self.text).cue
+        """The text's cue of a change (:func:`.slots.change_cue`, cached). Read of
+        new texts only, so a stored neighbour is never searched for one."""
+        return change_cue(self.text)
 
     @property
     def terms(self) -> frozenset[str]:
@@ -646,7 +649,7 @@ class _Text:
             negation_at=_negation_at(lows, norm, present, endings),
             ends=bool(open_endings),
             change_verbs=change_verbs,
-            changes=bool(change_verbs) or not _CHANGE_ADVERBS.isdisjoint(present),
+            changes=bool(change_verbs) or _changes_now(lows, present),
             slot=_slot(toks),
             words=len(toks),
             family=_family_slot(toks),
@@ -663,7 +666,8 @@ class _Text:
             or (
                 "also" in present
                 and any(a == "also" and b in _GETTING for a, b in zip(lows, lows[1:], strict=False))
-            ),
+            )
+            or (not _BRINGING.isdisjoint(present) and _brings_many(toks)),
             text=text,
             own_name=own_name,
             for_a_while=any(_away_for_a_while(lows, i) for i, _ in open_endings),
@@ -1334,6 +1338,34 @@ def _acts_on_another_thing(old: _Text, new: _Text) -> bool:
     if cue not in _ENDINGS or cue in _CHANGE_VERBS or not _acts_on(after):
         return False
     return bool(thing) and not _holds_thing(old, thing)
+
+
+#: Words that bring a thing in: "new", and words of getting.
+_BRINGING = frozenset("new got get gets getting bought buy acquired picked".split())
+#: Words of an amount before a thing brought in ("some", "lots of", "a few").
+_AMOUNTS = _QUANTITIES | frozenset("lots lot few more plenty bunch couple".split())
+
+
+def _brings_many(toks: Sequence[_Tok]) -> bool:
+    """Whether a word bringing a thing in brings several, or an amount of one: "new
+    offers", "lots of kids' books", "some new pieces for my store", "got some good
+    advice". Such things are added beside what one has; a single value changes to
+    one ("a new job", "got a puppy", "my new home")."""
+    for i, t in enumerate(toks):
+        if t.low not in _BRINGING:
+            continue
+        # an amount before "new" counts as after a word of getting: "some new routines"
+        j, amount = i + 1, t.low == "new" and i > 0 and toks[i - 1].low in _AMOUNTS
+        while j < len(toks) and (
+            toks[j].low in _AMOUNTS
+            or (toks[j].low == "a" and j + 1 < len(toks) and toks[j + 1].low in _AMOUNTS)
+        ):
+            amount, j = True, j + 1
+        j += j < len(toks) and toks[j].low == "new"  # "got some new offers"
+        thing = toks[j : j + 1]
+        if thing and thing[0].content and (amount or _plural_thing(thing)):
+            return True
+    return False
 
 
 def _plural_thing(after: Sequence[_Tok]) -> bool:
@@ -2131,6 +2163,15 @@ def says_an_end(text: str) -> bool:
     return _analysed(text).ends
 
 
+def names_a_value(text: str) -> bool:
+    """Whether ``text`` names a value: a capitalised word after its first that is
+    no month or day ("I switched to Dr. Jones", "Upgraded to an iPhone 15"; not "I
+    signed up in May"). Numbers alone do not: most are dates and amounts."""
+    return any(
+        not c.isdigit() and c.rstrip("s") not in CALENDAR_NAMES for c in _analysed(text).capitals
+    )
+
+
 def changes_slot(old: str, new: str, authors: tuple[str | None, str | None] = (None, None)) -> bool:
     """Whether ``new`` fills the single-valued slot ``old`` fills (where one lives,
     works, studies) with another value, for the same person: "Kim started a new job
@@ -2206,6 +2247,15 @@ def _one_day(text: _Text) -> bool:
     return any(w in _ONE_DAY for w in lows) or any(
         p in _ONE_DAY_PHRASES for p in zip(lows, lows[1:], strict=False)
     )
+
+
+def _changes_now(lows: Sequence[str], present: frozenset[str]) -> bool:
+    """Whether ``lows`` has an adverb of change ("now", "instead", "anymore"); a
+    "now" that says how long does not count ("I've been hiking for a year now")."""
+    adverbs = _CHANGE_ADVERBS & present
+    if "now" in adverbs and all(now_for_long(lows, i) for i, w in enumerate(lows) if w == "now"):
+        adverbs -= {"now"}
+    return bool(adverbs)
 
 
 def _one_off(new: _Text) -> bool:

@@ -50,6 +50,7 @@ __all__ = [
     "denial_before",
     "is_person",
     "named_subject",
+    "now_for_long",
     "past_state",
     "question_subject",
     "says_changed",
@@ -58,6 +59,7 @@ __all__ = [
     "subject_of",
     "supposes",
     "update_cue",
+    "change_cue",
 ]
 
 Aspect = Literal["now", "before", "past"]
@@ -417,9 +419,22 @@ def denial_before(lows: Sequence[str], start: int) -> int | None:
 
 @functools.lru_cache(maxsize=50_000)
 def update_cue(text: str) -> str | None:
-    """The first word (or phrase) of ``text`` saying a value is new or changed, or
-    None; a denied one says nothing changed ("I never gave up coffee"). Cached: the
-    statement and its past state both ask."""
+    """The first word (or phrase) of ``text`` saying a value is new, changed or
+    current, or None; a denied one says nothing changed ("I never gave up coffee").
+    Cached: the statement and its past state both ask."""
+    return _cue(text, False)
+
+
+@functools.lru_cache(maxsize=50_000)
+def change_cue(text: str) -> str | None:
+    """:func:`update_cue`, but a "since" or "now" that says how long a value has held
+    is none: "ever since I was a kid", "since we last talked", "for a year now" say
+    the value is old (the read step still counts them as current). Cached: the
+    rules ask of every new text many times."""
+    return _cue(text, True)
+
+
+def _cue(text: str, changes: bool) -> str | None:
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     if _CUE_OPENERS.isdisjoint(lows):
         return None  # most texts: no word that opens a cue
@@ -432,6 +447,10 @@ def update_cue(text: str) -> str | None:
             continue  # "My evening class is first aid": no first time
         if w == "close" and _near(lows, i):
             continue  # "I've seen them up close", "close to home": nothing closed
+        if changes and w == "since" and _since_a_clause(lows, i):
+            continue  # "since we last talked", "ever since I was a kid", "since I'm allergic"
+        if changes and w == "now" and now_for_long(lows, i):
+            continue  # "for a while now", "seven years now", "for now"
         if w in _STARTING and _starts_from(lows, i):  # "From this month my insurer is Aviva"
             return " ".join(lows[i : i + (4 if w == "as" else 3)])
         if w in _CUES and denial_before(lows, i) is None:
@@ -450,6 +469,36 @@ def _near(lows: Sequence[str], i: int) -> bool:
     return (i > 0 and lows[i - 1] in _NEAR_BEFORE) or (
         i + 1 < len(lows) and lows[i + 1] in _NEAR_AFTER
     )
+
+
+#: Who opens a clause: "since we last talked", "since I'm allergic".
+_CLAUSE_SUBJECTS = frozenset("i we you he she they it".split())
+#: Verbs that make "since <name> ..." a clause: "since Nate was a boy".
+_CLAUSE_VERBS = frozenset("was were is are am had has last".split())
+
+
+def _since_a_clause(lows: Sequence[str], i: int) -> bool:
+    """Whether "since" at ``i`` opens a clause, not the time a value holds from: a
+    reason ("since I'm allergic") or a time long past ("since we last talked",
+    "ever since Nate was a boy"); "since March", "since moving" say a value is new."""
+    after = lows[i + 1 : i + 3]
+    return (
+        (i > 0 and lows[i - 1] == "ever")
+        or (bool(after) and after[0] in _CLAUSE_SUBJECTS)
+        or (len(after) == 2 and after[1] in _CLAUSE_VERBS)
+    )
+
+
+#: Words of a while before "now" ("a year now", "ages now"), which make it how long.
+_LONG_NOW = frozenset("while ages year years month months week weeks decade decades".split())
+
+
+def now_for_long(lows: Sequence[str], i: int) -> bool:
+    """Whether "now" at ``i`` of the folded words ``lows`` says how long, not that a
+    value is new: "for a while now", "seven years now", "for now" ("now that" gives
+    a new value's reason)."""
+    before = lows[i - 1] if i > 0 else ""
+    return before in _LONG_NOW or before == "for"
 
 
 #: When a value starts holding: "from this month", "as of this year" (not "from next
