@@ -18,6 +18,7 @@ from kenning.lifecycle.slots import (
     aspect_of,
     aspect_words,
     asserts,
+    change_cue,
     cue_things,
     different_things,
     question_subject,
@@ -144,6 +145,17 @@ def test_update_cues_and_question_aspects() -> None:
     assert update_cue("I've seen them up close, they fly with such grace.") is None
     assert update_cue("The new flat is close to the station.") == "new"
     assert update_cue("I closed my ING account.") == "closed"
+    # a "since" or "now" that says how long: current, but no change
+    for held in (
+        "I've had an account at UniCredit since I was a student.",
+        "Since we last talked, I've been busy.",
+        "I've been playing for a year now.",
+        "For now I'm keeping the old bike.",
+    ):
+        assert update_cue(held) is not None and change_cue(held) is None, held
+    assert change_cue("I've been vegan since March.") == "since"
+    assert change_cue("I fly Iberia now that Lufthansa dropped my route.") == "now"
+    assert change_cue("Since we last talked, I switched banks.") == "switched"
     assert aspect_of("Where do I live now?") == "now"
     assert aspect_of("What's my cat called?") == "now"
     assert aspect_of("Where did I live before I moved?") == "before"
@@ -829,6 +841,27 @@ def test_drawn_facts_are_judged_as_the_speaker_said_them(
     assert "as Kim said it" in changed.reason
     assert all(f.action is not Action.SUPERSEDE for f in tyres.facts)
     assert mem.get(car.facts[0].record.id).status is Status.ACTIVE
+    assert "Jones" in _first(mem, "Who is my doctor now?")
+
+
+def test_a_turn_of_several_sentences_is_judged_as_its_speaker_said_each(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # a turn of several sentences: each drawn fact keeps the statement it was drawn
+    # from ("I switched to Dr. Jones"), which is judged as a write of it would be.
+    # Chat says "new", "now" and "got" of many things; only a statement that names
+    # its value is read so ("I got some new books for my shop" retires nothing)
+    mem = make_memory(settings=_rules())
+    doctor = _kim_says(mem, "My doctor is Dr. Smith. She is very kind.", OLD, "s1")
+    shop = _kim_says(mem, "I run a small bookshop in Leeds. Business is slow.", OLD, "s2")
+    assert doctor.facts[0].record.metadata["said"] == "My doctor is Dr. Smith."
+    switch = _kim_says(mem, "Busy month over here. I switched to Dr. Jones.", NEW, "s3")
+    books = _kim_says(mem, "Good news! I got some new books for my shop.", NEW, "s4")
+    changed = next(f for f in switch.facts if "Jones" in f.record.content)
+    assert changed.action is Action.SUPERSEDE and changed.target == doctor.facts[0].record.id
+    assert "as Kim said it" in changed.reason
+    assert all(f.action is not Action.SUPERSEDE for f in books.facts)
+    assert mem.get(shop.facts[0].record.id).status is Status.ACTIVE
     assert "Jones" in _first(mem, "Who is my doctor now?")
 
 

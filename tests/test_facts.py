@@ -214,6 +214,20 @@ def test_multi_sentence_turns_split_and_skip_small_talk() -> None:
     ]
 
 
+def test_a_fact_keeps_the_statement_its_speaker_made() -> None:
+    # the speaker's own words, first person, for reconcile to read a change as said;
+    # a transcript's label of the speaker's own name is no part of them
+    facts = rules(
+        ("Kim", "Busy month! Anyway, I switched to Dr. Jones."),
+        ("Kim", "Kim: Well, my bank is N26 now."),
+        ("Kim", "Moved to Lisbon last week."),
+    )
+    said = {f.content: f.said for f in facts}
+    assert said["Kim switched to Dr. Jones."] == "I switched to Dr. Jones."
+    assert said["Kim: Well, Kim's bank is N26 now."] == "My bank is N26 now."
+    assert said["Kim moved to Lisbon in the week of 1 May 2023."] == "I moved to Lisbon last week."
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -77,7 +77,11 @@ class WritePipeline:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.planner = WritePlanner(
-            core.store, core.settings, core.projector, reconciler_for(core.settings, core.chat)
+            core.store,
+            core.settings,
+            core.projector,
+            reconciler_for(core.settings, core.chat),
+            core.embedder.embed_many,
         )
 
     # -- 1. validate ----------------------------------------------------------------------

@@ -180,6 +180,9 @@ class Fact:
     :attr:`Turn.index` values it came from; ``subject`` is who it is about;
     ``event_at`` is the resolved time of a dated event or plan;
     ``importance`` runs 1 (trivial) to 5 (critical), ``confidence`` 0 to 1.
+    ``said`` is the speaker's own statement the fact was rewritten from, in the
+    first person ("I switched to Dr. Jones" for "Kim switched to Dr. Jones"),
+    when the extractor knows it (the rules do; a model's facts have none).
     """
 
     content: str
@@ -191,6 +194,7 @@ class Fact:
     event_at: datetime | None = None
     tags: tuple[str, ...] = ()
     confidence: float = 0.7
+    said: str | None = None
 
 
 def memory_type_for(kind: str) -> MemoryType:
@@ -254,6 +258,25 @@ def _fact(content: str, kind: str, turn: Turn, who: _Names, **fields: Any) -> Fa
         subject=who.speaker,
         **fields,
     )
+
+
+def _said(sentence: str, turn: Turn, names: frozenset[str]) -> str | None:
+    """What the speaker said in ``sentence`` when a transcript's label of their own
+    name opens it ("Melanie: Thanks, Caroline, for letting me join"): the statement
+    without the label and what the label hid ("Thanks, Caroline,"), else None."""
+    name = " ".join(turn.speaker.split())
+    head, colon, rest = sentence.partition(":")
+    if not name or not colon or head.strip().casefold() != name.casefold():
+        return None
+    s, _ = _directive(_strip_discourse(rest, names))
+    if tag := _TAG_QUESTION.match(s):
+        s = tag["stem"]
+    found = _with_subject(s)
+    return found[0] if found else None
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _finish(text: str) -> str:
@@ -340,6 +363,7 @@ class RuleFactExtractor(FactExtractor):
             event_at=event_at,
             tags=((rel["rel"] or rel["state"]).lower(),) if rel else (),
             confidence=confidence,
+            said=_upper_first(_said(sentence, turn, names) or fp),
         )
         return [fact, *_named_relations(fp, turn, who)]
 

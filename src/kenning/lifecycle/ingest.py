@@ -175,11 +175,7 @@ class Ingestor:
                     "source": EXTRACTED,
                     "session_id": sid,
                     "episode_id": eid,
-                    "metadata": {
-                        "evidence": [records[i].id for i in fact.evidence if 0 <= i < len(records)],
-                        "kind": fact.kind,
-                        "subject": fact.subject,
-                    },
+                    "metadata": _fact_metadata(fact, records),
                 },
                 now,
             )
@@ -254,6 +250,20 @@ class Ingestor:
         sid = clean_text(session_id, "session_id", 256)
         view = ScopeFilter(who.org_id, frozenset({scope}))
         return self._window(view, sid)[-self.core.settings.lifecycle.context_window :]
+
+
+def _fact_metadata(fact: Fact, turns: Sequence[MemoryRecord]) -> dict[str, Any]:
+    """A drawn fact's metadata: the turns it came from (``evidence``), its kind and
+    subject, and, for a fact of one turn, the speaker's own statement it was
+    rewritten from (``said``: reconcile reads a change as the speaker said it)."""
+    meta: dict[str, Any] = {
+        "evidence": [turns[i].id for i in fact.evidence if 0 <= i < len(turns)],
+        "kind": fact.kind,
+        "subject": fact.subject,
+    }
+    if fact.said and len(meta["evidence"]) == 1:
+        meta["said"] = fact.said
+    return meta
 
 
 def _said(items: Sequence[Mapping[str, Any]], evidence: Sequence[int], now: datetime) -> datetime:

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -69,10 +69,12 @@ from .reconcile import (
     Reconciler,
     RuleReconciler,
     changes_slot,
+    names_a_value,
     only_ends,
     says_an_end,
     slot_query,
 )
+from .slots import change_cue
 
 __all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
 
@@ -133,8 +135,11 @@ class WritePlanner:
         settings: Settings,
         projector: Projector,
         reconciler: Reconciler | None,
+        embed: Callable[[Sequence[str]], np.ndarray],
     ) -> None:
         self.store = store
+        #: Embeds what speakers said for the as-said pass (:meth:`_as_said`).
+        self.embed = embed
         self.settings = settings
         self.projector = projector
         self.reconciler = reconciler
@@ -350,12 +355,15 @@ class WritePlanner:
         ``ingest`` writes facts about the speaker by name ("Kim switched to Dr.
         Jones", "Kim's doctor is Dr. Smith"). The name lifts the cosine of any two
         of the speaker's facts, so the rules trust a change between named facts
-        only when it shares a value or ends one. The turns the two were drawn from
-        ("I switched to Dr. Jones." / "My doctor is Dr. Smith.") carry no name:
-        when each is one sentence, the pair is decided again on them, with their
-        own cosine, as a write of the same words would be; only a supersede is
-        taken from it. The rules alone: a model reads the name as the speaker
-        already, and asking it again would cost a call per drawn fact."""
+        only when it shares a value or ends one. What the speaker said ("I switched
+        to Dr. Jones." / "My doctor is Dr. Smith.") carries no name: the pair is
+        decided again on the speaker's words, with their own cosine, as a write of
+        the same words would be; only a supersede is taken from it. The words are
+        the turn when it is one sentence (its vector is stored), else the statement
+        the fact was drawn from (``metadata.said``), embedded here; such a statement
+        counts only when it names a value, the new one saying it is new or changed
+        (:func:`_brings_a_value`). The rules alone: a model reads the name as the
+        speaker already, and asking it again would cost a call per fact."""
         if not isinstance(self.reconciler, RuleReconciler):
             return decided
         adds = [
@@ -376,37 +384,53 @@ class WritePlanner:
             return decided
         turn_ids = sorted({_said_in(r) or "" for r in olds.values()} - set(batch))
         view = ScopeFilter(records[0].org_id, frozenset(r.scope for r in olds.values()))
-        turns = {r.id: r for r in self.store.get(turn_ids, view)}
-        turn_vectors = self.store.memory_vectors(sorted(turns), view)
-        again: list[tuple[int, tuple[Incoming, list[Neighbour]]]] = []
+        stored = {r.id: r for r in self.store.get(turn_ids, view)}
+        stored_vectors = self.store.memory_vectors(sorted(stored), view)
+        turns: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {
+            tid: (r, stored_vectors.get(tid)) for tid, r in stored.items()
+        }
+        pending: list[tuple[int, _Words, list[tuple[Neighbour, _Words | None]]]] = []
         for n in adds:
-            new = items[n][0]
-            said, vector = batch.get(_said_in(records[eligible[n]]) or "", (None, None))
-            if said is None or vector is None or not _one_sentence(said.content):
+            new, fact = items[n][0], records[eligible[n]]
+            turn, vector = batch.get(_said_in(fact) or "", (None, None))
+            mine = _words_of(fact, turn, vector, new.author)
+            if mine is None or (mine.vector is None and not _brings_a_value(mine.text)):
                 continue
-            # every candidate stays; those the speaker said in one sentence of their
-            # own are read as said, with the cosine of what was said
-            stand_ins, said_ones = [], 0
+            theirs: list[tuple[Neighbour, _Words | None]] = []
             for c in items[n][1]:
                 old = olds.get(c.id)
-                turn = turns.get(_said_in(old) or "") if old is not None else None
-                old_vector = turn_vectors.get(turn.id) if turn is not None else None
-                if (
-                    turn is None
-                    or old_vector is None
-                    or not _one_sentence(turn.content)
-                    or new.author is None
-                    or self._author(turn) != new.author
-                ):
+                turn, vector = turns.get(_said_in(old) or "", (None, None)) if old else (None, None)
+                same = turn is not None and new.author and self._author(turn) == new.author
+                words = _words_of(old, turn, vector, new.author) if same else None
+                if words is not None and words.vector is None:
+                    # a statement of a longer turn changes only with a value named
+                    words = words if names_a_value(words.text) else None
+                theirs.append((c, words))
+            if any(w is not None for _, w in theirs):
+                pending.append((n, mine, theirs))
+        unread = {
+            w.text
+            for _, mine, theirs in pending
+            for w in (mine, *(w for _, w in theirs))
+            if w is not None and w.vector is None
+        }
+        read = dict(zip(sorted(unread), self.embed(sorted(unread)), strict=True)) if unread else {}
+        again: list[tuple[int, tuple[Incoming, list[Neighbour]]]] = []
+        for n, mine, theirs in pending:
+            # every candidate stays; those the speaker said are read as said, with the
+            # cosine of what was said
+            new, vector = items[n][0], _vector(mine, read)
+            stand_ins = []
+            for c, words in theirs:
+                if words is None:
                     stand_ins.append(c)
                     continue
-                sim = float(np.dot(vector, old_vector))
-                as_said = _neighbour(turn, sim, new.author)
-                stand_ins.append(replace(as_said, id=c.id, content=_own_words(turn, new.author)))
-                said_ones += 1
-            if said_ones:
-                stand_ins.sort(key=lambda c: -c.similarity)
-                again.append((n, (replace(new, content=_own_words(said, new.author)), stand_ins)))
+                as_said = _neighbour(
+                    words.turn, float(np.dot(vector, _vector(words, read))), new.author
+                )
+                stand_ins.append(replace(as_said, id=c.id, content=words.text))
+            stand_ins.sort(key=lambda c: -c.similarity)
+            again.append((n, (replace(new, content=mine.text), stand_ins)))
         return self._supersedes_again(
             decided, again, lambda n, _: f"as {items[n][0].author} said it"
         )
@@ -610,6 +634,45 @@ def _said_in(record: MemoryRecord) -> str | None:
     return evidence[0]
 
 
+class _Words(NamedTuple):
+    """What a speaker said in ``turn``, and its vector when one is stored (else it
+    is embedded)."""
+
+    text: str
+    vector: np.ndarray | None
+    turn: MemoryRecord
+
+
+def _words_of(
+    fact: MemoryRecord | None,
+    turn: MemoryRecord | None,
+    vector: np.ndarray | None,
+    author: str | None,
+) -> _Words | None:
+    """What the speaker of ``turn`` said that ``fact`` was drawn from: the whole turn
+    when it is one sentence (with its stored ``vector``), else the fact's ``said``."""
+    if fact is None or turn is None:
+        return None
+    text = _own_words(turn, author)
+    if len(_sentences(text)) == 1:
+        return _Words(text, vector, turn) if vector is not None else None
+    said = fact.metadata.get("said")
+    return _Words(said, None, turn) if isinstance(said, str) and said.strip() else None
+
+
+def _vector(words: _Words, read: dict[str, np.ndarray]) -> np.ndarray:
+    return words.vector if words.vector is not None else read[words.text]
+
+
+def _brings_a_value(text: str) -> bool:
+    """Whether ``text`` says a value is new or changed and names one ("I switched to
+    Dr. Jones"): what a statement drawn from a longer turn needs to be read as
+    said. Chat says "new", "now" and "got" of many things ("I'm now friends with
+    a fellow volunteer", "I got some good advice"); a value that changes is
+    mostly named."""
+    return change_cue(text) is not None and names_a_value(text)
+
+
 def _own_words(turn: MemoryRecord, author: str | None) -> str:
     """The turn's text without a transcript's "Andrew: " before the speaker's words."""
     text = turn.content
@@ -618,11 +681,6 @@ def _own_words(turn: MemoryRecord, author: str | None) -> str:
         if colon and head.strip().casefold() == author.casefold() and rest.strip():
             return rest.strip()
     return text
-
-
-def _one_sentence(text: str) -> bool:
-    """Whether ``text`` is one sentence (a turn that says one thing)."""
-    return len(_sentences(text)) == 1
 
 
 def _ended_by(old: MemoryRecord, end: MemoryRecord, new: Incoming) -> bool:
