@@ -91,7 +91,7 @@ def dev_mean(model: BgeSmall) -> np.ndarray:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", choices=["locomo", "currency"], default="locomo")
-    ap.add_argument("--split", choices=["dev", "holdout"], default="dev")
+    ap.add_argument("--split", choices=["dev", "tune", "probe", "holdout"], default="dev")
     ap.add_argument("--centre", type=float, default=None, metavar="L")
     ap.add_argument("--via", choices=["write", "ingest"], default="write")
     a = ap.parse_args()
