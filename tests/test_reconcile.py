@@ -753,6 +753,10 @@ def test_what_is_taken_instead_of_a_value_leaves_it() -> None:
 _CHANGES = [
     # endings said in passing
     ("No more Tesco for me; the weekly shop is at Lidl now.", "I shop at Tesco.", 0.64),
+    # the slot's own thing named new or got
+    ("New job, new city: I'm at Bosch in Stuttgart now.", "I work at Siemens.", 0.44),
+    ("We got a flat in Hamburg.", "I live in Berlin.", 0.42),
+    ("I got a job at Meta.", "I work at Google.", 0.42),
     ("Tried Lidl last month and I'm not going back to Tesco.", "I shop at Tesco.", 0.54),
     ("I won't go back to Aldi after that.", "I do my weekly shop at Aldi.", 0.5),
     ("My Bupa policy ran out, so I took out cover with Generali.", "I'm with Bupa.", 0.58),
@@ -993,6 +997,12 @@ _NO_CHANGES = [
     ),
     ("I've been doing pottery for ages now, it's my therapy.", "I take pottery classes.", 0.73),
     ("I've been hiking for a year now and I love it.", "I love hiking in the Alps.", 0.69),
+    # a new thing of another kind than the old fact's slot, however near the model
+    # puts the brands
+    ("My new TV is an LG.", "I work at Samsung.", 0.45),
+    ("My new running shoes are Nike.", "I work at Adidas.", 0.49),
+    ("I bought a new Audi.", "I work at BMW.", 0.41),
+    ("I got a new iPad Pro for work.", "I work at Apple.", 0.54),
 ]
 
 
@@ -1018,9 +1028,10 @@ def test_a_statement_that_changes_nothing_retires_nothing(new: str, old: str, si
     doing to something else, a change of the speaker's thing the value only names
     ("My team at Nokia switched to Slack"), a thing dropped or left ("I left my
     umbrella on the train"), a task done, one day's event, several things brought
-    in ("new playlists", "some new pieces") and a "since" or "now" that says how
-    long a value has held ("since I was a boy", "for ages now") leave the fact
-    current."""
+    in ("new playlists", "some new pieces"), a "since" or "now" that says how
+    long a value has held ("since I was a boy", "for ages now") and a new thing
+    of another kind than the fact's slot ("My new TV is an LG" / "I work at
+    Samsung") leave the fact current."""
     assert act(new, old, sim) is Action.ADD, decide(new, nb("m1", old, sim)).reason
 
 

@@ -1424,6 +1424,56 @@ def _brings_nothing(old: _Text, new: _Text) -> bool:
     return new.values <= old.named
 
 
+#: The nouns that name each slot family's attribute ("my new flat", "a new job").
+_FAMILY_NOUNS = {
+    "residence": frozenset(
+        _stem(w) for w in "home flat apartment house place address city town country".split()
+    ),
+    "employer": frozenset(
+        _stem(w) for w in "job workplace employer company firm position role work".split()
+    ),
+}
+
+
+def _new_of_another_kind(old: _Text, new: _Text) -> bool:
+    """Whether ``new`` names the thing it has a new one of ("my new phone", "our new
+    TV", "my new running shoes"), or gets one ("I bought a new Audi"), and ``old``
+    fills a slot family of another: "My new TV is an LG" is no change of "I work at
+    Samsung", however near the model puts a TV and Samsung. "My new
+    flat is in Hamburg", "New job, new city: I'm at Bosch now" and "We bought a
+    house in Porto" name the slot's own thing."""
+    if old.family is None or "new" not in new.named:
+        return False
+    nouns = _FAMILY_NOUNS[old.family[0]]
+    toks = new.toks
+    things = [_new_thing(toks[i + 1 : i + 4]) for i, t in enumerate(toks) if t.low == "new"]
+    # what one gets or buys: "I bought a new Audi", "I got a new iPad Pro for work"
+    things += [
+        list(itertools.takewhile(lambda u: u.low not in _SLOT_PREPS, toks[i + 2 : i + 6]))
+        for i, t in enumerate(toks[:-1])
+        if t.low in _BOUGHT and toks[i + 1].low in _DETERMINERS
+    ]
+    things = [thing for thing in things if thing]
+    return bool(things) and not any(
+        u.stem in nouns or u.stem in old.content for thing in things for u in thing
+    )
+
+
+#: Words of getting a thing ("bought a", "got my"): one never gets a value of a
+#: slot family except by its noun ("got a job at Meta", "bought a flat in Porto").
+_BOUGHT = frozenset("bought buy got get ordered picked".split())
+
+
+def _new_thing(after: Sequence[_Tok]) -> list[_Tok]:
+    """The words of the thing after "new": in lower case, or a short acronym ("TV")."""
+    return list(
+        itertools.takewhile(
+            lambda u: u.content and (u.text.islower() or (u.text.isupper() and len(u.text) <= 3)),
+            after,
+        )
+    )
+
+
 def _names_another(old: _Text, new: _Text) -> bool:
     """Whether ``new`` names a value of its own apart from ``old``'s: a run of
     capitalised words none of which ``old`` names ("I'm on an Asus Zenbook now" /
@@ -2054,6 +2104,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     if _brings_nothing(old, new):
         return None  # "My new home is in Madrid" / "I'm a Real Madrid fan"
+    if _new_of_another_kind(old, new):
+        return None  # "My new TV is an LG" / "I work at Samsung"
     if sim < k.distinct_similarity and different_things(old.text, new.text):
         return None  # "My new SIM arrived today" / "My new phone is a Xperia 5"
     if not names_old and _moves_a_thing(old, new, cue):
