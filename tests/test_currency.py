@@ -317,6 +317,20 @@ def test_a_value_linked_on_write_is_no_earlier_value_of_another_kind(
     assert _first(mem, "Which diet am I on at the moment?") == "Since January I eat flexitarian."
 
 
+def test_news_of_another_thing_is_no_earlier_value(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the new bike is more like the new airline card (two pieces of news) than like
+    # the old bike, and the write links neither: the card is news of another thing,
+    # no earlier value of the bike, so the old bike is the one the new bike changes
+    mem = make_memory(settings=_rules())
+    _say(mem, "I ride a Trek to work.", OLD)
+    _say(mem, "I tried a new bakery and the croissants were great.", OLD)
+    _say(mem, "Got my new SAS frequent flyer card in the post.", MID)
+    _say(mem, "Picked up my new Cube from the bike shop on Saturday.", NEW)
+    assert "Cube" in _first(mem, "Which bike do I cycle to work on these days?")
+
+
 def test_the_newest_value_comes_first_and_the_old_one_answers_before(
     make_memory: Callable[..., Memory],
 ) -> None:

@@ -394,6 +394,7 @@ def _groups(
             pool,
             vectors[own[n].memory.id],
             replaced.get(own[n].memory.id, []),
+            opts.distinct_similarity,
         )
         for n in newer
     }
@@ -437,19 +438,33 @@ def _most_alike(
     pool: list[MemoryRecord],
     vector: np.ndarray,
     drawn_replaced: Sequence[str],
+    distinct: float,
 ) -> float:
     """The highest cosine between ``newer`` and a memory of ``pool`` said before it
     or the memory it replaced on write (for a conversation turn, what the facts
     drawn from it replaced, ``drawn_replaced``: "Got a Xperia 5 today, the Pixel 7
     finally died" changed "I use a Pixel 7", not "I bought a Volvo XC60"). A memory
     drawn from the same conversation turn (a fact and its evidence) says the same
-    thing, not an earlier value, and is passed over."""
+    thing, not an earlier value, and is passed over; so is news of a different thing
+    below ``distinct`` (the groups keep such two apart too): "Got my new SAS
+    frequent flyer card" is no earlier value of "Picked up my new Brompton"."""
     source = _sources(newer)
-    ids = [r.id for r in pool if r.said_at < newer.said_at and not source & _sources(r)]
+    earlier = {r.id: r for r in pool if r.said_at < newer.said_at and not source & _sources(r)}
+    ids = [*earlier]
     if newer.supersedes:
         ids.append(newer.supersedes)
     ids.extend(drawn_replaced)
-    return max(store.vector_scores(vector, ids, view).values(), default=-1.0)
+    scores = store.vector_scores(vector, ids, view)
+    return max(
+        (
+            score
+            for mid, score in scores.items()
+            if mid not in earlier
+            or score >= distinct
+            or not different_things(newer.content, earlier[mid].content)
+        ),
+        default=-1.0,
+    )
 
 
 def _sources(record: MemoryRecord) -> set[str]:
