@@ -858,6 +858,22 @@ def test_drawn_facts_are_judged_as_the_speaker_said_them(
     assert "Jones" in _first(mem, "Who is my doctor now?")
 
 
+def test_a_named_party_ending_the_value_retires_it_through_ingest(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Mr. Ferrari sold the flat to Vonovia" has no "I"; it is drawn as a fact all
+    # the same and ends the landlord, as the same words written do. The landlord
+    # selling his car ends nothing
+    mem = make_memory(settings=_rules())
+    flat = _kim_says(mem, "I rent my flat from Mr. Ferrari.", OLD, "s1")
+    car = _kim_says(mem, "Mr. Ferrari sold his car.", MID, "s2")
+    assert all(f.action is not Action.SUPERSEDE for f in car.facts)
+    sold = _kim_says(mem, "Mr. Ferrari sold the flat to Vonovia.", NEW, "s3")
+    (ended,) = sold.facts
+    assert ended.action is Action.SUPERSEDE and ended.target == flat.facts[0].record.id
+    assert "Vonovia" in _first(mem, "Who is my landlord now?")
+
+
 def test_a_turn_of_several_sentences_is_judged_as_its_speaker_said_each(
     make_memory: Callable[..., Memory],
 ) -> None:

@@ -300,6 +300,29 @@ def test_someone_the_speaker_names_dying_is_a_fact(text: str, content: str) -> N
 
 
 @pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Dr. Meier retired.", "Dr. Meier retired."),
+        ("Akelius sold the flat to Mrs. Patel.", "Akelius sold the flat to Mrs. Patel."),
+        ("Sadly, Pulse Fitness closed.", "Pulse Fitness closed."),
+        ("Priya has left the company.", "Priya has left the company."),
+    ],
+)
+def test_a_named_party_ending_what_the_speaker_had_is_a_fact(text: str, content: str) -> None:
+    """An ending told of a name, without "I" ("Dr. Meier retired", "Akelius sold the
+    flat"), changes the speaker's life as a death does; reconcile decides what."""
+    assert [f.content for f in rules(f"Anna: {text}")] == [content]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The bakery closed early today.", "It left a mark.", "They sold out in an hour."],
+)
+def test_an_ending_of_no_named_party_is_no_fact(text: str) -> None:
+    assert rules(f"Anna: {text}") == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "It died last week.",

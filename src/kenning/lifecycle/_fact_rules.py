@@ -127,6 +127,16 @@ _NAMED_DEATH = re.compile(
     r"(?!(?i:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
     r"(?P<names>(?:[A-Z][\w'.-]*\s+){1,3})(?i:has\s+|had\s+)?(?i:passed\s+away|died|passed\s+on)\b"
 )
+#: A named party's ending told without "I" ("Akelius sold the flat to Mrs. Patel",
+#: "Dr. Costa retired"): the name (a title may open it) before a verb that ends what
+#: the speaker had with it.
+_NAMED_END = re.compile(
+    r"^(?i:(?:sadly|unfortunately|so|well|oh|anyway)\b[,\s]*)?"
+    r"(?!(?i:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
+    r"(?P<names>(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?(?:[A-Z][\w'.-]*\s+){1,3})"
+    r"(?i:has\s+|had\s+|just\s+|finally\s+)?"
+    r"(?i:sold|retired|resigned|quit|left|closed|shut\s+down|went\s+bust|moved\s+away)\b"
+)
 _TAG_QUESTION = re.compile(
     r"^(?P<stem>[^?]{12,}?),\s+(?:how|what|wanna|want|do|did|have|are|is|can|could|would|right"
     r"|isn't|don't|any|anything|you)\b[^,?]*\?$",
@@ -302,9 +312,16 @@ def _with_subject(s: str) -> tuple[str, bool] | None:
             return f"I'm {lead}", True
     if explicit or (_FIRST_PERSON.search(s) and not re.match(r"^(?:you|your)\b", s, re.I)):
         return s, False
-    if _named_death(s):
+    if _named_death(s) or _named_end(s):
         return s, True
     return None
+
+
+def _named_end(s: str) -> bool:
+    """Whether ``s`` tells, without "I", that a party the speaker names ended what
+    the speaker had with it: "Akelius sold the flat to Mrs. Patel", "Dr. Costa
+    retired", "Priya left the company". Reconcile decides what it ends."""
+    return _NAMED_END.match(s) is not None
 
 
 def _named_death(s: str) -> bool:

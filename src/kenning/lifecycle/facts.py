@@ -27,7 +27,9 @@ is not ``assistant``/``system`` (those only serve as context: who "you" is):
    short statement of who the speaker is: "I'm vegan", "I'm a nurse", "I'm
    34"; "I'm fine", "I'm sorry", "I'm listening" are small talk), as are
    sentences with no first person at all (nothing in them is said about the
-   speaker).
+   speaker), unless they tell of a named one's death or ending ("Luna passed
+   away", "Dr. Meier retired", "Akelius sold the flat to Mrs. Patel"): the
+   end of something the speaker had, which reconcile reads.
 4. **Dropped subjects.** Chat often drops the "I": "Lost my job yesterday",
    "Been busy volunteering", "Gonna continue my edu", "Researching adoption
    agencies", "Excited to start", "Love that painting" are read as "I lost",
@@ -116,6 +118,7 @@ from ._fact_rules import (
     _importance,
     _kind,
     _named_death,
+    _named_end,
     _Names,
     _resolve_time,
     _rewrite,
@@ -327,7 +330,8 @@ class RuleFactExtractor(FactExtractor):
         # a fragment says too little, unless the speaker asked to keep it ("Remember,
         # I'm vegan"), it says who they are ("I'm vegan", "I'm a nurse") or what they
         # do with a name ("I use Spotify")
-        shortest = 2 if asked or _short_identity(s) or _short_named(s) or _named_death(s) else 4
+        short = _short_identity(s) or _short_named(s) or _named_death(s) or _named_end(s)
+        shortest = 2 if asked or short else 4
         if len(s.split()) < shortest or s.rstrip().endswith("?") or len(s) > _MAX_CONTENT:
             return []
         if _GREETING.match(s) or _IMPERATIVE.match(s) or _FILLER.match(s):
