@@ -21,6 +21,7 @@ from kenning.lifecycle.slots import (
     change_cue,
     cue_things,
     different_things,
+    left_words,
     question_subject,
     says_changed,
     statement,
@@ -156,6 +157,13 @@ def test_update_cues_and_question_aspects() -> None:
     assert change_cue("I've been vegan since March.") == "since"
     assert change_cue("I fly Iberia now that Lufthansa dropped my route.") == "now"
     assert change_cue("Since we last talked, I switched banks.") == "switched"
+    # what a change says it left
+    assert left_words("My knee can't take tennis any more, so I took up fencing.") == {"tennis"}
+    assert left_words("I quit the choir and joined a book club.") == {"choir"}
+    assert left_words("I've moved on from macchiato to mocha.") == {"macchiato"}
+    assert left_words("No longer volunteering at Oxfam.") == {"volunteering"}
+    assert left_words("We relocated to Lisbon last month.") == frozenset()
+    assert left_words("I left for work early.") == frozenset()
     assert aspect_of("Where do I live now?") == "now"
     assert aspect_of("What's my cat called?") == "now"
     assert aspect_of("Where did I live before I moved?") == "before"
@@ -329,6 +337,20 @@ def test_news_of_another_thing_is_no_earlier_value(
     _say(mem, "Got my new SAS frequent flyer card in the post.", MID)
     _say(mem, "Picked up my new Cube from the bike shop on Saturday.", NEW)
     assert "Cube" in _first(mem, "Which bike do I cycle to work on these days?")
+
+
+def test_a_change_that_names_what_it_left_changes_no_other_fact(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the squash change says what it left; no squash fact is among the hits, and
+    # the dentist names no squash: the change is no newer dentist, however near
+    # a word of change lets two memories pair
+    mem = make_memory(settings=_rules())
+    _say(mem, "I see Dr. Weber for my check-ups.", OLD)
+    _say(mem, "Allianz covers my medical bills.", OLD)
+    _say(mem, "I've moved on from latte to flat white.", MID)
+    _say(mem, "My back can't take squash any more, so I've taken up swimming.", NEW)
+    assert "Weber" in _first(mem, "Which dentist am I with at the moment?")
 
 
 def test_the_newest_value_comes_first_and_the_old_one_answers_before(

@@ -49,6 +49,7 @@ __all__ = [
     "asserts",
     "denial_before",
     "is_person",
+    "left_words",
     "named_subject",
     "now_for_long",
     "past_state",
@@ -550,6 +551,45 @@ def cue_things(text: str) -> dict[str, str]:
         if w in _CUES and nxt not in _NOT_A_THING and nxt not in _CUES:
             things.setdefault(w, nxt[:-1] if nxt.endswith("s") and len(nxt) > 3 else nxt)
     return things
+
+
+#: Words that leave what follows them ("quit the choir", "sold my cello").
+_LEAVING = _ENDING | frozenset("ditched traded cut gave".split())
+#: Words passed over between a word that leaves and what it leaves.
+_LEAVING_SKIPS = frozenset(
+    "my our your his her their the a an up out of in on going doing playing seeing".split()
+)
+#: Words of change before "from" and what was left ("moved on from latte").
+_FROM_AFTER = frozenset("on away switched changed moved swapped upgraded".split())
+#: Words after which no thing left follows ("left for", "moved to", "so").
+_NOT_LEFT = frozenset("to for with from and so it that this".split())
+
+
+@functools.lru_cache(maxsize=20_000)
+def left_words(text: str) -> frozenset[str]:
+    """The words of what ``text`` says the speaker left, folded: the word after one
+    that leaves ("I quit the choir" → choir, "Cut out the cortado" → cortado,
+    "No longer volunteering at Oxfam" → volunteering, "I've moved on from latte" →
+    latte) or before "any more" ("I can't take tennis any more" → tennis); none for
+    a move to somewhere ("We relocated to Lisbon")."""
+    lows: list[str] = _LOWER_WORD.findall(text.lower())
+    out: set[str] = set()
+    for i, w in enumerate(lows):
+        before = lows[i - 1] if i > 0 else ""
+        after = (
+            w in _LEAVING
+            or (w == "longer" and before == "no")
+            or (w == "from" and before in _FROM_AFTER)
+        )
+        if after:
+            k = i + 1
+            while k < len(lows) and lows[k] in _LEAVING_SKIPS:
+                k += 1
+            if k < len(lows) and lows[k] not in _NOT_LEFT:
+                out.add(lows[k])
+        elif (w == "more" and i > 1 and lows[i - 1] == "any") or (w == "anymore" and i > 0):
+            out.add(lows[i - 2 if w == "more" else i - 1])
+    return frozenset(out)
 
 
 def different_things(a: str, b: str) -> bool:

@@ -86,6 +86,7 @@ from ..lifecycle.slots import (
     aspect_of,
     different_things,
     is_person,
+    left_words,
     question_subject,
     says_changed,
     says_now,
@@ -365,6 +366,8 @@ def _groups(
             far = own[i].memory.id in beyond or own[j].memory.id in beyond
             if far and not stems[i] & stems[j]:
                 continue
+            if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[i + j - n]):
+                continue  # "I can't take tennis any more, so I took up fencing" / a dentist
             if same_speaker and differ and sims[i, j] >= floor:
                 pairs.append((i, j, n))
     if not pairs:
@@ -477,6 +480,16 @@ def _sources(record: MemoryRecord) -> set[str]:
 _CHANGE_WORDS = frozenset(
     "now new instead lately currently switched switch moved changed replaced".split()
 )
+
+
+def _leaves_another(newer: Hit, older: Hit) -> bool:
+    """Whether ``newer`` says what it left (:func:`.slots.left_words`: "I quit the
+    choir", "I can't take tennis any more") and ``older`` names none of it: a change
+    that names its old value changes a memory that names it."""
+    left = left_words(newer.memory.content)
+    if not left:
+        return False
+    return not {term_stem(w) for w in left} & _stems(older.memory.content)
 
 
 def _stems(text: str) -> frozenset[str]:
