@@ -1003,6 +1003,8 @@ _NO_CHANGES = [
     ("My new running shoes are Nike.", "I work at Adidas.", 0.49),
     ("I bought a new Audi.", "I work at BMW.", 0.41),
     ("I got a new iPad Pro for work.", "I work at Apple.", 0.54),
+    ("I bought a Kindle.", "I work at Amazon.", 0.46),
+    ("I got a PlayStation for my son.", "I work at Sony.", 0.45),
 ]
 
 

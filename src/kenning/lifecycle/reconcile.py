@@ -1340,8 +1340,10 @@ def _acts_on_another_thing(old: _Text, new: _Text) -> bool:
     return bool(thing) and not _holds_thing(old, thing)
 
 
+#: Words of getting a thing ("got", "bought a", "picked up").
+_GETS = frozenset("got get gets getting bought buy acquired picked ordered".split())
 #: Words that bring a thing in: "new", and words of getting.
-_BRINGING = frozenset("new got get gets getting bought buy acquired picked".split())
+_BRINGING = _GETS | {"new"}
 #: Words of an amount before a thing brought in ("some", "lots of", "a few").
 _AMOUNTS = _QUANTITIES | frozenset("lots lot few more plenty bunch couple".split())
 
@@ -1439,10 +1441,11 @@ def _new_of_another_kind(old: _Text, new: _Text) -> bool:
     """Whether ``new`` names the thing it has a new one of ("my new phone", "our new
     TV", "my new running shoes"), or gets one ("I bought a new Audi"), and ``old``
     fills a slot family of another: "My new TV is an LG" is no change of "I work at
-    Samsung", however near the model puts a TV and Samsung. "My new
-    flat is in Hamburg", "New job, new city: I'm at Bosch now" and "We bought a
-    house in Porto" name the slot's own thing."""
-    if old.family is None or "new" not in new.named:
+    Samsung", however near the model puts a TV and Samsung. One never gets a value
+    of a slot family but by its noun: "My new flat is in Hamburg", "New job, new
+    city: I'm at Bosch now", "We bought a house in Porto" and "I got a job at
+    Meta" name the slot's own thing."""
+    if old.family is None or _BRINGING.isdisjoint(new.named):
         return False
     nouns = _FAMILY_NOUNS[old.family[0]]
     toks = new.toks
@@ -1451,17 +1454,12 @@ def _new_of_another_kind(old: _Text, new: _Text) -> bool:
     things += [
         list(itertools.takewhile(lambda u: u.low not in _SLOT_PREPS, toks[i + 2 : i + 6]))
         for i, t in enumerate(toks[:-1])
-        if t.low in _BOUGHT and toks[i + 1].low in _DETERMINERS
+        if t.low in _GETS and toks[i + 1].low in _DETERMINERS
     ]
     things = [thing for thing in things if thing]
     return bool(things) and not any(
         u.stem in nouns or u.stem in old.content for thing in things for u in thing
     )
-
-
-#: Words of getting a thing ("bought a", "got my"): one never gets a value of a
-#: slot family except by its noun ("got a job at Meta", "bought a flat in Porto").
-_BOUGHT = frozenset("bought buy got get ordered picked".split())
 
 
 def _new_thing(after: Sequence[_Tok]) -> list[_Tok]:
