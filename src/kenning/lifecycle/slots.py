@@ -436,6 +436,8 @@ def change_cue(text: str) -> str | None:
 
 
 def _cue(text: str, changes: bool) -> str | None:
+    """The first cue of ``text``; ``changes``: only one that says a value changed or
+    is new (:func:`change_cue`), not how long it has held."""
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     if _CUE_OPENERS.isdisjoint(lows):
         return None  # most texts: no word that opens a cue

@@ -366,7 +366,8 @@ def _groups(
             far = own[i].memory.id in beyond or own[j].memory.id in beyond
             if far and not stems[i] & stems[j]:
                 continue
-            if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[i + j - n]):
+            older = j if n == i else i
+            if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[older]):
                 continue  # "I can't take tennis any more, so I took up fencing" / a dentist
             if same_speaker and differ and sims[i, j] >= floor:
                 pairs.append((i, j, n))
