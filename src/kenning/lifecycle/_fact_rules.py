@@ -120,20 +120,23 @@ _FIRST_PERSON = re.compile(
     r"|(?<![\w'])(?:i|we)'(?:m|ve|d|ll|re)\b",
     re.IGNORECASE,
 )
+#: What may open a sentence told of a name, and what is no name: the start of
+#: :data:`_NAMED_DEATH` and :data:`_NAMED_END`.
+_NAMED_OPENING = (
+    r"^(?i:(?:sadly|unfortunately|so|well|oh|anyway)\b[,\s]*)?"
+    r"(?!(?i:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
+)
 #: Someone the speaker names who died ("Luna passed away last week", "Sadly,
 #: Grandpa Joe died"): a lasting change in the speaker's life, told without "I".
 _NAMED_DEATH = re.compile(
-    r"^(?i:(?:sadly|unfortunately|so|well|oh)\b[,\s]*)?"
-    r"(?!(?i:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
-    r"(?P<names>(?:[A-Z][\w'.-]*\s+){1,3})(?i:has\s+|had\s+)?(?i:passed\s+away|died|passed\s+on)\b"
+    _NAMED_OPENING + r"(?P<names>(?:[A-Z][\w'.-]*\s+){1,3})(?i:has\s+|had\s+)?"
+    r"(?i:passed\s+away|died|passed\s+on)\b"
 )
 #: A named party's ending told without "I" ("Akelius sold the flat to Mrs. Patel",
 #: "Dr. Costa retired"): the name (a title may open it) before a verb that ends what
 #: the speaker had with it.
 _NAMED_END = re.compile(
-    r"^(?i:(?:sadly|unfortunately|so|well|oh|anyway)\b[,\s]*)?"
-    r"(?!(?i:it|he|she|they|this|that|the|there|everyone|nobody|someone)\b)"
-    r"(?P<names>(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?(?:[A-Z][\w'.-]*\s+){1,3})"
+    _NAMED_OPENING + r"(?P<names>(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?(?:[A-Z][\w'.-]*\s+){1,3})"
     r"(?i:has\s+|had\s+|just\s+|finally\s+)?"
     r"(?i:sold|retired|resigned|quit|left|closed|shut\s+down|went\s+bust|moved\s+away)\b"
 )

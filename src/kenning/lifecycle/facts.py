@@ -263,6 +263,16 @@ def _fact(content: str, kind: str, turn: Turn, who: _Names, **fields: Any) -> Fa
     )
 
 
+def _spoken(sentence: str, names: frozenset[str]) -> tuple[str, bool]:
+    """``sentence`` without discourse, vocatives, a request to remember or a tag
+    question ("I can bring it tomorrow, how does that sound?"), and whether the
+    speaker asked to keep it."""
+    s, asked = _directive(_strip_discourse(sentence, names))
+    if tag := _TAG_QUESTION.match(s):
+        s = tag["stem"]
+    return s, asked
+
+
 def _said(sentence: str, turn: Turn, names: frozenset[str]) -> str | None:
     """What the speaker said in ``sentence`` when a transcript's label of their own
     name opens it ("Melanie: Thanks, Caroline, for letting me join"): the statement
@@ -271,10 +281,7 @@ def _said(sentence: str, turn: Turn, names: frozenset[str]) -> str | None:
     head, colon, rest = sentence.partition(":")
     if not name or not colon or head.strip().casefold() != name.casefold():
         return None
-    s, _ = _directive(_strip_discourse(rest, names))
-    if tag := _TAG_QUESTION.match(s):
-        s = tag["stem"]
-    found = _with_subject(s)
+    found = _with_subject(_spoken(rest, names)[0])
     return found[0] if found else None
 
 
@@ -324,9 +331,7 @@ class RuleFactExtractor(FactExtractor):
     def _sentence_facts(
         self, sentence: str, turn: Turn, who: _Names, names: frozenset[str], at: datetime | None
     ) -> list[Fact]:
-        s, asked = _directive(_strip_discourse(sentence, names))
-        if tag := _TAG_QUESTION.match(s):  # "I can bring it tomorrow, how does that sound?"
-            s = tag["stem"]
+        s, asked = _spoken(sentence, names)
         # a fragment says too little, unless the speaker asked to keep it ("Remember,
         # I'm vegan"), it says who they are ("I'm vegan", "I'm a nurse") or what they
         # do with a name ("I use Spotify")

@@ -438,6 +438,11 @@ _FAMILIES = (
 )
 
 
+#: Nouns that name a single-valued slot before a copula ("My new home is in Porto",
+#: "my job is at Bosch"), per family.
+_SLOT_NOUNS = {"residence": "home flat apartment", "employer": "job workplace"}
+
+
 def normalise_for_compare(text: str) -> str:
     """``text`` folded for equality tests: NFKC, one kind of quote, lowercase, words only.
 
@@ -1426,14 +1431,14 @@ def _brings_nothing(old: _Text, new: _Text) -> bool:
     return new.values <= old.named
 
 
-#: The nouns that name each slot family's attribute ("my new flat", "a new job").
+#: The nouns that name each slot family's attribute ("my new flat", "a new job"):
+#: those that open its slot before a copula (:data:`_SLOT_NOUNS`) and more.
 _FAMILY_NOUNS = {
-    "residence": frozenset(
-        _stem(w) for w in "home flat apartment house place address city town country".split()
-    ),
-    "employer": frozenset(
-        _stem(w) for w in "job workplace employer company firm position role work".split()
-    ),
+    family: frozenset(_stem(w) for w in f"{_SLOT_NOUNS[family]} {more}".split())
+    for family, more in (
+        ("residence", "house place address city town country"),
+        ("employer", "employer company firm position role work"),
+    )
 }
 
 
@@ -1742,11 +1747,8 @@ _FAMILY_OF = {(stem, prep): family for family, stem, prep in reversed(_FAMILIES)
 #: Nouns that name a single-valued slot before a copula: (noun stem, preposition).
 _NOUN_FAMILY_OF = {
     (_stem(noun), prep): family
-    for family, nouns, prep in (
-        ("residence", "home flat apartment", "in"),
-        ("employer", "job workplace", "at"),
-    )
-    for noun in nouns.split()
+    for family, prep in (("residence", "in"), ("employer", "at"))
+    for noun in _SLOT_NOUNS[family].split()
 }
 #: The stems that open a slot (the first halves of the two tables' keys).
 _FAMILY_STEMS = frozenset(stem for stem, _ in (*_FAMILY_OF, *_NOUN_FAMILY_OF))
