@@ -1574,3 +1574,25 @@ def test_a_slot_named_by_its_noun_is_the_slot() -> None:
     d = decide("We're settling into our new flat in Graz.", nb("m1", "I live in Linz.", 0.28))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     assert act("My brother's new flat in Graz is tiny.", "I live in Linz.", 0.28) is Action.ADD
+
+
+def test_a_slot_noun_names_its_value_without_a_preposition() -> None:
+    """ "My new workplace is Meta" and "My new employer is Meta" fill the employer
+    slot, "My new home is Kiel" the residence, with the name right after the
+    copula; a noun that is no name ("a mess"), a day, another person's slot, or a
+    job's bare value (a role as often as an employer) fill none."""
+    for new, old in (
+        ("My new workplace is Meta.", "I work at Google."),
+        ("My new employer is Munich Re.", "I work at Allianz."),
+        ("My new home is Kiel.", "I live in Bremen."),
+        ("My employer is Bupa now.", "My employer is the NHS."),
+    ):
+        d = decide(new, nb("m1", old, 0.26))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+    for new, old in (
+        ("My home is a mess after the party.", "I live in Ulm."),
+        ("My home is Sunday's dinner table.", "I live in Ulm."),
+        ("My brother's new workplace is Daimler.", "I work at Bosch."),
+        ("My new job is Head of Sales.", "I work at Google."),
+    ):
+        assert act(new, old, 0.26) is Action.ADD, new

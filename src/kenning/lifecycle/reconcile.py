@@ -440,7 +440,7 @@ _FAMILIES = (
 
 #: Nouns that name a single-valued slot before a copula ("My new home is in Porto",
 #: "my job is at Bosch"), per family.
-_SLOT_NOUNS = {"residence": "home flat apartment", "employer": "job workplace"}
+_SLOT_NOUNS = {"residence": "home flat apartment", "employer": "job workplace employer"}
 
 
 def normalise_for_compare(text: str) -> str:
@@ -1657,6 +1657,10 @@ def _family_slot(
             family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 2].low))
             if family is not None:
                 toks = (*toks[: i + 1], *toks[i + 2 :])
+            elif _names_a_value(toks, i + 2):
+                # the noun's value named right after it: "My new workplace is Meta",
+                # "my home is Lisbon"; not "my home is a mess", "my job is teaching"
+                family = _BARE_NOUN_FAMILY_OF.get(toks[i].stem)
         if family is None and i and toks[i - 1].low == "new":
             # "our new apartment in Lisbon": a new one of the slot's noun, where it is
             family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
@@ -1750,6 +1754,28 @@ _NOUN_FAMILY_OF = {
     for family, prep in (("residence", "in"), ("employer", "at"))
     for noun in _SLOT_NOUNS[family].split()
 }
+#: Slot nouns whose value may follow the copula with no preposition ("My new
+#: workplace is Meta", "My home is Lisbon"); not "job", whose bare value is a role
+#: as often ("My new job is Head of Sales").
+_BARE_NOUN_FAMILY_OF = {
+    _stem(noun): family
+    for family, noun in (("employer", "workplace"), ("employer", "employer"), ("residence", "home"))
+}
+
+
+def _names_a_value(toks: Sequence[_Tok], i: int) -> bool:
+    """Whether a name (capitalised, "the" allowed before it) opens ``toks[i:]``:
+    the value a slot's noun and copula name ("is Meta", "is the NHS")."""
+    if i < len(toks) and toks[i].low == "the":
+        i += 1
+    return (
+        i < len(toks)
+        and toks[i].text[:1].isupper()
+        and toks[i].low != "i"
+        and toks[i].low.split("'")[0].rstrip("s") not in CALENDAR_NAMES
+    )
+
+
 #: The stems that open a slot (the first halves of the two tables' keys).
 _FAMILY_STEMS = frozenset(stem for stem, _ in (*_FAMILY_OF, *_NOUN_FAMILY_OF))
 
