@@ -152,6 +152,8 @@ def test_update_cues_and_question_aspects() -> None:
         "Since we last talked, I've been busy.",
         "I've been playing for a year now.",
         "For now I'm keeping the old bike.",
+        # "we" as ``ingest`` writes it
+        "Since Nate and others last spoke, some big things have happened.",
     ):
         assert update_cue(held) is not None and change_cue(held) is None, held
     assert change_cue("I've been vegan since March.") == "since"
@@ -1035,6 +1037,23 @@ def test_an_ending_told_in_a_conversation_retires_the_fact_and_its_turn(
     # an event of a day with no word of an ending retires nothing
     lunch = mem.ingest([{**turn, "content": "I had lunch with my team at Nokia.", "at": NEW}], "s4")
     assert all(f.action is Action.ADD for f in lunch.facts)
+
+
+def test_a_notice_handed_in_in_a_conversation_ends_the_job(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "I handed in my notice at St. Mary's and started at City Hospital" is an event
+    that ends the job it names: it retires "I work as a nurse at St. Mary's" through
+    ``ingest`` as the same words written as a fact do."""
+    mem = make_memory(settings=_rules())
+    turn = {"role": "user", "name": "Ada"}
+    first = mem.ingest([{**turn, "content": "I work as a nurse at St. Mary's.", "at": OLD}], "s1")
+    text = "I handed in my notice at St. Mary's and started at City Hospital."
+    done = mem.ingest([{**turn, "content": text, "at": NEW}], "s2")
+    (drawn,) = first.facts
+    (change,) = done.facts
+    assert change.action is Action.SUPERSEDE
+    assert mem.get(drawn.record.id).superseded_by == change.record.id
 
 
 @pytest.mark.parametrize(

@@ -544,6 +544,29 @@ def test_facts_about_a_named_person_change_as_the_speakers_own_do() -> None:
     )
     said = "Jon: Jon is always here to support Gina."
     assert act("Gina: Gina is here for Jon no matter what.", said, 0.7) is Action.ADD
+
+
+def test_a_negation_denies_only_what_it_reaches() -> None:
+    """Two texts contradict by negation only when the negation reaches a word they
+    share: "no matter what", "can't imagine life without them" and "never gives up"
+    deny something beside what the other text says; "any more" and "is gone" deny
+    what comes before them."""
+    for new, old in (
+        ("Gina: Gina is here for Jon no matter what.", "Gina is here for Jon."),
+        (
+            "Audrey can't imagine life without them; they mean the world to Audrey.",
+            "They mean the world to Audrey.",
+        ),
+        ("Jon loves how Gina never gives up.", "Jon loves to have Gina there."),
+    ):
+        assert act(new, old, 0.8) is not Action.SUPERSEDE, new
+    for new, old in (
+        ("I don't eat meat.", "I eat meat every day."),
+        ("Meat isn't for me anymore.", "Meat is my favourite food."),
+        ("My cat allergy is gone.", "I have a cat allergy."),
+    ):
+        d = decide(new, nb("m1", old, 0.7))
+        assert (d.action, d.reason) == (Action.SUPERSEDE, "contradiction: negation flipped"), new
     assert act("Arno stopped being kosher; Arno is lactose-free now.", "Arno is kosher.", 0.8) is (
         Action.SUPERSEDE
     )
@@ -1596,3 +1619,19 @@ def test_a_slot_noun_names_its_value_without_a_preposition() -> None:
         ("My new job is Head of Sales.", "I work at Google."),
     ):
         assert act(new, old, 0.26) is Action.ADD, new
+
+
+def test_a_notice_handed_in_ends_the_job() -> None:
+    """ "I handed in my notice at Siemens" leaves the job as "I quit Siemens" does; a
+    notice denied, given to the speaker, pinned to a board or noticed ends nothing."""
+    d = decide("I handed in my notice at Siemens today.", nb("m1", "I work at Siemens.", 0.70))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    d = decide("I submitted my resignation at Siemens.", nb("m1", "I work at Siemens.", 0.62))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    for new, old, sim in (
+        ("I haven't handed in my notice at Siemens yet.", "I work at Siemens.", 0.66),
+        ("Mr. Ferrari gave us notice.", "I rent from Mr. Ferrari.", 0.56),
+        ("Put a notice on the Siemens board.", "I work at Siemens.", 0.54),
+        ("I noticed a new cafe near Siemens.", "I work at Siemens.", 0.49),
+    ):
+        assert act(new, old, sim) is Action.ADD, new

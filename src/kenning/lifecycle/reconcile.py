@@ -778,9 +778,34 @@ def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
     people = {_stem(w) for w in (old.subject, new.subject) if w and w != "self"}
     n, overlap, _ = _shared(old.content - people, new.content - people)
     denying, denied = (new, old) if new.negated else (old, new)
-    if n >= 1 and overlap >= k.negation_overlap and not _denies_less(denying, denied):
-        return "contradiction: negation flipped"
-    return None
+    if n < 1 or overlap < k.negation_overlap or not _denies_shared(denying, denied, people):
+        return None
+    if _denies_less(denying, denied):
+        return None
+    return "contradiction: negation flipped"
+
+
+def _denies_shared(denying: _Text, denied: _Text, people: set[str]) -> bool:
+    """Whether the negation of ``denying`` reaches a word the two share (other than
+    whom they are about): "I don't eat meat" / "I eat meat"; not a negation
+    of something else beside the shared words, "Gina is here for Jon no matter
+    what" / "Gina is here for Jon", "Audrey can't imagine life without them" /
+    "They mean the world to Audrey"."""
+    start = denying.negation_at
+    if start is None:
+        return False
+    toks = denying.toks
+    # "anymore", "any more", "is gone" deny what comes before them
+    last = next((i for i in range(len(toks) - 1, start - 1, -1) if _denies_before(toks, i)), None)
+    scope = toks[:last] if last is not None else toks[start + 1 :]
+    return any(t.content and t.stem in denied.content and t.stem not in people for t in scope)
+
+
+def _denies_before(toks: Sequence[_Tok], i: int) -> bool:
+    """Whether ``toks[i]`` closes a negation of what comes before it: "Meat isn't
+    for me anymore", "... any more", "My cat allergy is gone"."""
+    low = toks[i].low
+    return low in ("anymore", "gone") or (low == "more" and i > 0 and toks[i - 1].low == "any")
 
 
 def _denies_less(denying: _Text, denied: _Text) -> bool:
@@ -918,11 +943,22 @@ def _denied(endings: Sequence[tuple[int, bool, int | None, int]]) -> set[int]:
     return out
 
 
+#: What one hands in to leave a job: "I handed in my notice at St. Mary's", "gave
+#: notice", "submitted my resignation".
+_QUITTING_NOUNS = frozenset({"notice", "resignation"})
+_HANDING = frozenset(
+    """hand hands handed handing give gives gave given giving put puts putting submit
+    submits submitted submitting tender tendered tendering turn turned""".split()
+)
+#: Words between the handing and what is handed in: "handed in my notice".
+_HANDED_IN = frozenset("in my our the".split())
+
+
 #: The verbs an ending phrase may close ("moved out of", "gave up").
 _ENDING_VERBS = _ENDINGS | _CHANGE_VERBS
 #: The words that may close an ending: an ending word, a phrase's last word,
 #: "back" of "not going back".
-_ENDING_CLOSERS = _ENDINGS | {b for _, b in _END_PHRASES} | {"back"}
+_ENDING_CLOSERS = _ENDINGS | {b for _, b in _END_PHRASES} | {"back"} | _QUITTING_NOUNS
 
 
 def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, int]]:
@@ -935,6 +971,10 @@ def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, 
         if i > 0 and _no_return(lows, i):
             yield i, True, None, i - 1  # a refusal to go back is itself the ending
             continue
+        handed = _hands_in(lows, i)
+        if handed is not None:
+            yield i, True, denial_before(lows, handed), handed
+            continue
         phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
         if not (phrase or low in _ENDINGS):
             continue
@@ -942,6 +982,20 @@ def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, 
         while start > 0 and lows[start - 1] in _ENDING_VERBS:
             start -= 1
         yield i, phrase, denial_before(lows, start), start
+
+
+def _hands_in(lows: Sequence[str], i: int) -> int | None:
+    """Where the handing verb is, if ``lows[i]`` is a notice or a resignation handed in
+    ("handed in my notice", "Kim gave Kim's notice"); not "gave us notice" (a landlord's
+    notice to the speaker) or "I noticed"."""
+    if lows[i] not in _QUITTING_NOUNS:
+        return None
+    for j in range(i - 1, max(-1, i - 4), -1):
+        if lows[j] in _HANDING:
+            return j
+        if lows[j] not in _HANDED_IN and not lows[j].endswith("'s"):
+            return None
+    return None
 
 
 #: Going back, which a negation makes an ending: "I'm not going back to Tesco".

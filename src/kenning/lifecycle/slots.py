@@ -489,6 +489,8 @@ def _since_a_clause(lows: Sequence[str], i: int) -> bool:
         (i > 0 and lows[i - 1] == "ever")
         or (bool(after) and after[0] in _CLAUSE_SUBJECTS)
         or (len(after) == 2 and after[1] in _CLAUSE_VERBS)
+        # "we" as ``ingest`` writes it: "since Nate and others last spoke"
+        or lows[i + 2 : i + 4] == ["and", "others"]
     )
 
 
