@@ -706,6 +706,11 @@ def test_windows_are_ordered_and_remainder_drops_matches(
         # a scheduled event one has
         ("I have a job interview with Spotify in June.", 6),
         ("My flight is in July.", 7),
+        # a timetable in the present simple
+        ("I start at ABB in June.", 6),
+        ("Our lease ends in August.", 8),
+        ("The course begins in September.", 9),
+        ("My first day at ABB is in June.", 6),
         # a state or a past purchase does not
         ("I'm reading a book I bought in March.", 3),
     ],
@@ -716,3 +721,20 @@ def test_an_arrangement_in_the_present_progressive_resolves_forward(text: str, m
     (span,) = content_times(text, NOW)
     assert span.start is not None
     assert (span.start.year, span.start.month) == (2023, month)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I started at ABB in June.",
+        "Did I start at ABB in June?",
+        "My first day at ABB was in June.",
+        "I go to Spain in June.",
+    ],
+)
+def test_a_timetable_looks_back_when_asked_or_past(text: str) -> None:
+    """Said on 20 May 2023: a timetable's verb in the past, or asked about, keeps
+    "in June" the June that has begun (2022); so does a habit."""
+    (span,) = content_times(text, NOW)
+    assert span.start is not None
+    assert (span.start.year, span.start.month) == (2022, 6)

@@ -24,8 +24,10 @@ inputs are taken as UTC; ``None`` means unbounded on that side):
   Friday" the one in the current week. If the text speaks of the future
   ("will", "going to", "'ll", "plan to"..., an arrangement in the present
   progressive: "I'm flying to Rome on Friday", "is getting married in June",
-  or a scheduled event one has: "I have a meeting with Anna on Friday", "My
-  flight is on Monday"), bare names resolve forward.
+  a scheduled event one has: "I have a meeting with Anna on Friday", "My
+  flight is on Monday", or a timetable in the present simple, said, not asked:
+  "I start at ABB in June", "Our lease ends in August"), bare names resolve
+  forward.
 * Seasons are northern meteorological: spring is March to May, summer June to
   August, autumn/fall September to November, winter December to February
   ("winter 2022" starts in December 2022).
@@ -485,6 +487,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rx(r"(?P<dir>earlier|later)\s+(?:this\s+(?P<unit>week|month|year)|today)"), _r_earlier),
 )
 
+#: Verbs of a timetable, whose present simple speaks of what is to come: "I start
+#: at ABB in June", "The course begins in September" (:data:`_FUTURE`).
+_TIMETABLE = r"start|begin|end|leave|move|finish|graduate|retire|expire|open|close"
 #: Events one has on a day ahead (:data:`_FUTURE`).
 _SCHEDULED = (
     r"(?:meeting|appointment|interview|exam|flight|deadline|presentation|surgery|operation"
@@ -500,7 +505,12 @@ _FUTURE = re.compile(
     # a scheduled event one has, in the present: "I have a meeting with Anna on
     # Friday", "We've got a dentist appointment on Monday", "My flight is on Monday"
     r"|\b(?:have|has|'ve\s+got)\s+(?:a|an|my|our|the|this|that)\s+(?:[\w-]+\s+){0,2}?"
-    rf"{_SCHEDULED}\b|\b{_SCHEDULED}\s+(?:is|'s|are)\b",
+    rf"{_SCHEDULED}\b|\b{_SCHEDULED}\s+(?:is|'s|are)\b"
+    # a timetable in the present simple, said, not asked: "I start at ABB in June",
+    # "Our lease ends in April", "My first day at ABB is in June" ("Did I start at
+    # ABB in June?" and "I started in June" look back)
+    rf"|(?<!\bdid\s)(?<!\bdo\s)\b(?:i|we|they)\s+(?:{_TIMETABLE})\b(?![^?]*\?)"
+    rf"|\b(?:{_TIMETABLE})s\b(?![^?]*\?)|\bfirst\s+day\b[^.?!]*\bis\b(?![^?]*\?)",
     re.IGNORECASE,
 )
 _PART_BEFORE = re.compile(
