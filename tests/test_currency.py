@@ -159,6 +159,17 @@ def test_update_cues_and_question_aspects() -> None:
     assert change_cue("I've been vegan since March.") == "since"
     assert change_cue("I fly Iberia now that Lufthansa dropped my route.") == "now"
     assert change_cue("Since we last talked, I switched banks.") == "switched"
+    # a "got" of having, of a passing state or of something done gets no value
+    for held in (
+        "I've got a dog and a cat.",
+        "My pup got too excited and chased a squirrel.",
+        "I got them checked up last week.",
+        "I got lost in Lisbon.",
+        "I got to know Anna at work.",
+    ):
+        assert change_cue(held) is None, held
+    for got in ("We got a puppy!", "I got married in May.", "I got laid off from Nokia."):
+        assert change_cue(got) == "got", got
     # what a change says it left
     assert left_words("My knee can't take tennis any more, so I took up fencing.") == {"tennis"}
     assert left_words("I quit the choir and joined a book club.") == {"choir"}

@@ -454,6 +454,8 @@ def _cue(text: str, changes: bool) -> str | None:
             continue  # "since we last talked", "ever since I was a kid", "since I'm allergic"
         if changes and w == "now" and now_for_long(lows, i):
             continue  # "for a while now", "seven years now", "for now"
+        if changes and w == "got" and _got_no_value(lows, i):
+            continue  # "got too excited", "got them checked", "I've got a dog"
         if w in _STARTING and _starts_from(lows, i):  # "From this month my insurer is Aviva"
             return " ".join(lows[i : i + (4 if w == "as" else 3)])
         if w in _CUES and denial_before(lows, i) is None:
@@ -492,6 +494,34 @@ def _since_a_clause(lows: Sequence[str], i: int) -> bool:
         # "we" as ``ingest`` writes it: "since Nate and others last spoke"
         or lows[i + 2 : i + 4] == ["and", "others"]
     )
+
+
+#: What "have got" is said with (the words as the cue scan splits them: "i ve got"):
+#: possession, no getting ("I've got a dog").
+_HAVE = frozenset("have has ve s".split())
+#: What follows a "got" of a passing state: "got too excited", "got so tired".
+_DEGREE = frozenset("too so very really pretty quite more less".split())
+#: Objects of a "got" that has something done ("got them checked", "got it fixed").
+_DONE_TO = frozenset("them it him her me us".split())
+#: Participles after "got" that change a value: "got married", "got laid off".
+_STATUS = frozenset(
+    """married engaged divorced separated hired promoted fired sacked laid adopted accepted
+    transferred admitted enrolled elected appointed""".split()
+)
+
+
+def _got_no_value(lows: Sequence[str], i: int) -> bool:
+    """Whether "got" at ``i`` gets no new value: possession ("I've got a dog"), a
+    passing state ("got too excited", "got lost"), something done to a thing ("got
+    them checked up", "got it fixed"), a chance ("got to know Anna"); "got a
+    puppy", "got married", "got laid off" still get one."""
+    before = lows[i - 1] if i > 0 else ""
+    after = lows[i + 1] if i + 1 < len(lows) else ""
+    if before in _HAVE or after in _DEGREE or after in _DONE_TO or after == "to":
+        return True
+    if after == "a" and lows[i + 2 : i + 3] in (["bit"], ["little"]):
+        return True  # "got a bit nervous"
+    return after.endswith(("ed", "lost", "stuck", "sick", "tired", "hurt")) and after not in _STATUS
 
 
 #: Words of a while before "now" ("a year now", "ages now"), which make it how long.
