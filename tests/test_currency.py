@@ -92,6 +92,10 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         # people in general, whatever "I" the sentence holds
         ("Everyone I know is moving out of Berlin.", ""),
         ("People I work with are leaving Nokia.", ""),
+        # a title opens a name: the name is whom the text is about
+        ("Mrs. Kowalski sold the flat to Akelius.", "kowalski"),
+        ("Dr. Meier retired.", "meier"),
+        ("Dr. Meier is my dentist.", "self"),
     ],
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:

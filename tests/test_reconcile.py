@@ -1635,3 +1635,31 @@ def test_a_notice_handed_in_ends_the_job() -> None:
         ("I noticed a new cafe near Siemens.", "I work at Siemens.", 0.49),
     ):
         assert act(new, old, sim) is Action.ADD, new
+
+
+def test_a_titled_value_ends_when_its_role_does() -> None:
+    """A text opening on a title and a name is about that person: "Dr. Okafor
+    retired", "Mr. Okoye sold the flat to Vonovia" (the speaker's rented home), "Dr.
+    Brandt closed her practice" and "Mrs. Lopez sold the salon" (the business the
+    value serves from) end the speaker's fact of that value; what the person does
+    besides ("Mr. Klein quit smoking", "Mrs. Patel sold her car", "Dr. Meier closed
+    early today", "Dr. Meier moved to a bigger office") ends nothing."""
+    for new, old, sim in (
+        ("Mr. Okoye sold the flat to Vonovia.", "My landlord is Mr. Okoye.", 0.45),
+        ("Dr. Brandt closed her practice in March.", "My dentist is Dr. Brandt.", 0.39),
+        ("Dr. Okafor retired last month.", "My GP is Dr. Okafor.", 0.67),
+        ("Mrs. Lopez sold the salon.", "My hairdresser is Mrs. Lopez.", 0.67),
+        ("Dr. Petrov stopped practising last year.", "My dentist is Dr. Petrov.", 0.5),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+    for new, old, sim in (
+        ("Dr. Meier moved to a bigger office on Main Street.", "My dentist is Dr. Meier.", 0.52),
+        ("Mrs. Patel sold her car.", "My landlord is Mrs. Patel.", 0.48),
+        ("Mr. Klein quit smoking.", "My boss is Mr. Klein.", 0.55),
+        ("Dr. Meier closed early today.", "My dentist is Dr. Meier.", 0.57),
+        ("Dr. Novak sold her flat.", "My doctor is Dr. Novak.", 0.5),
+        ("Nokia sold its phone business.", "I work at Nokia.", 0.66),
+        ("Lea quit smoking.", "My partner is Lea.", 0.49),
+    ):
+        assert act(new, old, sim) is Action.ADD, new

@@ -1042,8 +1042,10 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
             and (
                 not _acts_on(toks[i + 1 :], change=low in _CHANGE_VERBS)
                 # what the value acts on is the old fact's own thing: "Mrs. Patel sold
-                # the flat to Mr. Duarte" / "Mrs. Patel owns the flat I rent"
+                # the flat to Mr. Duarte" / "Mrs. Patel owns the flat I rent"; or the
+                # premises it serves from: "... sold the flat" / "My landlord is ..."
                 or _acts_on_its_thing(old, new, toks[i + 1 :])
+                or _gives_up_premises(new, i)
             )
         ):
             return True
@@ -1860,8 +1862,9 @@ def _other_subjects(old: _Text, new: _Text, authors: tuple[str | None, str | Non
     people = (is_person(a), is_person(b))
     if "self" in (a, b):
         return any(people)  # a leading capitalised word may be a thing: no verdict
-    if not (a and b and a != b):
-        return False
+    if not (a and b and a != b) or b in old.values:
+        return False  # the new text about the old fact's value: "Dr. Costa retired, so
+        # Quinn's new GP is Dr. Novak" / "Quinn's family doctor is Dr. Costa"
     # two relations, or a name and that name's relation ("Caroline's sister moved
     # to Berlin" / "Caroline lives in Berlin")
     return all(people) or f"{a}'s" in new.named or f"{b}'s" in old.named
@@ -1898,14 +1901,54 @@ def _value_ends(old: _Text, new: _Text) -> bool:
     # or the old fact's own thing, which the value gives up ("Akelius sold the flat
     # to Mrs. Patel" / "I rent my flat from Akelius"); a date is when too ("passed
     # away in the week of 26 February 2024", as a drawn fact dates it)
-    return all(
-        t.low in _WHEN_GONE
-        or t.number
-        or t.low in CALENDAR_NAMES
-        or not t.content
-        or _stem(t.low) in _PLACES
-        for t in new.toks[at + 1 :]
-    ) or _acts_on_its_thing(old, new, new.toks[at + 1 :])
+    after = new.toks[at + 1 :]
+    if after and after[0].low in _WORKING:
+        after = after[1:]  # the value's work ends: "Dr. Petrov stopped practising"
+    return (
+        all(
+            t.low in _WHEN_GONE
+            or t.number
+            or t.low in CALENDAR_NAMES
+            or not t.content
+            or _stem(t.low) in _PLACES
+            for t in after
+        )
+        or _acts_on_its_thing(old, new, new.toks[at + 1 :])
+        or _gives_up_premises(new, at)
+    )
+
+
+#: Verbs of a value's work, whose end ends its role ("Dr. Petrov stopped
+#: practising"; not "Lea quit smoking").
+_WORKING = frozenset("working practising practicing teaching trading operating".split())
+
+
+#: What a value serves the speaker from, whose sale or closing ends that role: its
+#: business ("Dr. Meier closed his practice" / "My dentist is Dr. Meier", "Anna
+#: sold her salon"), or the home the speaker rents, named as the speaker's or as
+#: the one known ("Mrs. Kowalski sold the flat to Akelius" / "My landlord is Mrs.
+#: Kowalski"; not "Dr. Novak sold her flat", "Mr. Ferrari sold his car", nor a
+#: company's sale of a business of its own: "Nokia sold its phone business").
+_BUSINESSES = frozenset(
+    _stem(w) for w in "practice surgery clinic shop salon studio restaurant cafe bakery".split()
+)
+_DWELLINGS = frozenset(_stem(w) for w in "flat apartment building property house".split())
+_GIVING_UP = frozenset("sold sells selling closed closes closing shut".split())
+
+
+def _gives_up_premises(new: _Text, at: int) -> bool:
+    """Whether the ending at ``at`` sells or closes the business the value serves
+    from, or the speaker's home (see :data:`_BUSINESSES`)."""
+    if at >= len(new.toks) or new.toks[at].low not in _GIVING_UP:
+        return False
+    after = new.toks[at + 1 :]
+    thing = _object_words(after, new.text)
+    if not thing:
+        return False
+    if thing[-1].stem in _BUSINESSES:
+        return True
+    known = bool(after) and after[0].low in ("the", "my", "our")
+    return known and thing[-1].stem in _DWELLINGS
 
 
 #: The second words of the ending phrases ("passed away", "laid off").
@@ -2171,8 +2214,11 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # passed away this morning" / "Kim has a dog named Rex" (drawn from Kim's words)
     mine = mine or (old.owner.startswith("self:") and _value_ends(old, new))
     # the same named person's, or the author's by name: rewritten facts share the
-    # name, so the name's own rule holds
-    theirs = old.owner == new.owner != "" and _theirs_changes(old, new)
+    # name, so the name's own rule holds; so does a text about the fact's value ("Dr.
+    # Costa retired, so Quinn's new GP is Dr. Novak" / "Quinn's family doctor is Dr. Costa")
+    named = old.owner not in ("", "self") and not old.owner.startswith("self:")
+    same = old.owner == new.owner != "" or (named and new.subject in old.values)
+    theirs = same and _theirs_changes(old, new)
     if not (mine or theirs):
         return None
     # the new text names the old value: "we moved out of Berlin" / "I live in Berlin", or

@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..graph.rules import HONORIFICS
+
 __all__ = [
     "Aspect",
     "RELATIONS",
@@ -248,6 +250,8 @@ def subject_of(text: str) -> str:
     for i, low in enumerate(lows):
         if low in _LEADING:
             continue
+        if low in HONORIFICS and words[i + 1 : i + 2] and words[i + 1][:1].isupper():
+            continue  # "Mrs. Kowalski sold the flat": the name after the title
         if low in _THIRD_PRONOUNS:
             return low.split("'")[0]
         named = words[i][:1].isupper() and low not in _FUNCTION | _WH
