@@ -1650,6 +1650,7 @@ def test_a_titled_value_ends_when_its_role_does() -> None:
         ("Dr. Okafor retired last month.", "My GP is Dr. Okafor.", 0.67),
         ("Mrs. Lopez sold the salon.", "My hairdresser is Mrs. Lopez.", 0.67),
         ("Dr. Petrov stopped practising last year.", "My dentist is Dr. Petrov.", 0.5),
+        ("Mr. Okoye sold the flat for 400,000 euros.", "My landlord is Mr. Okoye.", 0.44),
     ):
         d = decide(new, nb("m1", old, sim))
         assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
@@ -1661,5 +1662,8 @@ def test_a_titled_value_ends_when_its_role_does() -> None:
         ("Dr. Novak sold her flat.", "My doctor is Dr. Novak.", 0.5),
         ("Nokia sold its phone business.", "I work at Nokia.", 0.66),
         ("Lea quit smoking.", "My partner is Lea.", 0.49),
+        # closed for a while only
+        ("FitX closed the studio for repairs.", "My gym is FitX.", 0.45),
+        ("Dr. Brandt closed her practice until May.", "My dentist is Dr. Brandt.", 0.4),
     ):
         assert act(new, old, sim) is Action.ADD, new

@@ -1933,7 +1933,10 @@ _BUSINESSES = frozenset(
     _stem(w) for w in "practice surgery clinic shop salon studio restaurant cafe bakery".split()
 )
 _DWELLINGS = frozenset(_stem(w) for w in "flat apartment building property house".split())
-_GIVING_UP = frozenset("sold sells selling closed closes closing shut".split())
+_SELLING = frozenset("sold sells selling".split())
+_GIVING_UP = _SELLING | frozenset("closed closes closing shut".split())
+#: Words that make a closing last a while only.
+_FOR_A_TIME = frozenset("for until till temporarily briefly".split())
 
 
 def _gives_up_premises(new: _Text, at: int) -> bool:
@@ -1945,6 +1948,8 @@ def _gives_up_premises(new: _Text, at: int) -> bool:
     thing = _object_words(after, new.text)
     if not thing:
         return False
+    if new.toks[at].low not in _SELLING and _FOR_A_TIME & {t.low for t in after}:
+        return False  # closed for a while: "FitX closed the studio for repairs", "until May"
     if thing[-1].stem in _BUSINESSES:
         return True
     known = bool(after) and after[0].low in ("the", "my", "our")
