@@ -170,6 +170,11 @@ def test_dropped_subject_is_restored_with_lower_confidence() -> None:
     assert rules("Melanie: Taking care of ourselves is vital for everyone.")[0].content == (
         "Taking care of themselves is vital for everyone."
     )
+    # "me" in a later clause leaves the dropped "I" of the first; "Made me think"
+    # has "it" for its dropped subject
+    dropped = one("Jon: Dropped out of pottery; bookkeeping suits me better.")
+    assert dropped.content == "Jon dropped out of pottery; bookkeeping suits Jon better."
+    assert rules("Jon: Made me think about my career.") == []
 
 
 def test_relationships_and_named_relatives() -> None:

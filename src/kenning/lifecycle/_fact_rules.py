@@ -273,6 +273,8 @@ _GERUND_VERB = re.compile(
     re.IGNORECASE,
 )
 _MODAL_HEAD = frozenset("can't cannot won't will can".split())
+#: What ends a sentence's first clause.
+_FIRST_CLAUSE = re.compile(r"[;:—–]|,\s|\s-\s")
 
 
 def _with_subject(s: str) -> tuple[str, bool] | None:
@@ -294,7 +296,9 @@ def _with_subject(s: str) -> tuple[str, bool] | None:
     adv = " ".join(w.lower() for w in words[:k])
     lead = f"{adv} {rest[:1].lower()}{rest[1:]}".lstrip()
     verb_next = re.match(r"^\S+\s+(?:is|was|are|were|'s|has|can|will)\b", rest, re.IGNORECASE)
-    object_me = re.search(r"\b(?:me|myself)\b", rest, re.IGNORECASE)
+    # "me" as the object of the first clause: "Made me think"; not of a later one,
+    # "Dropped out of pottery; bookkeeping suits me better"
+    object_me = re.search(r"\b(?:me|myself)\b", _FIRST_CLAUSE.split(rest, 1)[0], re.IGNORECASE)
     if not head.isalpha() and head not in _MODAL_HEAD and "'" not in head[1:]:
         head = ""
     if re.match(r"^\w+s\s+(?:me|us)\b", rest, re.IGNORECASE) and not explicit:
