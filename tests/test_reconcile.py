@@ -560,6 +560,18 @@ def test_a_negation_denies_only_what_it_reaches() -> None:
         ("Jon loves how Gina never gives up.", "Jon loves to have Gina there."),
     ):
         assert act(new, old, 0.8) is not Action.SUPERSEDE, new
+    # the speaker's own name in a drawn fact, and the others of its "we", are whom
+    # it is about, no word a negation can deny
+    for new, old in (
+        ("Maria: No, Maria didn't.", "Maria: Yeah John, Maria gets it."),
+        (
+            "Dogs are always there for Andrew and others.",
+            "Andrew: No, Andrew and others haven't got the chance to go.",
+        ),
+    ):
+        author = new.split()[0].rstrip(":") if ":" in new else "Andrew"
+        d = decide(new, nb("m1", old, 0.6, author=author), author=author)
+        assert d.action is not Action.SUPERSEDE, new
     for new, old in (
         ("I don't eat meat.", "I eat meat every day."),
         ("Meat isn't for me anymore.", "Meat is my favourite food."),

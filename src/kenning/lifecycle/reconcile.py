@@ -772,10 +772,15 @@ def _phrase(toks: Sequence[_Tok]) -> str:
 def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
     """One of the two denies what the other says: the same words, one negated. The
     people they are about are no words they share ("Gina is here for Jon no matter
-    what" / "Jon is always here to support Gina")."""
+    what" / "Jon is always here to support Gina"; "Maria: No, Maria didn't" /
+    "Maria: Yeah John, Maria gets it")."""
     if old.negated == new.negated or old.for_a_while or new.for_a_while:
         return None
     people = {_stem(w) for w in (old.subject, new.subject) if w and w != "self"}
+    # the speaker named in a drawn fact, and the others of its "we" ("Andrew and
+    # others"), are whom it is about too
+    people |= {_stem(t.owner[5:]) for t in (old, new) if t.owner.startswith("self:")}
+    people |= {"other"}
     n, overlap, _ = _shared(old.content - people, new.content - people)
     denying, denied = (new, old) if new.negated else (old, new)
     if n < 1 or overlap < k.negation_overlap or not _denies_shared(denying, denied, people):
