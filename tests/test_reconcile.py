@@ -1679,3 +1679,33 @@ def test_a_titled_value_ends_when_its_role_does() -> None:
         ("Dr. Brandt closed her practice until May.", "My dentist is Dr. Brandt.", 0.4),
     ):
         assert act(new, old, sim) is Action.ADD, new
+
+
+def test_two_things_got_are_no_change_of_each_other() -> None:
+    """Two gettings that share no word but the getting and when are two things got
+    ("Picked up my Toyota Yaris" / "Picked up my new Brompton"); getting a thing both
+    name, or one in place of another, is a change."""
+    for new, old, sim in (
+        (
+            "Picked up my Fiat Panda from the dealer yesterday.",
+            "Picked up my new VanMoof from the bike shop on Saturday.",
+            0.52,
+        ),
+        (
+            "Picked up my Toyota Yaris from the garage this morning.",
+            "Picked up my new Brompton from the bike shop.",
+            0.42,
+        ),
+        ("Bought a Bosch dishwasher on Saturday.", "Bought a Sony TV on Friday.", 0.43),
+    ):
+        assert act(new, old, sim) is Action.ADD, new
+    for new, old, sim in (
+        (
+            "Got my new Vueling frequent flyer card in the post.",
+            "Got my new SAS frequent flyer card in the post.",
+            0.76,
+        ),
+        ("I sold the Tesla and bought a Polestar.", "I bought a Tesla Model 3.", 0.73),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new

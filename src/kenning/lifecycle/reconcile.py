@@ -1528,6 +1528,32 @@ def _new_of_another_kind(old: _Text, new: _Text) -> bool:
     )
 
 
+def _another_getting(old: _Text, new: _Text) -> bool:
+    """Whether ``old`` and ``new`` each tell of getting a thing and share no word
+    but the getting and when: "Picked up my Fiat Panda from the dealer yesterday"
+    / "Picked up my new VanMoof from the bike shop on Saturday" are two things got,
+    neither a change of the other. Getting a thing both name is one ("Got my new
+    Vueling frequent flyer card" / "Got my new SAS frequent flyer card"), and so
+    is getting one in place of another ("I sold the Tesla and bought a Polestar")."""
+    if old.ends or new.ends or not (_gets_a_thing(old) and _gets_a_thing(new)):
+        return False
+    shared = old.content & new.content
+    return all(w in _GETTING_WORDS for w in shared)
+
+
+def _gets_a_thing(text: _Text) -> bool:
+    """Whether a word of getting takes a thing in ``text``: "bought a", "picked up
+    my", "got our"."""
+    toks = text.toks
+    for i, t in enumerate(toks[:-1]):
+        if t.low not in _GETS:
+            continue
+        j = i + 2 if toks[i + 1].low == "up" else i + 1
+        if j < len(toks) and (toks[j].low in _DETERMINERS or _possessive(toks[j])):
+            return True
+    return False
+
+
 def _new_thing(after: Sequence[_Tok]) -> list[_Tok]:
     """The words of the thing after "new": in lower case, or a short acronym ("TV")."""
     return list(
@@ -1968,6 +1994,9 @@ _WHEN_GONE = frozenset(
     """away yesterday last night week weekend month year spring summer autumn fall winter
     ago sadly suddenly peacefully recently today tonight morning afternoon evening""".split()
 )
+#: Stems of the words of getting and of when, which two gettings share as words,
+#: not as a thing (:func:`_another_getting`).
+_GETTING_WORDS = frozenset(_stem(w) for w in _GETS | _WHEN_GONE | set(CALENDAR_NAMES))
 #: Words that make a place a time: "I left my Berlin flat at the end of the year".
 _TIME_HEADS = _WHEN_GONE | frozenset("end start beginning middle time moment".split())
 
@@ -2242,6 +2271,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
         return None  # "My new home is in Madrid" / "I'm a Real Madrid fan"
     if _new_of_another_kind(old, new):
         return None  # "My new TV is an LG" / "I work at Samsung"
+    if _another_getting(old, new):
+        return None  # "Picked up my Fiat Panda" / "Picked up my new VanMoof"
     if sim < k.distinct_similarity and different_things(old.text, new.text):
         return None  # "My new SIM arrived today" / "My new phone is a Xperia 5"
     if not names_old and _moves_a_thing(old, new, cue):
