@@ -1709,3 +1709,20 @@ def test_two_things_got_are_no_change_of_each_other() -> None:
     ):
         d = decide(new, nb("m1", old, sim))
         assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+
+
+def test_moving_in_with_someone_changes_only_where_one_lives() -> None:
+    """ "I moved in with Paul" goes to Paul and leaves no one: it changes where the
+    speaker lives, not a job ("I quit Philips and joined Ericsson") nor the partner
+    moved in with; an ending beside it still ends its value."""
+    for new, old, sim in (
+        ("I moved in with Paul, my new partner.", "I quit Philips and joined Ericsson.", 0.4),
+        ("I moved in with Paul last month.", "My partner is Paul.", 0.65),
+    ):
+        assert act(new, old, sim) is Action.ADD, new
+    for new, old, sim in (
+        ("I moved in with Paul in Hamburg.", "I live in Berlin.", 0.5),
+        ("Tom and I broke up; I moved in with my sister.", "My boyfriend is Tom.", 0.62),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new

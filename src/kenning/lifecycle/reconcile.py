@@ -1030,6 +1030,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         low = lows[i]
         if _away_for_a_while(lows, i) or _places_it(old, toks, i):
             continue  # "I left Berlin for a week of holiday": back after it
+        if low.startswith("mov") and lows[i + 1 : i + 3] == ["in", "with"]:
+            continue  # "I moved in with Paul": to Paul, leaving no one
         after = toks[i + 1 : i + 1 + reach + _passed_over(lows[i + 1 : i + 1 + reach + 1])]
         if after and after[0].low == "to" and _no_return(lows, i):
             after = after[1:]  # where one will not go back to is left: "... back to Tesco"
@@ -1086,6 +1088,22 @@ def _moves_along(old: _Text, new: _Text) -> bool:
         if _with_the_speaker(old, new, lows, _past_auxiliaries(lows, i)):  # "Mia and I have moved"
             return True
     return False
+
+
+def _moves_in_with(old: _Text, new: _Text) -> bool:
+    """Whether ``new`` moves in with someone ("I moved in with Paul, my new partner")
+    and ``old`` fills no residence slot: such a move changes only where one lives
+    ("I quit Philips and joined Ericsson" and "My partner is Paul" stay)."""
+    lows = [t.low for t in new.toks]
+    at = next(
+        (
+            i
+            for i in range(len(lows) - 2)
+            if lows[i].startswith("mov") and lows[i + 1 : i + 3] == ["in", "with"]
+        ),
+        None,
+    )
+    return at is not None and (old.family is None or old.family[0] != "residence")
 
 
 def _acts_on_its_thing(old: _Text, new: _Text, after: Sequence[_Tok]) -> bool:
@@ -2236,6 +2254,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     leaves = _leaves(old, new)
     if not leaves and _moves_along(old, new):
         return None  # "Mia and I moved to Berlin" / "My partner is Mia"
+    if not leaves and _moves_in_with(old, new):
+        return None  # "I moved in with Paul" / "I quit Philips and joined Ericsson"
     if not leaves and _acts_on_another_thing(old, new):
         return None  # "I left my umbrella on the train" / "I take the train to work"
     if new.adds and not leaves:
