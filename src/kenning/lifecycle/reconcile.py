@@ -1094,6 +1094,8 @@ def _moves_in_with(old: _Text, new: _Text) -> bool:
     """Whether ``new`` moves in with someone ("I moved in with Paul, my new partner")
     and ``old`` fills no residence slot: such a move changes only where one lives
     ("I quit Philips and joined Ericsson" and "My partner is Paul" stay)."""
+    if "with" not in new.named:
+        return False  # most texts
     lows = [t.low for t in new.toks]
     at = next(
         (
@@ -1553,7 +1555,9 @@ def _another_getting(old: _Text, new: _Text) -> bool:
     neither a change of the other. Getting a thing both name is one ("Got my new
     Vueling frequent flyer card" / "Got my new SAS frequent flyer card"), and so
     is getting one in place of another ("I sold the Tesla and bought a Polestar")."""
-    if old.ends or new.ends or not (_gets_a_thing(old) and _gets_a_thing(new)):
+    if _GETS.isdisjoint(new.named) or _GETS.isdisjoint(old.named) or old.ends or new.ends:
+        return False  # most pairs: no getting on one side
+    if not (_gets_a_thing(old) and _gets_a_thing(new)):
         return False
     shared = old.content & new.content
     return all(w in _GETTING_WORDS for w in shared)
