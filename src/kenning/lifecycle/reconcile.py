@@ -1030,7 +1030,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         low = lows[i]
         if _away_for_a_while(lows, i) or _places_it(old, toks, i):
             continue  # "I left Berlin for a week of holiday": back after it
-        if low.startswith("mov") and lows[i + 1 : i + 3] == ["in", "with"]:
+        if _in_with(lows, i):
             continue  # "I moved in with Paul": to Paul, leaving no one
         after = toks[i + 1 : i + 1 + reach + _passed_over(lows[i + 1 : i + 1 + reach + 1])]
         if after and after[0].low == "to" and _no_return(lows, i):
@@ -1097,15 +1097,13 @@ def _moves_in_with(old: _Text, new: _Text) -> bool:
     if "with" not in new.named:
         return False  # most texts
     lows = [t.low for t in new.toks]
-    at = next(
-        (
-            i
-            for i in range(len(lows) - 2)
-            if lows[i].startswith("mov") and lows[i + 1 : i + 3] == ["in", "with"]
-        ),
-        None,
-    )
-    return at is not None and (old.family is None or old.family[0] != "residence")
+    moves_in = any(_in_with(lows, i) for i in range(len(lows)))
+    return moves_in and (old.family is None or old.family[0] != "residence")
+
+
+def _in_with(lows: Sequence[str], i: int) -> bool:
+    """Whether the word at ``i`` is a move in with someone ("moved in with Paul")."""
+    return lows[i].startswith("mov") and lows[i + 1 : i + 3] == ["in", "with"]
 
 
 def _acts_on_its_thing(old: _Text, new: _Text, after: Sequence[_Tok]) -> bool:

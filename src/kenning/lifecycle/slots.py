@@ -507,6 +507,8 @@ _HAVE = frozenset("have has ve s".split())
 _DEGREE = frozenset("too so very really pretty quite more less".split())
 #: Objects of a "got" that has something done ("got them checked", "got it fixed").
 _DONE_TO = frozenset("them it him her me us".split())
+#: States after "got" that pass: "got lost", "got sick", "got home late".
+_PASSING = frozenset("lost stuck sick ill hurt home ready better worse".split())
 #: Participles after "got" that change a value: "got married", "got laid off".
 _STATUS = frozenset(
     """married engaged divorced separated hired promoted fired sacked laid adopted accepted
@@ -525,7 +527,7 @@ def _got_no_value(lows: Sequence[str], i: int) -> bool:
         return True
     if after == "a" and lows[i + 2 : i + 3] in (["bit"], ["little"]):
         return True  # "got a bit nervous"
-    return after.endswith(("ed", "lost", "stuck", "sick", "tired", "hurt")) and after not in _STATUS
+    return (after.endswith("ed") and after not in _STATUS) or after in _PASSING
 
 
 #: Words of a while before "now" ("a year now", "ages now"), which make it how long.
