@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ..graph.rules import HONORIFICS
 from ..retrieval.timeq import TimeSpan, content_times
 
 # --------------------------------------------------------------------------- word lists
@@ -135,8 +136,9 @@ _NAMED_DEATH = re.compile(
 #: A named party's ending told without "I" ("Akelius sold the flat to Mrs. Patel",
 #: "Dr. Costa retired"): the name (a title may open it) before a verb that ends what
 #: the speaker had with it.
+_TITLES = "|".join(sorted(h.capitalize() for h in HONORIFICS))
 _NAMED_END = re.compile(
-    _NAMED_OPENING + r"(?P<names>(?:(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+)?(?:[A-Z][\w'.-]*\s+){1,3})"
+    _NAMED_OPENING + rf"(?P<names>(?:(?:{_TITLES})\.?\s+)?(?:[A-Z][\w'.-]*\s+){{1,3}})"
     r"(?i:has\s+|had\s+|just\s+|finally\s+)?"
     r"(?i:sold|retired|resigned|quit|left|closed|shut\s+down|went\s+bust|moved\s+away)\b"
 )

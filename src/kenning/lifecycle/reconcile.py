@@ -1764,7 +1764,7 @@ def _family_slot(
             family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 2].low))
             if family is not None:
                 toks = (*toks[: i + 1], *toks[i + 2 :])
-            elif _names_a_value(toks, i + 2):
+            elif _name_opens(toks, i + 2):
                 # the noun's value named right after it: "My new workplace is Meta",
                 # "my home is Lisbon"; not "my home is a mess", "my job is teaching"
                 family = _BARE_NOUN_FAMILY_OF.get(toks[i].stem)
@@ -1870,7 +1870,7 @@ _BARE_NOUN_FAMILY_OF = {
 }
 
 
-def _names_a_value(toks: Sequence[_Tok], i: int) -> bool:
+def _name_opens(toks: Sequence[_Tok], i: int) -> bool:
     """Whether a name (capitalised, "the" allowed before it) opens ``toks[i:]``:
     the value a slot's noun and copula name ("is Meta", "is the NHS")."""
     if i < len(toks) and toks[i].low == "the":
