@@ -1275,3 +1275,30 @@ def test_an_update_linked_on_write_is_no_change_of_another_attribute(
         _say(mem, text, datetime.fromisoformat(at).replace(tzinfo=UTC))
     assert "climbing" in _first(mem, "What sport am I currently into?")
     assert "McFit" in _first(mem, "Which gym do I go to now?")
+
+
+@pytest.mark.parametrize(
+    ("weight", "first"),
+    [
+        (0.2, "Dr. Weber retired, so my check-ups are with Dr. Haas now."),
+        (0.0, "Started volunteering with the food bank last month."),  # cosine alone
+    ],
+)
+def test_an_update_in_the_questions_own_words_outranks_a_closer_cosine(
+    make_memory: Callable[..., Memory], weight: float, first: str
+) -> None:
+    # "Who does my check-ups currently?" embeds a little nearer "Started volunteering
+    # with the food bank last month" (cosine .26) than the change of dentist (.25);
+    # the change uses the question's own word and says the value changed, which
+    # is more evidence than a hundredth of cosine (``cue_terms``)
+    settings = _rules().model_copy(update={"retrieval": Retrieval(currency={"cue_terms": weight})})
+    mem = make_memory(settings=settings)
+    for text in (
+        "My manager is Tom Becker.",
+        "I rent my flat from Mrs. Patel.",
+        "I get my teeth checked by Dr. Weber.",
+    ):
+        _say(mem, text, OLD)
+    _say(mem, "Dr. Weber retired, so my check-ups are with Dr. Haas now.", MID)
+    _say(mem, "Started volunteering with the food bank last month.", NEW)
+    assert _first(mem, "Who does my check-ups currently?") == first

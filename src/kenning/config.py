@@ -197,6 +197,17 @@ class CurrencyRecall(BaseSettings):
     #: groups' business, below); statements come before the asker's own
     #: questions and requests, which state no value.
     by_meaning: bool = True
+    #: ... where a memory that says its value is new or changed ("now", "my new",
+    #: "switched", "retired") adds this times the share of the question's search
+    #: terms it uses to its cosine: a cosine near 0.25 is little evidence, and the
+    #: question's own words in an update are more ("Dr. Costa retired, so my
+    #: check-ups are with Dr. Rossi now" for "Who does my check-ups currently?",
+    #: behind "Started volunteering with the food bank" by cosine). Currency
+    #: tune kinds, write / ingest current@1: .842 / .836 at 0; .845 / .839 at
+    #: 0.1; .851 / .839 at 0.2; .854 / .848 at 0.4, where the dev kinds through
+    #: write and the probe kinds through ingest lose a question each (both
+    #: unchanged at 0.1 and 0.2).
+    cue_terms: float = Field(0.2, ge=0, le=2)
     #: Cosine between two memories from which they answer the question alike ...
     pair_similarity: float = Field(0.40, ge=-1, le=1)
     #: ... or from which they do when the newer one has an update cue.

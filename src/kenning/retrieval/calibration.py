@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ..models import Hit
+from ..models import Hit, MemoryRecord
 from .context import author_match
 from .signals.base import RecallContext
 from .text import query_terms, term_stem
@@ -60,6 +60,7 @@ __all__ = [
     "calibrate",
     "calibrated",
     "calibration_inputs",
+    "coverage",
     "search_terms",
 ]
 
@@ -107,16 +108,22 @@ def calibration_inputs(
     return out
 
 
+def coverage(record: MemoryRecord | None, terms: frozenset[str]) -> float:
+    """The share of the query's search ``terms`` found among the memory's words
+    and its key's (the ``coverage`` input)."""
+    if record is None or not terms:
+        return 0.0
+    words = {term_stem(t) for t in query_terms(f"{record.content} {record.key or ''}")}
+    return len(terms & words) / len(terms)
+
+
 def _answer_inputs(ctx: RecallContext, mid: str, terms: frozenset[str]) -> dict[str, float]:
     """The inputs that say how well memory ``mid`` answers the query."""
-    record = ctx.records.get(mid)
-    text = f"{record.content} {record.key or ''}" if record else ""
-    words = {term_stem(t) for t in query_terms(text)}
     bm25 = max(0.0, ctx.keyword.get(mid, 0.0))
     return {
         "dense": float(ctx.dense.get(mid) or 0.0),
         "keyword": bm25 / (bm25 + BM25_HALF),
-        "coverage": len(terms & words) / len(terms) if terms else 0.0,
+        "coverage": coverage(ctx.records.get(mid), terms),
     }
 
 

@@ -16,7 +16,10 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    events of a dialogue, where one speaker's turn is evidence about the other.
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
-   to the question (``by_meaning``), statements before the asker's own
+   to the question (``by_meaning``; one that says its value is new or changed
+   adds ``cue_terms`` times its share of the question's search terms: "Dr.
+   Costa retired, so my check-ups are with Dr. Rossi now" for "Who does my
+   check-ups currently?"), statements before the asker's own
    questions, requests and suppositions ("Can you suggest a podcast for my
    commute?" states no way of commuting, "I might move to Lisbon" no home),
    and for a question about now, statements of how things are before those of
@@ -93,6 +96,7 @@ from ..lifecycle.slots import (
     statement,
 )
 from ..models import Hit, MemoryRecord, Status
+from .calibration import coverage
 from .collapse import evidence_turns, restated_turn
 from .context import author_of
 from .signals.base import RecallContext
@@ -187,9 +191,15 @@ SCAN = 30
 
 
 def current_first(
-    ctx: RecallContext, hits: list[Hit], q: Question, k: int, explain: bool
+    ctx: RecallContext,
+    hits: list[Hit],
+    q: Question,
+    k: int,
+    explain: bool,
+    terms: frozenset[str] = frozenset(),
 ) -> list[Hit]:
-    """``hits`` (priority order) after the currency step; see the module docstring."""
+    """``hits`` (priority order) after the currency step; see the module docstring.
+    ``terms``: the question's search terms (:func:`.calibration.search_terms`)."""
     opts = ctx.settings.retrieval.currency
     if not opts.enabled or q.aspect is None or not q.subject or not hits:
         return hits
@@ -218,11 +228,16 @@ def current_first(
         said = statement(h.memory.content)
         return said.states_now if now else said.states
 
+    def answers(h: Hit) -> float:
+        """The hit's cosine to the question, and for one that says its value is
+        new or changed, ``cue_terms`` times its share of the question's terms."""
+        cos = meaning(ctx, h.memory.id)
+        if opts.cue_terms and terms and statement(h.memory.content).cue:
+            return cos + opts.cue_terms * coverage(h.memory, terms)
+        return cos
+
     if q.reorders and opts.by_meaning:  # someone else's facts, and questions, stay below
-        _hand_out(
-            top,
-            lambda h: (match[h.memory.id] is not False, states(h), meaning(ctx, h.memory.id)),
-        )
+        _hand_out(top, lambda h: (match[h.memory.id] is not False, states(h), answers(h)))
     if q.reorders and q.aspect == "before":
         _predecessors_up(hits, top)
         top = sorted(top, key=lambda h: -h.score)

@@ -186,12 +186,13 @@ class RecallPipeline:
             hits = reranked(req.query, hits, reranker, settings.retrieval.rerank, req.explain)
             pool.timings["rerank"] = _ms(started_rerank)
             t += time.perf_counter() - started_rerank  # "rank" leaves the rerank out
-        hits = current_first(ctx, hits, question, req.k, req.explain)
+        terms = search_terms(text, pool.dropped)
+        hits = current_first(ctx, hits, question, req.k, req.explain, terms)
         collapsed = 0
         if settings.retrieval.collapse_restatements:
             hits, collapsed = collapse_restatements(hits)
         hits = [h for h in hits if h.memory.confidence >= req.floor][: req.k]
-        hits = calibrated(ctx, hits, search_terms(text, pool.dropped), req.explain)
+        hits = calibrated(ctx, hits, terms, req.explain)
         abstained = _abstains(hits, settings.retrieval.abstain_below)
         hits = [] if abstained else _at_least(hits, req.min_score)
         pool.timings["rank"] = _ms(t)
