@@ -1302,3 +1302,16 @@ def test_an_update_in_the_questions_own_words_outranks_a_closer_cosine(
     _say(mem, "Dr. Weber retired, so my check-ups are with Dr. Haas now.", MID)
     _say(mem, "Started volunteering with the food bank last month.", NEW)
     assert _first(mem, "Who does my check-ups currently?") == first
+
+
+def test_drawn_facts_sharing_the_speakers_name_are_no_one_attribute(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the facts drawn from the last two turns both name Kim ("... a cappuccino for
+    # Kim now" / "Since January Kim eats paleo", cosine .48), which embeds them
+    # nearer each other than the turns Kim said (.27): the diet is no newer order
+    mem = make_memory(settings=_rules())
+    _kim_says(mem, "I always get an americano at the café.", OLD, "s1")
+    _kim_says(mem, "Cut out the americano; it's a cappuccino for me now.", MID, "s2")
+    _kim_says(mem, "Since January I eat paleo.", NEW, "s3")
+    assert "cappuccino" in _first(mem, "What is my usual coffee order now?")

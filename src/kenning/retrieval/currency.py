@@ -27,7 +27,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    about the question's subject that answer it alike form a group (a question,
    request or supposition is no newer value, whatever words of change it has:
    "Remind me to buy milk"; nor, for a question about now, a past state):
-   their embeddings' cosine at least ``pair_similarity``
+   their embeddings' cosine (for a fact ``ingest`` drew from a turn, at most
+   its turn's: the speaker's name it carries is no shared attribute) at least
+   ``pair_similarity``
    (``cue_pair_similarity`` when the newer one says its value is new or
    current, "my new ...", "now"; ``change_pair_similarity`` when it says with a
    word of change that it changed, "switched", "sold", "instead"; either only
@@ -77,7 +79,7 @@ beside the other signals.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -358,6 +360,7 @@ def _groups(
     own = [h for h in own if h.memory.id in vectors]
     m = np.stack([vectors[h.memory.id] for h in own]) if own else np.zeros((0, 0))
     sims = m @ m.T
+    sims = _as_said(ctx, own, vectors, sims)
     words = [_words(h.memory.content) for h in own]
     stems = [_stems(h.memory.content) if beyond else frozenset() for h in own]
     pairs: list[tuple[int, int, int]] = []  # (i, j, the newer of the two)
@@ -438,6 +441,26 @@ def _groups(
             member[x] = left
     groups = {id(g): g for g in member.values() if len(g) > 1}
     return [[own[i] for i in sorted(g)] for g in groups.values()]
+
+
+def _as_said(
+    ctx: RecallContext, own: Sequence[Hit], vectors: Mapping[str, np.ndarray], sims: np.ndarray
+) -> np.ndarray:
+    """``sims`` with each pair that holds a fact ``ingest`` drew from a turn at most
+    as alike as the turns the speaker said: a drawn fact names the speaker where
+    the turn says "I", and two of them share that name, not an attribute ("Cut out
+    the cortado; it's a mocha for Jakob now" / "Since January Jakob eats paleo" at
+    .46, their turns at .28)."""
+    turns = {h.memory.id: t for h in own if (t := restated_turn(h.memory))}
+    if not turns or ctx.store is None or ctx.view is None:
+        return sims
+    said = ctx.store.memory_vectors(list(set(turns.values())), ctx.view)
+    drawn = np.array([turns.get(h.memory.id) in said for h in own])
+    m = np.stack(
+        [said[turns[h.memory.id]] if d else vectors[h.memory.id] for h, d in zip(own, drawn)]
+    )
+    either = drawn[:, None] | drawn[None, :]
+    return np.where(either, np.minimum(sims, m @ m.T), sims)
 
 
 def _pair_floor(cue: str | None, opts: CurrencyRecall) -> float:
