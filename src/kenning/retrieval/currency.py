@@ -457,7 +457,10 @@ def _as_said(
     said = ctx.store.memory_vectors(list(set(turns.values())), ctx.view)
     drawn = np.array([turns.get(h.memory.id) in said for h in own])
     m = np.stack(
-        [said[turns[h.memory.id]] if d else vectors[h.memory.id] for h, d in zip(own, drawn)]
+        [
+            said[turns[h.memory.id]] if d else vectors[h.memory.id]
+            for h, d in zip(own, drawn, strict=True)
+        ]
     )
     either = drawn[:, None] | drawn[None, :]
     return np.where(either, np.minimum(sims, m @ m.T), sims)
