@@ -23,6 +23,7 @@ from kenning.lifecycle.slots import (
     different_things,
     left_words,
     question_subject,
+    renews_its_thing,
     says_changed,
     statement,
     subject_of,
@@ -911,6 +912,43 @@ def test_a_named_party_ending_the_value_retires_it_through_ingest(
     (ended,) = sold.facts
     assert ended.action is Action.SUPERSEDE and ended.target == flat.facts[0].record.id
     assert "Vonovia" in _first(mem, "Who is my landlord now?")
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "changes"),
+    [
+        ("My therapist is Dr. Weiss.", "I found a new therapist, Dr. Hart.", True),
+        ("My boss is Priya.", "I got a new boss, Omar.", True),
+        ("My dog is called Rex.", "We got a new puppy, Luna.", False),  # a second pet
+        ("My therapist is Dr. Weiss.", "I found a new café near the office.", False),
+    ],
+)
+def test_an_event_saying_the_facts_thing_is_new_retires_it_through_ingest(
+    make_memory: Callable[..., Memory], before: str, after: str, changes: bool
+) -> None:
+    # "Kim found a new therapist, Dr. Hart" is drawn as an event (it happened once);
+    # an event changes a fact when it says the fact's own thing is new, as the same
+    # words written do
+    mem = make_memory(settings=_rules())
+    old = _kim_says(mem, before, OLD, "s1")
+    new = _kim_says(mem, after, NEW, "s2")
+    retired = {f.target for f in new.facts if f.action is Action.SUPERSEDE}
+    assert (old.facts[0].record.id in retired) is changes
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "renews"),
+    [
+        ("Kim's therapist is Dr. Weiss.", "Kim found a new therapist, Dr. Hart.", True),
+        ("Kim's gym is FitX.", "Kim switched gyms.", True),
+        ("Kim's boss is Priya.", "Kim got a new boss, Omar.", True),
+        ("Kim's dog is Rex.", "Kim got a new puppy.", False),
+        ("Kim is an engineer at SAP.", "Kim started Kim's new role at Zalando.", False),
+        ("Kim lives in Bonn.", "Kim moved to Berlin.", False),  # no thing after the cue
+    ],
+)
+def test_renews_its_thing(old: str, new: str, renews: bool) -> None:
+    assert renews_its_thing(old, new) is renews
 
 
 def test_a_turn_of_several_sentences_is_judged_as_its_speaker_said_each(

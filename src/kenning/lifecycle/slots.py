@@ -593,6 +593,38 @@ def cue_things(text: str) -> dict[str, str]:
     return things
 
 
+#: Words that say the thing after them is new or another one ("a new therapist",
+#: "switched gyms"); not a start ("started agility classes" starts something else).
+_RENEWING = frozenset("new switched changed swapped replaced".split())
+#: Whose thing a fact names as theirs: "my therapist", "Kim's therapist".
+_WHOSE = frozenset("my our".split())
+
+
+def renews_its_thing(old: str, new: str) -> bool:
+    """Whether ``new`` says with a word of novelty or change that the thing ``old``
+    names as the speaker's is new or another one: "Kim found a new therapist, Dr.
+    Hart" / "Kim's therapist is Dr. Weiss", "Kim switched gyms" / "My gym is
+    FitX"; not "Kim got a new puppy" / "Kim's dog is Rex", nor "Nate made a new
+    recipe" / "Nate knows one recipe" (no one's recipe). A name is no such thing
+    ("Kim started ..." / "Kim is an engineer")."""
+    things = {t for cue, t in cue_things(new).items() if cue in _RENEWING and not _named(new, t)}
+    if not things:
+        return False
+    words = _LOWER_WORD.findall(old.lower().replace("'s ", " 's "))
+    owned = {
+        w[:-1] if w.endswith("s") and len(w) > 3 else w
+        for prev, w in zip(words, words[1:], strict=False)
+        if prev in _WHOSE or prev == "s"
+    }
+    return bool(things & owned)
+
+
+def _named(text: str, low: str) -> bool:
+    """Whether ``low`` (a lower-cased word of ``text``) is written capitalised there
+    after the text's first word: a name."""
+    return any(w[0].isupper() and w.lower().startswith(low) for w in text.split()[1:])
+
+
 #: Words that leave what follows them ("quit the choir", "sold my cello").
 _LEAVING = _ENDING | frozenset("ditched traded cut gave".split())
 #: Words passed over between a word that leaves and what it leaves.

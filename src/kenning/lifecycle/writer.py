@@ -74,7 +74,7 @@ from .reconcile import (
     says_an_end,
     slot_query,
 )
-from .slots import change_cue
+from .slots import change_cue, renews_its_thing
 
 __all__ = ["WritePlan", "WritePlanner", "WriteResult", "reconciler_for"]
 
@@ -610,7 +610,9 @@ def _as_event(d: Decision, item: tuple[Incoming, Sequence[Neighbour]]) -> Decisi
     """An event's decision: a supersede stands when the event says something ended or
     changed ("got laid off", "moved out", "sold") or fills the single-valued slot of
     the fact it retires with another value ("Kim started a new job at Meta last
-    week" / "Kim works at Google"); anything else adds it (an event of a day,
+    week" / "Kim works at Google") or says that the thing the fact names is new
+    or changed ("Kim found a new therapist, Dr. Hart" / "Kim's therapist is Dr.
+    Weiss"); anything else adds it (an event of a day,
     "Audrey got a surprise for Andrew", changes no standing fact)."""
     if d.action is Action.ADD:
         return d
@@ -621,6 +623,8 @@ def _as_event(d: Decision, item: tuple[Incoming, Sequence[Neighbour]]) -> Decisi
         old = next((n for n in near if n.id == d.target), None)
         if old is not None and changes_slot(old.content, new.content, (old.author, new.author)):
             return d
+        if old is not None and renews_its_thing(old.content, new.content):
+            return d  # "Kim found a new therapist, Dr. Hart" / "Kim's therapist is Dr. Weiss"
     return Decision(Action.ADD, None, f"an event, kept beside {d.target} ({d.reason})")
 
 
