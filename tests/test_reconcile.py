@@ -1726,3 +1726,26 @@ def test_moving_in_with_someone_changes_only_where_one_lives() -> None:
     ):
         d = decide(new, nb("m1", old, sim))
         assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+
+
+def test_an_engagement_called_off_ends_and_an_alternative_negates_nothing() -> None:
+    """ "I called off the engagement with Tom" ends "I'm engaged to Tom" (not a detail
+    of it); a meeting or a gig called off ends no standing fact. "Believe it or
+    not" and "whether or not" offer an alternative and deny nothing: "I've become a
+    Spurs fan, believe it or not" changes the club as "I've become a Spurs fan"
+    does."""
+    for new, old, sim in (
+        ("I called off the engagement with Tom.", "I'm engaged to Tom.", 0.75),
+        ("We broke off the engagement in May.", "I'm engaged to Tom.", 0.45),
+        ("I've become a Spurs fan, believe it or not.", "I support Arsenal.", 0.54),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+    for new, old, sim in (
+        ("The meeting was called off today.", "My team meets on Mondays.", 0.36),
+        ("The gig was called off because of rain.", "I play in a band on Fridays.", 0.23),
+    ):
+        assert act(new, old, sim) is Action.ADD, new
+    # a denial stays one, with or without an alternative beside it
+    d = decide("I'm not vegan, believe it or not.", nb("m1", "I'm vegan.", 0.81))
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")

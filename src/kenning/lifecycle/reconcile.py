@@ -359,6 +359,10 @@ _END_PHRASES = frozenset(
         ("ran", "out"),
         ("broke", "up"),
         ("split", "up"),
+        # an engagement, a wedding or a deal "called off" / "broken off"
+        ("called", "off"),
+        ("broke", "off"),
+        ("broken", "off"),
         ("out", "of"),
         ("last", "day"),
         ("laid", "off"),
@@ -377,7 +381,7 @@ _END_PHRASES = frozenset(
 )
 #: Endings that cease what one does, whatever it is: what they leave may be named
 #: in lower case ("Dropped out of pottery", "No more coffee for me", "I quit
-#: yoga"), where a word that moves or loses a thing ("dropped the plates", "left
+#: yoga", "We called off the engagement"), where a word that moves or loses a thing ("dropped the plates", "left
 #: my umbrella on the train") or finishes a task ("I'm done with the dishes")
 #: leaves only a value named as one; so does one day's event ("No more
 #: newspaper today").
@@ -390,6 +394,9 @@ _CEASE_PHRASES = frozenset(
         ("no", "more"),
         ("any", "more"),
         ("no", "longer"),
+        ("called", "off"),
+        ("broke", "off"),
+        ("broken", "off"),
     }
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
@@ -695,22 +702,27 @@ def _negation_at(
 ) -> int | None:
     """The position of the first negation of ``lows`` (``norm``: them joined,
     ``present``: as a set; ``endings``: :func:`_ending_words`), or None: a negation
-    word, or the last word of a negating phrase, neither of which denies an ending."""
+    word, or the last word of a negating phrase, neither of which denies an ending.
+    An alternative ("believe it or not", "whether or not") negates nothing."""
     if _NEG_OPENERS.isdisjoint(present) and "n't" not in norm:
         return None  # most texts: no word that negates
     # a denied ending affirms: "I didn't quit Nokia" negates nothing
     denied = _denied(endings)
-    negations = [
-        i
-        for i, (w, nxt) in enumerate(zip(lows, [*lows[1:], ""], strict=True))
-        if (w in _NEGATIONS or w.endswith("n't"))
-        and not (w == "never" and nxt in _LACKING)
-        and i not in denied
-    ] + [
-        i + 1
-        for i, (a, b) in enumerate(zip(lows, lows[1:], strict=False))
-        if (a, b) in _NEG_PHRASES and i not in denied
-    ]
+    negations = (
+        [
+            i
+            for i, (w, nxt) in enumerate(zip(lows, [*lows[1:], ""], strict=True))
+            if (w in _NEGATIONS or w.endswith("n't"))
+            and not (w == "never" and nxt in _LACKING)
+            and not (w == "not" and i > 0 and lows[i - 1] == "or")  # "believe it or not"
+            and i not in denied
+        ]
+        + [
+            i + 1
+            for i, (a, b) in enumerate(zip(lows, lows[1:], strict=False))
+            if (a, b) in _NEG_PHRASES and i not in denied
+        ]
+    )
     return min(negations, default=None)
 
 

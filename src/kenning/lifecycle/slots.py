@@ -119,6 +119,8 @@ _CHANGE_PHRASES = (
     ("any", "more"),
     ("gave", "up"),
     ("signed", "up"),
+    ("called", "off"),
+    ("broke", "off"),
     # "My go-to is a macchiato these days": a value said to be current
     ("these", "days"),
 )
