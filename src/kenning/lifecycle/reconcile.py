@@ -381,10 +381,10 @@ _END_PHRASES = frozenset(
 )
 #: Endings that cease what one does, whatever it is: what they leave may be named
 #: in lower case ("Dropped out of pottery", "No more coffee for me", "I quit
-#: yoga", "We called off the engagement"), where a word that moves or loses a thing ("dropped the plates", "left
-#: my umbrella on the train") or finishes a task ("I'm done with the dishes")
-#: leaves only a value named as one; so does one day's event ("No more
-#: newspaper today").
+#: yoga", "We called off the engagement"), where a word that moves or loses a
+#: thing ("dropped the plates", "left my umbrella on the train") or finishes a
+#: task ("I'm done with the dishes") leaves only a value named as one; so does
+#: one day's event ("No more newspaper today").
 _CEASING = frozenset({"quit", "quits"})
 _CEASE_PHRASES = frozenset(
     {
