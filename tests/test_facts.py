@@ -375,6 +375,17 @@ def test_a_date_that_comes_back_every_year_keeps_no_year() -> None:
     assert fact.kind == "event" and fact.event_at is not None
 
 
+def test_a_day_that_comes_back_every_week_is_no_date() -> None:
+    """ "I go climbing every Saturday" names no Saturday: the fact keeps the words
+    (it read "every on 13 May 2023"); a one-off Saturday still gets its date."""
+    (fact,) = rules("Anna: I go climbing every Saturday.")
+    assert fact.content == "Anna goes climbing every Saturday."
+    (fact,) = rules("Anna: We went climbing each Sunday in May.")
+    assert "each Sunday" in fact.content
+    fact = one("Anna: I'm flying to Rome on Saturday.")
+    assert fact.event_at == datetime(2023, 5, 13, tzinfo=UTC)
+
+
 @pytest.mark.parametrize(
     "text", ["I'm fine.", "I'm so sorry.", "I'm in!", "I'm listening.", "I'm tired."]
 )

@@ -1749,3 +1749,85 @@ def test_an_engagement_called_off_ends_and_an_alternative_negates_nothing() -> N
     # a denial stays one, with or without an alternative beside it
     d = decide("I'm not vegan, believe it or not.", nb("m1", "I'm vegan.", 0.81))
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+
+
+def test_the_perfects_i_is_the_speaker_of_a_slot() -> None:
+    """ "I've been working for Continental since March" fills the speaker's employer
+    slot as "I work at Continental" does (the contraction is the speaker, not a
+    word to pass over); a sister's does not."""
+    for new in (
+        "I've been working for Continental since March.",
+        "Since the spring I've been working for Continental.",
+    ):
+        d = decide(new, nb("m1", "I work at Bosch.", 0.37))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+    assert (
+        act("My sister has been working for Continental since March.", "I work at Bosch.", 0.31)
+        is Action.ADD
+    )
+
+
+def test_endings_said_in_other_words() -> None:
+    """An ending reaches what it ends in more of the ways people say it:
+    - "no longer" stands before the verb of what ends ("I no longer see Dr. Roth");
+    - a couple "split" or "parted ways" / "went their separate ways";
+    - a value's end is read in its own clause ("Mimi died last winter; we adopted
+      a tabby named Leo", also as ``ingest`` draws it about Kim);
+    - a change from a thing the old fact says to another, both in lower case
+      ("I switched from medicine to biology at Charité").
+    What only looks like one changes nothing."""
+    for new, old, sim, authors in (
+        ("I no longer see Dr. Roth.", "My psychiatrist is Dr. Roth.", 0.71, None),
+        ("I no longer train with Jo.", "My trainer is Jo.", 0.71, None),
+        ("Tom and I split in March.", "My partner is Tom.", 0.62, None),
+        ("Alex and I parted ways last month.", "My partner is Alex.", 0.71, None),
+        ("Alex and I went our separate ways in the spring.", "My partner is Alex.", 0.63, None),
+        (
+            "Mimi died last winter; Kim and others adopted a tabby named Leo.",
+            "Kim's cat is called Mimi.",
+            0.62,
+            "Kim",
+        ),
+        (
+            "Marco and Kim split last summer; Kim is with Luca now.",
+            "Kim is dating Marco.",
+            0.77,
+            "Kim",
+        ),
+        (
+            "I switched from medicine to biology at Charité.",
+            "I study medicine at Charité.",
+            0.80,
+            None,
+        ),
+        (
+            "I switched from violin to viola in the Berlin Phil.",
+            "I play the violin in the Berlin Phil.",
+            0.84,
+            None,
+        ),
+    ):
+        d = decide(new, nb("m1", old, sim, author=authors), author=authors)
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+    for new, old, sim, authors in (
+        ("I split my time between Berlin and Paris.", "I live in Berlin.", 0.59, None),
+        ("Marco and I split the bill at dinner.", "I'm dating Marco.", 0.63, None),
+        ("Nokia split into two companies.", "I work at Nokia.", 0.62, None),
+        ("Alex and I took separate ways home after the party.", "My partner is Alex.", 0.55, None),
+        (
+            "Priya left for a conference; Kim covers the team.",
+            "Kim's manager is Priya.",
+            0.73,
+            "Kim",
+        ),
+        (
+            "I switched from the night shift to the day shift at Nokia.",
+            "I work at Nokia.",
+            0.62,
+            None,
+        ),
+        ("I cycle from home to Charité every day.", "I study medicine at Charité.", 0.46, None),
+        ("I no longer use the ING app.", "I bank with ING.", 0.51, None),
+    ):
+        d = decide(new, nb("m1", old, sim, author=authors), author=authors)
+        assert d.action is not Action.SUPERSEDE, new

@@ -543,7 +543,11 @@ def _phrase(span: TimeSpan) -> tuple[str, str] | None:
 def _resolve_time(s: str, at: datetime | None) -> _When | None:
     if at is None:
         return None
-    spans = tuple(sp for sp in content_times(s, at) if sp.start is not None or sp.end is not None)
+    spans = tuple(
+        sp
+        for sp in content_times(s, at)
+        if (sp.start is not None or sp.end is not None) and not _every(s, sp)
+    )
     if not spans:
         return None
     first = spans[0]
@@ -557,6 +561,13 @@ def _resolve_time(s: str, at: datetime | None) -> _When | None:
     when = at if rolling else first.start
     assert when is not None
     return _When(when, relation, spans)
+
+
+def _every(s: str, span: TimeSpan) -> bool:
+    """Whether ``span`` recurs in ``s``: "every Saturday", "each March" name no date."""
+    pos = s.find(span.text)
+    before = s[:pos].split()[-1:] if pos > 0 else []
+    return bool(before) and before[0].lower() in ("every", "each")
 
 
 def _absolute_dates(content: str, spans: Sequence[TimeSpan]) -> str:

@@ -344,7 +344,8 @@ _ENDINGS = frozenset(
     """anymore stopped stops quit quits left leave leaves leaving sold sells cancelled
     canceled cancels closed closes replaced replaces retired resigned divorced separated
     died passed ended dropped lost moved relocated switched changed swapped traded
-    transferred upgraded graduated fired outgrew outgrown expired ditched stolen finished""".split()
+    transferred upgraded graduated fired outgrew outgrown expired ditched stolen finished
+    split""".split()
 )
 _END_PHRASES = frozenset(
     {
@@ -359,6 +360,9 @@ _END_PHRASES = frozenset(
         ("ran", "out"),
         ("broke", "up"),
         ("split", "up"),
+        # "Alex and I parted ways", "... went our separate ways"
+        ("parted", "ways"),
+        ("separate", "ways"),
         # an engagement, a wedding or a deal "called off" / "broken off"
         ("called", "off"),
         ("broke", "off"),
@@ -995,10 +999,23 @@ def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, 
         phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
         if not (phrase or low in _ENDINGS):
             continue
-        start = i - 1 if phrase else i
+        start = _lead_in(lows, i - 1 if phrase else i)
         while start > 0 and lows[start - 1] in _ENDING_VERBS:
             start -= 1
         yield i, phrase, denial_before(lows, start), start
+
+
+#: What leads into "separate ways": "we went our separate ways".
+_WAYS_LEAD = frozenset("our their went go gone going".split())
+
+
+def _lead_in(lows: Sequence[str], start: int) -> int:
+    """Where the ending phrase opening at ``start`` begins with the words that lead
+    into it: "went our separate ways" from "went"."""
+    if lows[start] == "separate":
+        while start > 0 and lows[start - 1] in _WAYS_LEAD:
+            start -= 1
+    return start
 
 
 def _hands_in(lows: Sequence[str], i: int) -> int | None:
@@ -1050,9 +1067,13 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         ceases = not one_day and (
             low in _CEASING or (phrase and (lows[i - 1], low) in _CEASE_PHRASES)
         )
-        if _left_after(old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases):
+        # "no longer" goes before the verb of what ends: "I no longer see Dr. Roth"
+        verb = phrase and (lows[i - 1], low) == ("no", "longer")
+        if _left_after(
+            old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases, verb=verb
+        ):
             return True
-        start = _past_auxiliaries(lows, i - 1 if phrase else i)
+        start = _past_auxiliaries(lows, _lead_in(lows, i - 1 if phrase else i))
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
@@ -1305,7 +1326,12 @@ def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
 
 
 def _left_after(
-    old: _Text, after: Sequence[_Tok], text: str, holds: bool = True, named: bool = True
+    old: _Text,
+    after: Sequence[_Tok],
+    text: str,
+    holds: bool = True,
+    named: bool = True,
+    verb: bool = False,
 ) -> bool:
     """Whether one of ``old``'s values is what the ending before ``after`` leaves:
     named before any other thing the ending could act on. ``holds``: what one
@@ -1315,11 +1341,15 @@ def _left_after(
     an ending that ceases what one does (:data:`_CEASE_PHRASES`), a thing in lower
     case that ``old`` names counts too ("Dropped out of pottery" / "I go to pottery
     lessons after work"; not "I gave up my bus seat" / "I commute by bus").
-    ``text``: the new text ``after`` is read from."""
+    ``text``: the new text ``after`` is read from. ``verb``: the ending stands
+    before the verb of what it ends, which is passed over unless it is the old
+    fact's own thing ("I no longer see Dr. Roth"; "I'm no longer vegan")."""
     values = old.values
     for i, t in enumerate(after):
         if (i == 0 and _activity(t.low)) or t.low in HONORIFICS:
             continue  # "stopped seeing Dr. Silva", "no longer volunteering at Oxfam"
+        if i == 0 and verb and t.low not in values and t.stem not in old.content:
+            continue
         if i == 1 and t.low == "to" and _activity(after[0].low):
             continue  # where one went is what one stops going to: "gave up going to Tesco"
         if t.low in values:
@@ -1516,8 +1546,9 @@ def _brings_nothing(old: _Text, new: _Text) -> bool:
     none of them: a change brings a value the old fact lacks or leaves one it has,
     so "My new home is in Madrid" changes no "I'm a Real Madrid fan". A value the
     old text itself left is not one it holds: "I'm back in Berlin now" changes
-    "We moved from Berlin to Munich last year"."""
-    if not new.values or old.ends or _leaves(old, new):
+    "We moved from Berlin to Munich last year". Nor does one that goes from a thing
+    of the old fact to another: "I switched from medicine to biology at Charité"."""
+    if not new.values or old.ends or _leaves(old, new) or _from_thing(old, new):
         return False
     return new.values <= old.named
 
@@ -1639,7 +1670,9 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
 def _from_to(old: _Text, new: _Text, lows: Sequence[str], at: int) -> bool:
     """Whether after the word of change at ``at`` (``lows``: ``new``'s words, folded)
     the text goes from one of ``old``'s values to another value: "I ported my
-    number from Vodafone to O2", "I moved my savings from ING to N26"."""
+    number from Vodafone to O2", "I moved my savings from ING to N26"; or, named in
+    lower case, from a thing ``old`` says to one it does not: "I switched from
+    medicine to biology" / "I study medicine at Charité"."""
     toks = new.toks
     for k in range(at + 1, len(toks) - 1):
         if lows[k] == "from" and lows[k + 1] in old.values:
@@ -1648,6 +1681,27 @@ def _from_to(old: _Text, new: _Text, lows: Sequence[str], at: int) -> bool:
                 return False
             to = k + 1 + later.index("to")
             return to + 1 < len(toks) and _another_value(old, new, toks[to + 1])
+    return _from_thing(old, new, at)
+
+
+def _from_thing(old: _Text, new: _Text, at: int = 0) -> bool:
+    """Whether ``new`` goes, after its word at ``at``, from a thing in lower case
+    that ``old`` says to one ``old`` does not: "I switched from medicine to
+    biology" / "I study medicine at Charité" (the value both name stays, the
+    thing changes)."""
+    toks = new.toks
+    for k in range(at + 1, len(toks) - 3):
+        source, to, target = toks[k + 1], toks[k + 2], toks[k + 3]
+        if (
+            toks[k].low == "from"
+            and source.content
+            and source.text == source.low
+            and source.stem in old.content
+            and to.low == "to"
+            and target.content
+            and target.stem not in old.content
+        ):
+            return True
     return False
 
 
@@ -1795,7 +1849,8 @@ def _family_slot(
             # Lisbon", "The user and others relocated", drawn by ingest from "we")
             said = [t for t in toks[:i] if t.low not in _FILLERS | _PERFECT]
             lows = [t.low for t in said]
-            speaker = bool(_SPEAKER & set(lows)) or "user" in lows
+            # "I've been working for ...": the perfect's "I've" is the speaker still
+            speaker = not _SPEAKER.isdisjoint(t.low for t in toks[:i]) or "user" in lows
             # "my new job at", "my first day at": the speaker's, unless a relation's
             # ("my sister's new job at")
             mine = bool(_MINE & set(lows)) and not _RELATION_STEMS & {t.stem for t in said}
@@ -1964,7 +2019,9 @@ def _value_ends(old: _Text, new: _Text) -> bool:
     # or the old fact's own thing, which the value gives up ("Akelius sold the flat
     # to Mrs. Patel" / "I rent my flat from Akelius"); a date is when too ("passed
     # away in the week of 26 February 2024", as a drawn fact dates it)
-    after = new.toks[at + 1 :]
+    # within the ending's clause: "Mimi died last winter; we adopted a tabby named
+    # Leo" ends Mimi whatever the next clause adds
+    after = new.toks[at + 1 : _clause_end(new, at)]
     if after and after[0].low in _WORKING:
         after = after[1:]  # the value's work ends: "Dr. Petrov stopped practising"
     return (
@@ -1979,6 +2036,26 @@ def _value_ends(old: _Text, new: _Text) -> bool:
         or _acts_on_its_thing(old, new, new.toks[at + 1 :])
         or _gives_up_premises(new, at)
     )
+
+
+#: What closes a clause: a stop, a semicolon or colon, or a comma before a
+#: conjunction ("..., so I now report to Omar").
+_CLAUSE_BREAK = re.compile(
+    r"(?<!\bDr)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bSt)(?<!\bProf)\.(?!\d)|[;:!?]"
+    r"|,\s*(?=(?:so|and|but|then|because|which)\b)",
+    re.IGNORECASE,
+)
+
+
+def _clause_end(text: _Text, at: int) -> int:
+    """The position after the last word of the clause holding word ``at`` of
+    ``text`` (its length when the clause runs to the end)."""
+    seen = 0
+    for piece in _CLAUSE_BREAK.split(text.text):
+        seen += len(_tokens(piece))
+        if seen > at:
+            return seen
+    return len(text.toks)
 
 
 #: Verbs of a value's work, whose end ends its role ("Dr. Petrov stopped

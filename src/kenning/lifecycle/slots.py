@@ -121,6 +121,8 @@ _CHANGE_PHRASES = (
     ("signed", "up"),
     ("called", "off"),
     ("broke", "off"),
+    ("parted", "ways"),
+    ("separate", "ways"),
     # "My go-to is a macchiato these days": a value said to be current
     ("these", "days"),
 )
