@@ -1831,3 +1831,26 @@ def test_endings_said_in_other_words() -> None:
     ):
         d = decide(new, nb("m1", old, sim, author=authors), author=authors)
         assert d.action is not Action.SUPERSEDE, new
+
+
+def test_endings_with_the_one_they_end_between_or_a_thing_held() -> None:
+    """ "Shopify laid me off" ends the job as "Shopify laid off ..." would; a
+    couple "are separating"; "I've stopped therapy with Maria" ends the
+    therapist through the thing held with her. A stop on the way ("I stopped at
+    ING to pay a bill", "stopped by Nokia") ends nothing."""
+    for new, old, sim in (
+        ("Shopify laid me off, so I'm freelancing now.", "I work remotely for Shopify.", 0.69),
+        ("Airbus let me go in March.", "I work at Airbus.", 0.66),
+        ("Julia and I are separating.", "My wife is Julia.", 0.72),
+        ("I've stopped therapy with Maria.", "My therapist is Maria.", 0.79),
+        ("I cancelled my sessions with Jo.", "My trainer is Jo.", 0.44),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+    for new, old, sim in (
+        ("I stopped at ING to pay a bill.", "I bank with ING.", 0.60),
+        ("I stopped by Nokia to see old colleagues.", "I work at Nokia.", 0.69),
+        ("Julia is separating the laundry.", "My wife is Julia.", 0.53),
+        ("Marco laid the table for us.", "I'm dating Marco.", 0.55),
+    ):
+        assert act(new, old, sim) is not Action.SUPERSEDE, new

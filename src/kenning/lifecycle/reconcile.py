@@ -345,7 +345,7 @@ _ENDINGS = frozenset(
     canceled cancels closed closes replaced replaces retired resigned divorced separated
     died passed ended dropped lost moved relocated switched changed swapped traded
     transferred upgraded graduated fired outgrew outgrown expired ditched stolen finished
-    split""".split()
+    split separating divorcing""".split()
 )
 _END_PHRASES = frozenset(
     {
@@ -997,9 +997,13 @@ def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, 
             yield i, True, denial_before(lows, handed), handed
             continue
         phrase = i > 0 and (lows[i - 1], low) in _END_PHRASES
-        if not (phrase or low in _ENDINGS):
+        # the one it ends between the phrase's words: "Shopify laid me off", "let us go"
+        parted = not phrase and i > 1 and lows[i - 1] in _MOVED_PEOPLE
+        parted = parted and (lows[i - 2], low) in _END_PHRASES
+        if not (phrase or parted or low in _ENDINGS):
             continue
-        start = _lead_in(lows, i - 1 if phrase else i)
+        phrase = phrase or parted
+        start = _opening(lows, i, phrase)
         while start > 0 and lows[start - 1] in _ENDING_VERBS:
             start -= 1
         yield i, phrase, denial_before(lows, start), start
@@ -1009,9 +1013,16 @@ def _ending_words(lows: Sequence[str]) -> Iterator[tuple[int, bool, int | None, 
 _WAYS_LEAD = frozenset("our their went go gone going".split())
 
 
-def _lead_in(lows: Sequence[str], start: int) -> int:
-    """Where the ending phrase opening at ``start`` begins with the words that lead
-    into it: "went our separate ways" from "went"."""
+def _opening(lows: Sequence[str], i: int, phrase: bool) -> int:
+    """Where the ending whose last word is at ``i`` begins: the word itself, a
+    phrase's first word with the words that lead into it ("went our separate
+    ways" from "went"), or the first word of a phrase with the one it ends between
+    its words ("laid me off")."""
+    if not phrase:
+        return i
+    if (lows[i - 1], lows[i]) not in _END_PHRASES:
+        return i - 2  # "Shopify laid me off"
+    start = i - 1
     if lows[start] == "separate":
         while start > 0 and lows[start - 1] in _WAYS_LEAD:
             start -= 1
@@ -1057,7 +1068,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     one_day = _one_day(new)  # one day's event ceases nothing named in lower case
     for i, phrase in new.open_endings:
         low = lows[i]
-        if _away_for_a_while(lows, i) or _places_it(old, toks, i):
+        if _away_for_a_while(lows, i) or _places_it(old, toks, i) or _stops_by(lows, i):
             continue  # "I left Berlin for a week of holiday": back after it
         if _in_with(lows, i):
             continue  # "I moved in with Paul": to Paul, leaving no one
@@ -1073,7 +1084,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
             old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases, verb=verb
         ):
             return True
-        start = _past_auxiliaries(lows, _lead_in(lows, i - 1 if phrase else i))
+        start = _past_auxiliaries(lows, _opening(lows, i, phrase))
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
@@ -1090,6 +1101,16 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         ):
             return True
     return False
+
+
+#: Words after "stopped" that make it a visit: "stopped at ING", "stopped by Nokia".
+_STOP_BY = frozenset("at by in into off over".split())
+
+
+def _stops_by(lows: Sequence[str], i: int) -> bool:
+    """Whether the ending at ``i`` is a stop on the way ("I stopped at ING to pay a
+    bill", "stopped by Nokia to see old colleagues"), which ends nothing."""
+    return lows[i] in ("stop", "stopped", "stops") and i + 1 < len(lows) and lows[i + 1] in _STOP_BY
 
 
 def _past_auxiliaries(lows: Sequence[str], start: int) -> int:
@@ -1147,7 +1168,7 @@ def _acts_on_its_thing(old: _Text, new: _Text, after: Sequence[_Tok]) -> bool:
 
 #: Words that carry an ending after its subject ("Paul and I got divorced", "Priya
 #: was laid off"): the value before them is named before the ending.
-_AUXILIARIES = frozenset("got get gets were was have has had been".split())
+_AUXILIARIES = frozenset("got get gets were was have has had been are is am".split())
 
 
 #: What one is away for and back after ("left Berlin for a week", "for the holidays").
@@ -1254,7 +1275,8 @@ def _places_it(old: _Text, toks: Sequence[_Tok], i: int) -> bool:
 #: "cancelled my membership at Basic-Fit"), as opposed to something of the value
 #: one changes and stays ("I switched programmes at KU Leuven"), by stem.
 _HOLDINGS = frozenset(
-    "job account membership subscription contract lease place position role seat plan".split()
+    """job account membership subscription contract lease place position role seat plan
+    therapy treatment sessions""".split()
 )
 _HOLDING_STEMS = frozenset(_stem(w) for w in _HOLDINGS)
 _ON_THE_WAY = _DETERMINERS | _SLOT_PREPS | frozenset("from of out with".split())
@@ -1273,11 +1295,23 @@ def _activity(low: str) -> bool:
 
 def _passed_over(lows: Sequence[str]) -> int:
     """How many of the words after an ending its reach passes over: the activity
-    right after it, the quantity opening what it acts on and people's titles
+    right after it, the quantity opening what it acts on, a thing held with the
+    value and the word to it, and people's titles
     ("stopped seeing Dr. Silva" reaches Silva as "left Silva" would, "moved all
     my money from Sparkasse" as "moved my money from Sparkasse")."""
     quantity = sum(1 for _ in itertools.takewhile(lambda w: w in _QUANTITIES, lows))
-    return int(bool(lows) and _activity(lows[0])) + quantity + sum(w in HONORIFICS for w in lows)
+    # what one holds with the value, and the word to it: "stopped therapy with Maria"
+    held = 2 if len(lows) > 1 and _stem(lows[0]) in _HOLDING_STEMS and lows[1] in _WITH_IT else 0
+    return (
+        int(bool(lows) and _activity(lows[0]))
+        + quantity
+        + held
+        + sum(w in HONORIFICS for w in lows)
+    )
+
+
+#: The words from a thing held to the value it is held with ("therapy with Maria").
+_WITH_IT = frozenset("with at from of".split())
 
 
 #: Where one leaves from: "Priya left the company" ends Priya's place as well as
