@@ -129,6 +129,19 @@ def test_only_questions_about_the_asker_or_a_relation_are_reordered() -> None:
     assert question_of("What car did I have in 2023?", True).reorders is False
 
 
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("Lately I've gotten really into bouldering.", "lately"),
+        ("Lately I order a flat white instead.", "instead"),  # the change says more
+        ("I live in Berlin.", None),
+    ],
+)
+def test_lately_is_a_cue_when_nothing_else_says_it_changed(text: str, cue: str | None) -> None:
+    assert update_cue(text) == cue
+    assert change_cue(text) == cue
+
+
 def test_update_cues_and_question_aspects() -> None:
     assert update_cue("We relocated to Lisbon last month.") == "relocated"
     assert update_cue("Today was my first day at the bakery.") == "first day"
@@ -1353,3 +1366,18 @@ def test_drawn_facts_sharing_the_speakers_name_are_no_one_attribute(
     _kim_says(mem, "Cut out the americano; it's a cappuccino for me now.", MID, "s2")
     _kim_says(mem, "Since January I eat paleo.", NEW, "s3")
     assert "cappuccino" in _first(mem, "What is my usual coffee order now?")
+
+
+def test_a_hobby_said_to_be_current_lately_comes_first(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Lately I've gotten really into bouldering" says with "lately" that it is
+    # the current value; the two embed at .30, enough for such a cue
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX.", "I'm vegetarian.", "I love Italian food."):
+        _say(mem, text, OLD)
+    _say(mem, "My hobby is birdwatching.", OLD)
+    _say(mem, "Lately I've gotten really into bouldering.", NEW)
+    assert "bouldering" in _first(mem, "What is my hobby these days?")
+    before = mem.recall("What was my hobby before?", 3).hits
+    assert before[0].memory.content == "My hobby is birdwatching."

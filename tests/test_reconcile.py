@@ -1854,3 +1854,15 @@ def test_endings_with_the_one_they_end_between_or_a_thing_held() -> None:
         ("Marco laid the table for us.", "I'm dating Marco.", 0.55),
     ):
         assert act(new, old, sim) is not Action.SUPERSEDE, new
+
+
+def test_a_slot_value_named_after_the() -> None:
+    """ "the Red Cross" is a name as "Red Cross" is: the slot rule's lower gate for a
+    named value holds for it ("I took a job with the Red Cross last month" / "I
+    work for the city council", cos .34); "the local bakery" is no name."""
+    d = decide(
+        "I took a job with the Red Cross last month.",
+        nb("m1", "I work for the city council.", 0.34),
+    )
+    assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
+    assert act("I moved to the countryside.", "I live in Berlin.", 0.29) is Action.ADD

@@ -414,7 +414,7 @@ _CHANGE_VERBS = frozenset(
     raised increased lowered decreased reduced doubled halved""".split()
 )
 #: Adverbs of change or time that sit outside the slot ("X is the lead now").
-_CHANGE_ADVERBS = frozenset("now currently nowadays instead anymore recently".split())
+_CHANGE_ADVERBS = frozenset("now currently nowadays instead anymore recently lately".split())
 _FILLERS = _CHANGE_ADVERBS | frozenset("just finally also still actually".split())
 #: Words that say a value is new, not what it is (the change-marker signal's overlap).
 _MARKER_NEUTRAL = frozenset("new first latest".split())
@@ -2556,11 +2556,14 @@ def only_ends(ending: str, ended: str) -> bool:
 
 
 def _names_slot_value(text: _Text) -> bool:
-    """Whether the object of the text's slot opens on a name ("Lisbon last month"),
-    not a thing or a day ("the window seat", "Fridays")."""
+    """Whether the object of the text's slot opens on a name ("Lisbon last month",
+    "the Red Cross"), not a thing or a day ("the window seat", "Fridays")."""
     if text.family is None:
         return False
-    first = text.family[3].split(" ", 1)[0]
+    words = text.family[3].split()
+    if words[:1] == ["the"]:
+        words = words[1:]
+    first = words[0] if words else ""
     return first[:1].isupper() and first.lower().rstrip("s") not in CALENDAR_NAMES
 
 

@@ -111,7 +111,11 @@ _CHANGE = frozenset(
 _CHANGE_WORDS = frozenset("new now anymore instead nowadays currently since first".split())
 #: Cues that say a value is new or current, not that one changed: "I tried a new
 #: bakery", "My laptop battery barely lasts an hour now".
-_NEW_OR_NOW = (_CHANGE_WORDS - {"anymore", "instead"}) | {"these days"}
+_NEW_OR_NOW = (_CHANGE_WORDS - {"anymore", "instead"}) | {"these days", "lately"}
+#: Words that say a value is current only when nothing else in the text says it
+#: changed: "Lately I've gotten into bouldering" (but "Lately I order a flat white
+#: instead" says with "instead" that it changed).
+_WEAK_CUES = frozenset({"lately"})
 _CHANGE_PHRASES = (
     ("no", "longer"),
     ("no", "more"),
@@ -449,7 +453,11 @@ def _cue(text: str, changes: bool) -> str | None:
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     if _CUE_OPENERS.isdisjoint(lows):
         return None  # most texts: no word that opens a cue
+    weak = None
     for i, w in enumerate(lows):
+        if w in _WEAK_CUES and weak is None and denial_before(lows, i) is None:
+            weak = w
+            continue
         if w in _PHRASE_HEADS and (w, lows[i + 1] if i + 1 < len(lows) else "") in _CHANGE_PHRASES:
             if denial_before(lows, i) is None:
                 return f"{w} {lows[i + 1]}"
@@ -468,7 +476,7 @@ def _cue(text: str, changes: bool) -> str | None:
             return " ".join(lows[i : i + (4 if w == "as" else 3)])
         if w in _CUES and denial_before(lows, i) is None:
             return w
-    return None
+    return weak
 
 
 #: Words around "close" that make it near, not shut: "up close", "so close",
@@ -551,7 +559,7 @@ def now_for_long(lows: Sequence[str], i: int) -> bool:
 _STARTING = frozenset("from starting as".split())
 _PERIODS = frozenset("day week month year term semester season".split())
 #: The words that may open an update cue: a cue, a phrase's first word, a start.
-_CUE_OPENERS = _CUES | _PHRASE_HEADS | _STARTING
+_CUE_OPENERS = _CUES | _PHRASE_HEADS | _STARTING | _WEAK_CUES
 
 
 def _starts_from(lows: Sequence[str], i: int) -> bool:
