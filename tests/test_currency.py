@@ -55,6 +55,12 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Went hiking in the Alps with my sister.", "self"),
         ("What's the name of my cousin's dog?", "cousin"),
         ("My partner is Sam.", "self"),  # naming a relation is the speaker's own fact
+        ("My mum's GP is Dr. Green.", "mum"),  # a possessive, not "mum is"
+        ("My mum's called Anna.", "self"),
+        ("My gran lives in Leeds.", "gran"),
+        ("My ex works at BMW.", "ex"),
+        ("My twin works at BMW.", "twin"),
+        ("My twin sister lives in Oslo.", "sister"),
         ("My wife is called Ana.", "self"),
         ("Alice's colleague follows a vegan diet.", "colleague"),
         ("She moved to Porto.", "she"),
@@ -1381,3 +1387,16 @@ def test_a_hobby_said_to_be_current_lately_comes_first(
     assert "bouldering" in _first(mem, "What is my hobby these days?")
     before = mem.recall("What was my hobby before?", 3).hits
     assert before[0].memory.content == "My hobby is birdwatching."
+
+
+def test_a_relations_fact_said_with_a_possessive_stays_theirs(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "My mum's GP is Dr. Green" is the mother's GP, newer or not
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX.", "I'm vegetarian."):
+        _say(mem, text, OLD)
+    _say(mem, "My GP is Dr. Brown.", OLD)
+    _say(mem, "My mum's GP is Dr. Green.", NEW)
+    assert _first(mem, "Who is my GP now?") == "My GP is Dr. Brown."
+    assert _first(mem, "Who is my mum's GP?") == "My mum's GP is Dr. Green."

@@ -75,13 +75,16 @@ RELATIONS: frozenset[str] = frozenset(
     grandparents grandson granddaughter grandchild aunt uncle cousin niece nephew
     stepmother stepfather stepson stepdaughter stepbrother stepsister friend friends
     bestie colleague colleagues coworker coworkers boss manager neighbour neighbor
-    neighbours neighbors roommate flatmate housemate classmate teammate mentor""".split()
+    neighbours neighbors roommate flatmate housemate classmate teammate mentor gran nan
+    nana grandad granddad stepdad stepmom stepmum auntie aunty""".split()
 )
 #: Words that may sit between "my" and the relation noun ("my older sister").
 _RELATION_ADJ = frozenset(
     "best old older oldest young younger youngest little big baby twin eldest late new "
     "former ex close dear".split()
 )
+#: Of those, the ones that name a person on their own ("my ex", "my twin").
+_RELATION_NOUN_ADJ = frozenset({"ex", "twin"})
 #: Words by which the speaker speaks of themselves ("US", the country, is not one).
 _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd our ours us".split()
@@ -370,6 +373,8 @@ def _relation_at(lows: list[str], start: int) -> tuple[str | None, int]:
     if j < len(lows) and lows[j] in RELATIONS:
         keep = [a for a in adjs if a in ("best", "ex", "late")]
         return " ".join([*keep, lows[j]]), j + 1
+    if adjs and adjs[-1] in _RELATION_NOUN_ADJ:
+        return adjs[-1], j  # "my ex works at BMW", "my twin lives in Oslo"
     return None, start
 
 
@@ -384,8 +389,16 @@ def _relation_named(lows: list[str], words: list[str], at: int) -> str | None:
 
 
 def _names_relation(lows: list[str], words: list[str], end: int) -> bool:
-    """ "<relation> is Sam" / "is called Sam" / ", Sam," : the speaker names their relation."""
+    """ "<relation> is Sam" / "is called Sam" / ", Sam," : the speaker names their relation.
+    A possessive is no copula: "My mum's GP is Dr. Green", "Who is my mum's GP?"
+    name the mother's GP ("My partner's Sam" names the partner)."""
     j = end
+    if lows[j : j + 1] == ["'s"] and j + 1 < len(lows):
+        after = words[j + 1]
+        if lows[j + 1] not in _NAMING and (
+            (j + 2 < len(lows) and lows[j + 2] in _COPULAS) or not after.istitle()
+        ):
+            return False
     if j < len(lows) and lows[j] in _COPULAS:
         j += 1
         if j < len(lows) and lows[j] in _NAMING:
