@@ -1866,3 +1866,16 @@ def test_a_slot_value_named_after_the() -> None:
     )
     assert (d.action, d.target) == (Action.SUPERSEDE, "m1")
     assert act("I moved to the countryside.", "I live in Berlin.", 0.29) is Action.ADD
+
+
+def test_moving_ones_own_thing_moves_the_thing() -> None:
+    """ "I moved my office to Potsdam" moves the office, not the speaker's home; a
+    thing held with a value moves the value ("I moved my accounts to DKB" is a
+    switch of bank), and the speaker moving with the family still moves home."""
+    assert act("I moved my office to Potsdam.", "I live in Berlin.", 0.44) is Action.ADD
+    for new, old, sim in (
+        ("I moved my whole family to Potsdam.", "I live in Berlin.", 0.43),
+        ("After the strikes I moved my miles to Iberia.", "I collect miles with Air France.", 0.36),
+    ):
+        d = decide(new, nb("m1", old, sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new

@@ -1276,7 +1276,7 @@ def _places_it(old: _Text, toks: Sequence[_Tok], i: int) -> bool:
 #: one changes and stays ("I switched programmes at KU Leuven"), by stem.
 _HOLDINGS = frozenset(
     """job account membership subscription contract lease place position role seat plan
-    therapy treatment sessions""".split()
+    therapy treatment sessions number""".split()
 )
 _HOLDING_STEMS = frozenset(_stem(w) for w in _HOLDINGS)
 _ON_THE_WAY = _DETERMINERS | _SLOT_PREPS | frozenset("from of out with".split())
@@ -2205,6 +2205,8 @@ _STARTS = frozenset("got joined started enrolled accepted hired".split())
 
 #: What opens a thing in the world after a word of change ("moved the meeting").
 _THING_OPENERS = frozenset("the a an this that".split())
+#: What opens the speaker's own thing ("moved my office").
+_OWN_OPENERS = frozenset("my our".split())
 #: The people one lives with, beside the relations.
 _HOUSEHOLD = frozenset("family household".split())
 
@@ -2352,6 +2354,10 @@ def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
     if not stems:
         return False
     if opener in _THING_OPENERS and not stems <= old.content:
+        return True
+    # the speaker's own thing, unless one held with a value: "I moved my office to
+    # Potsdam" moves the office, "I moved my accounts to DKB" the bank
+    if opener in _OWN_OPENERS and not stems <= old.content and not stems & _HOLDING_STEMS:
         return True
     if not stems <= old.content or len(rest) < 2:
         return False
