@@ -2207,6 +2207,8 @@ _STARTS = frozenset("got joined started enrolled accepted hired".split())
 _THING_OPENERS = frozenset("the a an this that".split())
 #: What opens the speaker's own thing ("moved my office").
 _OWN_OPENERS = frozenset("my our".split())
+#: Words that take a thing somewhere else ("moved my office to Potsdam").
+_MOVING = frozenset(_stem(w) for w in "move moved moving relocate relocated relocating".split())
 #: The people one lives with, beside the relations.
 _HOUSEHOLD = frozenset("family household".split())
 
@@ -2355,9 +2357,15 @@ def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
         return False
     if opener in _THING_OPENERS and not stems <= old.content:
         return True
-    # the speaker's own thing, unless one held with a value: "I moved my office to
-    # Potsdam" moves the office, "I moved my accounts to DKB" the bank
-    if opener in _OWN_OPENERS and not stems <= old.content and not stems & _HOLDING_STEMS:
+    # the speaker's own thing moved, unless one held with a value: "I moved my
+    # office to Potsdam" moves the office, "I moved my accounts to DKB" the bank (a
+    # switch goes to another value: "We switched our energy to Engie")
+    if (
+        opener in _OWN_OPENERS
+        and _stem(cue) in _MOVING
+        and not stems <= old.content
+        and not stems & _HOLDING_STEMS
+    ):
         return True
     if not stems <= old.content or len(rest) < 2:
         return False
