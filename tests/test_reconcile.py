@@ -1876,6 +1876,12 @@ def test_moving_ones_own_thing_moves_the_thing() -> None:
     for new, old, sim in (
         ("I moved my whole family to Potsdam.", "I live in Berlin.", 0.43),
         ("After the strikes I moved my miles to Iberia.", "I collect miles with Air France.", 0.36),
+        # where it moved from says it is a switch
+        (
+            "I moved my volunteering from the library to UNICEF.",
+            "I give my Sundays to the library.",
+            0.43,
+        ),
     ):
         d = decide(new, nb("m1", old, sim))
         assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new

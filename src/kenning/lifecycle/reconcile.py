@@ -2360,9 +2360,12 @@ def _moves_a_thing(old: _Text, new: _Text, cue: str) -> bool:
     # the speaker's own thing moved, unless one held with a value: "I moved my
     # office to Potsdam" moves the office, "I moved my accounts to DKB" the bank (a
     # switch goes to another value: "We switched our energy to Engie")
+    # ("I moved my volunteering from the library to UNICEF" says where from: a switch)
     if (
         opener in _OWN_OPENERS
         and _stem(cue) in _MOVING
+        and rest[:1]
+        and rest[0].low == "to"
         and not stems <= old.content
         and not stems & _HOLDING_STEMS
     ):
