@@ -375,6 +375,19 @@ def test_a_date_that_comes_back_every_year_keeps_no_year() -> None:
     assert fact.kind == "event" and fact.event_at is not None
 
 
+def test_our_after_a_plural_subject_is_theirs() -> None:
+    """ "Alex and I went our separate ways" is drawn as "Alex and Anna went their
+    separate ways", not "Anna's separate ways"; an "our" with no plural subject
+    before it stays the speaker's."""
+    assert one("Anna: Alex and I went our separate ways in the spring.").content == (
+        "Alex and Anna went their separate ways in the spring."
+    )
+    assert one("Anna: We moved our savings to N26.").content == (
+        "Anna and others moved their savings to N26."
+    )
+    assert one("Anna: Our flat is in Oslo.").content == "Anna's flat is in Oslo."
+
+
 def test_a_day_that_comes_back_every_week_is_no_date() -> None:
     """ "I go climbing every Saturday" names no Saturday: the fact keeps the words
     (it read "every on 13 May 2023"); a one-off Saturday still gets its date."""

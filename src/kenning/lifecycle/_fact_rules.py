@@ -418,6 +418,8 @@ def _pronoun(low: str, tokens: Sequence[str], k: int, names: _Names) -> tuple[st
     if low in ("we're", "we've", "we'd", "we'll"):
         return f"{n} and others {_contraction(low[2:], rest, True)}", None
     if low in ("our", "ours", "ourselves"):
+        if _plural_subject(tokens[:k]):  # "Alex and I went our separate ways"
+            return {"our": "their", "ours": "theirs"}.get(low, "themselves"), None
         return ("themselves" if low == "ourselves" else f"{n}'s"), None
     assert a is not None
     if low == "you":
@@ -469,6 +471,19 @@ def _said_in_past(verb: str, sentence: Sequence[str]) -> bool:
     if verb not in _SAME_PAST:
         return False
     return not any(w.lower() in _HABITUAL for w in sentence)
+
+
+def _plural_subject(before: Sequence[str]) -> bool:
+    """Whether the words ``before`` a pronoun hold a plural subject with the speaker
+    in it ("we", "Alex and I"): an "our" after it is theirs, not the speaker's
+    alone."""
+    words = [w for w in before if not w.isspace()]
+    lows = [w.lower() for w in words]
+    return any(
+        low in ("we", "we're", "we've", "we'd", "we'll")
+        or (low in ("i", "i'm", "i've") and _after_and(words[:i]))
+        for i, low in enumerate(lows)
+    )
 
 
 def _after_and(before: Sequence[str]) -> bool:
