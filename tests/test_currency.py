@@ -1400,3 +1400,11 @@ def test_a_relations_fact_said_with_a_possessive_stays_theirs(
     _say(mem, "My mum's GP is Dr. Green.", NEW)
     assert _first(mem, "Who is my GP now?") == "My GP is Dr. Brown."
     assert _first(mem, "Who is my mum's GP?") == "My mum's GP is Dr. Green."
+
+
+def test_an_accented_relation_is_a_relation() -> None:
+    # "fiancé" is not cut in two at its accent ("fianc"), so it names a person
+    assert subject_of("My fiancé works at BMW.") == "fiance"
+    assert subject_of("My fiancée lives in Nice.") == "fiancee"
+    assert question_subject("Where does my fiancé work?") == "fiance"
+    assert subject_of("I work at Nestlé.") == "self"

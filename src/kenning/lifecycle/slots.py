@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -153,7 +154,15 @@ _AUX = _PRESENT_AUX | _PAST_AUX | frozenset("would will can could should may mig
 
 
 def _words(text: str) -> list[str]:
-    return [w.replace("\u2019", "'") for w in _WORD.findall(text)]
+    return [w.replace("\u2019", "'") for w in _WORD.findall(_unaccented(text))]
+
+
+def _unaccented(text: str) -> str:
+    """``text`` with its letters' accents dropped ("fiancé" reads "fiance"), so a
+    word with one is not cut in two by the ASCII word pattern."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 #: How a word that ends in "'s" ends, in either case.
@@ -182,7 +191,7 @@ _FIRST_PERSON_RE = re.compile(
 
 def _head(text: str) -> list[str]:
     """The first :data:`_HEAD` words of ``text`` (apostrophes folded)."""
-    found = [m.group(0) for m in itertools.islice(_WORD.finditer(text), _HEAD)]
+    found = [m.group(0) for m in itertools.islice(_WORD.finditer(_unaccented(text)), _HEAD)]
     return [w.replace("\u2019", "'") for w in found] if "\u2019" in text else found
 
 
