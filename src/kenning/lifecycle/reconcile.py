@@ -2074,9 +2074,10 @@ def _value_ends(old: _Text, new: _Text) -> bool:
 
 #: What closes a clause: a stop, a semicolon or colon, or a comma before a
 #: conjunction ("..., so I now report to Omar").
+#: (A title's stop, "Dr. Kaya", closes nothing.)
 _CLAUSE_BREAK = re.compile(
-    r"(?<!\bDr)(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bSt)(?<!\bProf)\.(?!\d)|[;:!?]"
-    r"|,\s*(?=(?:so|and|but|then|because|which)\b)",
+    "".join(rf"(?<!\b{t})" for t in sorted(HONORIFICS | {"st"}))
+    + r"\.(?!\d)|[;:!?]|,\s*(?=(?:so|and|but|then|because|which)\b)",
     re.IGNORECASE,
 )
 
@@ -2575,13 +2576,7 @@ def only_ends(ending: str, ended: str) -> bool:
 def _names_slot_value(text: _Text) -> bool:
     """Whether the object of the text's slot opens on a name ("Lisbon last month",
     "the Red Cross"), not a thing or a day ("the window seat", "Fridays")."""
-    if text.family is None:
-        return False
-    words = text.family[3].split()
-    if words[:1] == ["the"]:
-        words = words[1:]
-    first = words[0] if words else ""
-    return first[:1].isupper() and first.lower().rstrip("s") not in CALENDAR_NAMES
+    return text.family is not None and _name_opens(_tokens(text.family[3]), 0)
 
 
 def _contradiction(

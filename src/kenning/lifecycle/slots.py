@@ -623,8 +623,13 @@ def cue_things(text: str) -> dict[str, str]:
     for i, w in enumerate(lows[:-1]):
         nxt = lows[i + 1]
         if w in _CUES and nxt not in _NOT_A_THING and nxt not in _CUES:
-            things.setdefault(w, nxt[:-1] if nxt.endswith("s") and len(nxt) > 3 else nxt)
+            things.setdefault(w, _singular(nxt))
     return things
+
+
+def _singular(low: str) -> str:
+    """``low`` without a plural "s" ("gyms" -> "gym"; "bus" stays)."""
+    return low[:-1] if low.endswith("s") and len(low) > 3 else low
 
 
 #: Words that say the thing after them is new or another one ("a new therapist",
@@ -644,9 +649,9 @@ def renews_its_thing(old: str, new: str) -> bool:
     things = {t for cue, t in cue_things(new).items() if cue in _RENEWING and not _named(new, t)}
     if not things:
         return False
-    words = _LOWER_WORD.findall(old.lower().replace("'s ", " 's "))
+    words = _LOWER_WORD.findall(old.lower())  # "kim's therapist": kim, s, therapist
     owned = {
-        w[:-1] if w.endswith("s") and len(w) > 3 else w
+        _singular(w)
         for prev, w in zip(words, words[1:], strict=False)
         if prev in _WHOSE or prev == "s"
     }
