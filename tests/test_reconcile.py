@@ -1883,3 +1883,48 @@ def test_moving_ones_own_thing_moves_the_thing() -> None:
             0.43,
         ),
     )
+
+
+def test_a_value_closed_by_a_comma_is_left_whole() -> None:
+    """ "Finished Dune, started The Three-Body Problem": the comma closes what was
+    finished, so "started" is no thing of Dune's ("Finished the Dune audiobook"
+    still names the thing the value only names)."""
+    _retires(
+        ("Finished Dune, started The Three-Body Problem.", "I'm reading Dune at the moment.", 0.53),
+        ("Sold the Golf; I drive a Tesla now.", "I drive a Golf.", 0.5),
+    )
+    _keeps(("Finished the Dune audiobook in the car.", "I'm reading Dune at the moment.", 0.6))
+
+
+def test_an_ending_goes_on_in_a_clause_of_its_own() -> None:
+    """The subject going on with "and" after the ending does not undo it ("Dr. Weber
+    retired and handed his practice to Dr. Yilmaz"); where the ending itself goes
+    does ("Priya left for a conference and came back on Monday")."""
+    _retires(
+        (
+            "Dr. Weber retired and handed his practice to Dr. Yilmaz.",
+            "My doctor is Dr. Weber.",
+            0.56,
+        ),
+        ("Priya left the company and joined Google.", "My manager is Priya.", 0.53),
+        ("Rex died in May and we buried him in the garden.", "Our dog is called Rex.", 0.45),
+    )
+    _keeps(
+        ("Priya left for a conference and came back on Monday.", "My manager is Priya.", 0.53),
+        ("Priya left early and missed the standup.", "My manager is Priya.", 0.5),
+    )
+
+
+def test_stepping_down_leaves_a_role() -> None:
+    """ "Stepped down" ends a role held, named in lower case as well ("as team lead"),
+    or a value's own ("Petra stepped down"); walking down the stairs ends nothing."""
+    _retires(
+        (
+            "I stepped down as team lead and went back to coding full time.",
+            "I'm team lead for the payments squad.",
+            0.37,
+        ),
+        ("I stepped down from the parents' council.", "I'm chair of the parents' council.", 0.7),
+        ("Petra stepped down last week.", "My manager is Petra.", 0.57),
+    )
+    _keeps(("I stepped down the stairs carefully.", "I run the book club.", 0.2))

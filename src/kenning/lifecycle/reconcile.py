@@ -202,7 +202,7 @@ from typing import Any, NamedTuple
 from ..errors import ConfigError
 from ..graph.rules import HONORIFICS
 from ..llm.base import ChatModel, Message
-from ..retrieval.timeq import CALENDAR_NAMES
+from ..retrieval.timeq import CALENDAR_NAMES as _CALENDAR
 from ._fact_rules import _sentences
 from .knobs import ReconcileKnobs
 from .slots import (
@@ -232,6 +232,7 @@ __all__ = [
     "names_a_value",
     "normalise_for_compare",
     "only_ends",
+    "ends_with_no_news",
     "says_an_end",
     "slot_query",
 ]
@@ -327,6 +328,11 @@ _STOP = frozenset(
     "there here what which who whom whose when where how some any all each".split()
 )
 #: Words that deny a state, or say it stopped ("My son outgrew his egg allergy").
+#: Names of a time, not of a thing: months, weekdays and holidays ("Sara and I split
+#: up over Christmas" names no value of its own).
+_TIME_NAMES = _CALENDAR | frozenset(
+    "christmas xmas easter thanksgiving halloween hanukkah diwali ramadan eid".split()
+)
 _NEGATIONS = frozenset(
     "not no never cannot anymore stopped stops quit quits outgrew outgrown".split()
 )
@@ -367,6 +373,8 @@ _END_PHRASES = frozenset(
         ("called", "off"),
         ("broke", "off"),
         ("broken", "off"),
+        # a role one leaves: "I stepped down as team lead"
+        ("stepped", "down"),
         ("out", "of"),
         ("last", "day"),
         ("laid", "off"),
@@ -401,6 +409,7 @@ _CEASE_PHRASES = frozenset(
         ("called", "off"),
         ("broke", "off"),
         ("broken", "off"),
+        ("stepped", "down"),
     }
 )
 #: Words that add a value beside the one there is ("We adopted another dog", "a
@@ -1390,7 +1399,13 @@ def _left_after(
             # "moved my Nokia shares", "left the Nokia party", "cancelled my Iron
             # Temple class": the ending acts on a thing the value only names
             end = next((j for j in range(i, len(after)) if after[j].low not in values), None)
-            if end is None or not _modified(after[end]):
+            # a value the text closes with a comma or a stop is left whole: "Finished
+            # Dune, started The Three-Body Problem" ("started" names no Dune thing)
+            if (
+                end is None
+                or not _modified(after[end])
+                or f"{after[end - 1].text} {after[end].text}" not in text
+            ):
                 return True
             # unless the thing is the old fact's own: "Finished the Italian cooking
             # course" / "I'm doing an evening course in Italian cooking"
@@ -1980,7 +1995,7 @@ def _name_opens(toks: Sequence[_Tok], i: int) -> bool:
         i < len(toks)
         and toks[i].text[:1].isupper()
         and toks[i].low != "i"
-        and toks[i].low.split("'")[0].rstrip("s") not in CALENDAR_NAMES
+        and toks[i].low.split("'")[0].rstrip("s") not in _TIME_NAMES
     )
 
 
@@ -2056,13 +2071,16 @@ def _value_ends(old: _Text, new: _Text) -> bool:
     # within the ending's clause: "Mimi died last winter; we adopted a tabby named
     # Leo" ends Mimi whatever the next clause adds
     after = new.toks[at + 1 : _clause_end(new, at)]
+    # and so does a clause the same subject goes on with: "Dr. Weber retired and
+    # handed his practice to Dr. Yilmaz" (not "Priya left for a conference and ...")
+    after = after[: next((j for j, t in enumerate(after) if t.low in _GOES_ON), len(after))]
     if after and after[0].low in _WORKING:
         after = after[1:]  # the value's work ends: "Dr. Petrov stopped practising"
     return (
         all(
             t.low in _WHEN_GONE
             or t.number
-            or t.low in CALENDAR_NAMES
+            or t.low in _TIME_NAMES
             or not t.content
             or _stem(t.low) in _PLACES
             for t in after
@@ -2093,6 +2111,8 @@ def _clause_end(text: _Text, at: int) -> int:
     return len(text.toks)
 
 
+#: Words that open the next clause of the same subject ("retired and handed ...").
+_GOES_ON = frozenset("and so then".split())
 #: Verbs of a value's work, whose end ends its role ("Dr. Petrov stopped
 #: practising"; not "Lea quit smoking").
 _WORKING = frozenset("working practising practicing teaching trading operating".split())
@@ -2140,7 +2160,7 @@ _WHEN_GONE = frozenset(
 )
 #: Stems of the words of getting and of when, which two gettings share as words,
 #: not as a thing (:func:`_another_getting`).
-_GETTING_WORDS = frozenset(_stem(w) for w in _GETS | _WHEN_GONE | set(CALENDAR_NAMES))
+_GETTING_WORDS = frozenset(_stem(w) for w in _GETS | _WHEN_GONE | set(_TIME_NAMES))
 #: Words that make a place a time: "I left my Berlin flat at the end of the year".
 _TIME_HEADS = _WHEN_GONE | frozenset("end start beginning middle time moment".split())
 
@@ -2195,7 +2215,7 @@ def _theirs_changes(old: _Text, new: _Text) -> bool:
     # Iberia now that Lufthansa dropped his route"
     # and a start at another value of the kind: "Chiara got into Aalto University and
     # switched programmes" / "Chiara is enrolled at University of Vienna"
-    shared = {v for v in old.values & new.values if v not in old.numbers | CALENDAR_NAMES}
+    shared = {v for v in old.values & new.values if v not in old.numbers | _TIME_NAMES}
     words = new.change_verbs | ({new.cue} & (_CHANGE_ADVERBS | _STARTS) if new.cue else set())
     return bool(shared) and any(_changes_to_another(old, new, w) for w in words)
 
@@ -2550,7 +2570,7 @@ def names_a_value(text: str) -> bool:
     no month or day ("I switched to Dr. Jones", "Upgraded to an iPhone 15"; not "I
     signed up in May"). Numbers alone do not: most are dates and amounts."""
     return any(
-        not c.isdigit() and c.rstrip("s") not in CALENDAR_NAMES for c in _analysed(text).capitals
+        not c.isdigit() and c.rstrip("s") not in _TIME_NAMES for c in _analysed(text).capitals
     )
 
 
@@ -2569,8 +2589,30 @@ def only_ends(ending: str, ended: str) -> bool:
     new, old = _analysed(ending), _analysed(ended)
     if not (new.ends or new.negated):
         return False
-    own = {v for v in new.values - old.values if not v.isdigit() and v not in CALENDAR_NAMES}
+    own = {v for v in new.values - old.values if not v.isdigit() and v not in _TIME_NAMES}
     return not own
+
+
+#: Stems an ending says beside what it ends: its own words and when it happened.
+_ENDING_NEWS = frozenset(
+    _stem(w)
+    for w in {*_ENDINGS, *itertools.chain.from_iterable(_END_PHRASES), *_WHEN_GONE, *_TIME_NAMES}
+)
+
+
+def ends_with_no_news(ending: str, ended: str, author: str | None = None) -> bool:
+    """:func:`only_ends`, and ``ending`` says nothing else than ``ended`` did besides
+    how and when the value ended: "Tobi and I broke up" / "My boyfriend is Tobi",
+    "Rex passed away last month"; not "Dropped out of photography; bookkeeping
+    suits me better", which names the next value in lower case. ``author``: whom
+    both speak for (a fact drawn from Kim's words names Kim where Kim said "I")."""
+    new, old = _analysed(ending, author), _analysed(ended, author)
+    if not (new.ends or new.negated):
+        return False
+    if any(not v.isdigit() and v not in _TIME_NAMES for v in new.values - old.values):
+        return False
+    mine = {_stem(new.own_name)} if new.own_name else set()
+    return not (new.content - old.content - _ENDING_NEWS - mine)
 
 
 def _names_slot_value(text: _Text) -> bool:

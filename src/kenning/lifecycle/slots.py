@@ -131,6 +131,8 @@ _CHANGE_PHRASES = (
     ("broke", "off"),
     ("parted", "ways"),
     ("separate", "ways"),
+    # "I stepped down as team lead"
+    ("stepped", "down"),
     # "My go-to is a macchiato these days": a value said to be current
     ("these", "days"),
 )
