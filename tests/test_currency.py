@@ -13,7 +13,14 @@ from pydantic import ValidationError
 from kenning import IngestResult, Memory, Settings
 from kenning.config import Lifecycle, Retrieval
 from kenning.errors import ConfigError
-from kenning.lifecycle.reconcile import Action, Decision, Incoming, Neighbour, RuleReconciler
+from kenning.lifecycle.reconcile import (
+    Action,
+    Decision,
+    Incoming,
+    Neighbour,
+    RuleReconciler,
+    ends_with_no_news,
+)
 from kenning.lifecycle.slots import (
     aspect_of,
     aspect_words,
@@ -1408,3 +1415,56 @@ def test_an_accented_relation_is_a_relation() -> None:
     assert subject_of("My fiancée lives in Nice.") == "fiancee"
     assert question_subject("Where does my fiancé work?") == "fiance"
     assert subject_of("I work at Nestlé.") == "self"
+
+
+def test_a_new_value_said_after_an_ending_comes_before_it(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "Tobi and I broke up" retired "My boyfriend is Tobi"; "I met someone new, his
+    name is Lukas" shares no word with either and the write links it to neither,
+    yet it answers "Who is my boyfriend now?" about as well as the ending does: it
+    goes first. News of another thing said later does not."""
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
+        _say(mem, text, OLD)
+    tobi = _say(mem, "My boyfriend is Tobi.", OLD)
+    ended = _say(mem, "Tobi and I broke up.", MID)
+    lukas = _say(mem, "I met someone new, his name is Lukas.", NEW)
+    assert mem.get(tobi).superseded_by == ended
+    assert mem.get(lukas).supersedes is None
+    assert "Lukas" in _first(mem, "Who is my boyfriend now?")
+    ana = Principal(org_id="default", user_id="ana", roles=frozenset({Role.MEMBER}))
+    for text, at in (
+        ("My boyfriend is Tobi.", OLD),
+        ("Tobi and I broke up.", MID),
+        ("I tried a new bakery and the croissants were great.", NEW),
+    ):
+        _say(mem, text, at, principal=ana)
+    first = mem.recall("Who is my boyfriend now?", 5, principal=ana).hits[0]
+    assert first.memory.content == "Tobi and I broke up."
+
+
+def test_a_value_ended_and_replaced_in_one_turn_comes_in_the_ending_place(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # ingest draws two facts from the turn, the death and the kitten; said at one
+    # time, the kitten goes before the death for "What is our cat's name?"
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX."):
+        _kim_says(mem, text, OLD, "s0")
+    _kim_says(mem, "Our cat is called Mochi.", OLD, "s1")
+    _kim_says(mem, "Mochi passed away in March. We adopted a kitten, Pixel.", NEW, "s2")
+    assert "Pixel" in _first(mem, "What is our cat's name?")
+
+
+def test_an_ending_with_no_news_says_only_how_and_when_it_ended() -> None:
+    assert ends_with_no_news("Tobi and I broke up.", "My boyfriend is Tobi.")
+    assert ends_with_no_news("Sara and I split up over Christmas.", "My girlfriend is Sara.")
+    assert ends_with_no_news("Anna broke up with Kim.", "My girlfriend is Anna.", "Kim")
+    assert not ends_with_no_news("Anna broke up with Kim.", "My girlfriend is Anna.")
+    assert not ends_with_no_news(
+        "Dropped out of photography; bookkeeping suits me better.",
+        "I'm doing an evening course in photography.",
+    )
+    assert not ends_with_no_news("I moved from Berlin to Lisbon.", "I live in Berlin.")
+    assert not ends_with_no_news("Tobi is coming over tonight.", "My boyfriend is Tobi.")

@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..config import CurrencyRecall
+from ..lifecycle.reconcile import ends_with_no_news
 from ..lifecycle.slots import (
     Aspect,
     aspect_of,
@@ -100,7 +101,7 @@ from ..lifecycle.slots import (
 from ..models import Hit, MemoryRecord, Status
 from .calibration import coverage
 from .collapse import evidence_turns, restated_turn
-from .context import author_of
+from .context import author_of, speaker_of
 from .signals.base import RecallContext
 from .successors import meaning, replaced_by_drawn, successors_answer
 from .text import query_terms, term_stem
@@ -240,6 +241,8 @@ def current_first(
 
     if q.reorders and opts.by_meaning:  # someone else's facts, and questions, stay below
         _hand_out(top, lambda h: (match[h.memory.id] is not False, states(h), answers(h)))
+    if q.reorders and now and opts.by_meaning:
+        _past_the_end(ctx, top, lambda h: bool(match[h.memory.id]) and states(h), opts)
     if q.reorders and q.aspect == "before":
         _predecessors_up(hits, top)
         top = sorted(top, key=lambda h: -h.score)
@@ -296,6 +299,40 @@ def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, bool, float]]) -
     ranked.sort(key=key, reverse=True)
     for h, value in zip(ranked, slots, strict=True):
         h.score = value
+
+
+def _past_the_end(
+    ctx: RecallContext, top: list[Hit], own: Callable[[Hit], bool], opts: CurrencyRecall
+) -> None:
+    """A memory that only ended the value it replaced ("Tobi and I broke up" for "My
+    boyfriend is Tobi", :func:`.reconcile.ends_with_no_news`) says there is none
+    now, until the speaker says then or later that a value is new or current and it answers
+    the question within ``query_band`` of the ending's own cosine ("I met someone
+    new, his name is Lukas", which shares no word with either): the newest such
+    one takes the ending's place. ``own``: whether a hit is the speaker's statement."""
+    ended = {h.memory.id: ctx.replaced.get(h.memory.id) or h.memory.supersedes for h in top}
+    known = dict(ctx.records)
+    missing = [e for e in ended.values() if e and e not in known]
+    if missing and ctx.store is not None and ctx.view is not None:
+        known.update((r.id, r) for r in ctx.store.get(missing, ctx.view))
+    for end in sorted(top, key=lambda h: -h.score):
+        old = known.get(ended[end.memory.id] or "")
+        author = speaker_of(end.memory, ctx.settings.retrieval.author.fields)
+        if old is None or not ends_with_no_news(end.memory.content, old.content, author):
+            continue
+        floor = ctx.dense.get(end.memory.id, 0.0) - opts.query_band
+        later = [
+            h
+            for h in top
+            if h.score < end.score
+            and h.memory.said_at >= end.memory.said_at
+            and own(h)
+            and statement(h.memory.content).cue is not None
+            and meaning(ctx, h.memory.id) >= floor
+        ]
+        if later:
+            newest = max(later, key=lambda h: (h.memory.said_at, h.memory.id))
+            end.score, newest.score = newest.score, end.score
 
 
 def _says_changed(hit: Hit) -> bool:
