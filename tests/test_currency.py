@@ -37,7 +37,7 @@ from kenning.lifecycle.slots import (
     update_cue,
 )
 from kenning.models import EXTRACTED, Hit, MemoryRecord, MemoryType, Principal, Role, Scope, Status
-from kenning.retrieval.currency import _window, question_of
+from kenning.retrieval.currency import _stems, _window, question_of
 
 OLD = datetime(2022, 3, 1, tzinfo=UTC)
 MID = datetime(2023, 6, 1, tzinfo=UTC)
@@ -1468,3 +1468,30 @@ def test_an_ending_with_no_news_says_only_how_and_when_it_ended() -> None:
     )
     assert not ends_with_no_news("I moved from Berlin to Lisbon.", "I live in Berlin.")
     assert not ends_with_no_news("Tobi is coming over tonight.", "My boyfriend is Tobi.")
+
+
+@pytest.mark.parametrize(
+    ("margin", "first"),
+    [
+        (0.05, "Our team went fully remote, I work from home now."),
+        (0.0, "I work from the office in Altona."),  # the cosine alone, .296 against .30
+    ],
+)
+def test_a_shared_word_pairs_an_update_just_under_its_floor(
+    make_memory: Callable[..., Memory], margin: float, first: str
+) -> None:
+    # "work" in both says the attribute the cosine just misses; two memories sharing
+    # only "since" (a word of change) stay apart
+    retrieval = Retrieval(currency={"shared_word_margin": margin})
+    mem = make_memory(settings=_rules().model_copy(update={"retrieval": retrieval}))
+    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
+        _say(mem, text, OLD)
+    _say(mem, "I work from the office in Altona.", OLD)
+    _say(mem, "Our team went fully remote, I work from home now.", NEW)
+    assert _first(mem, "Where do I work from now?") == first
+
+
+def test_a_word_of_change_is_no_shared_word() -> None:
+    job, account = "I've had a job at Airbus since I graduated.", "I've had an account since 2019."
+    assert not _stems(job) & _stems(account)
+    assert _stems("I work from home now.") & _stems("I work from the office.") == {"work"}

@@ -220,6 +220,13 @@ class CurrencyRecall(BaseSettings):
     #: tune kinds, write / ingest current@1: .934 / .923 and .773 / .778 at 0.15;
     #: .930 / .927 and .762 / .773 at 0.30; .20 as .15 on dev, .767 / .773 on tune).
     change_pair_similarity: float = Field(0.15, ge=-1, le=1)
+    #: ... or, for a newer memory with an update cue, from this much below its floor
+    #: when the two share a content word other than a word of change ("I work from
+    #: the office in Altona" / "Our team went fully remote, I work from home now",
+    #: 0.296 against 0.30). Currency dev, tune and probe kinds through write and
+    #: ingest: the same at 0.05 and 0.10 as at 0; counting "since" or "first" as
+    #: a shared word cost a dev question at 0.05.
+    shared_word_margin: float = Field(0.05, ge=0, le=1)
     #: ... and whose cosine to the question is within this of the best such memory's
     #: (``cue_band`` times this for a memory with an update cue: "we moved", "my new"):
     #: a memory that answers the question far less well than the best does not

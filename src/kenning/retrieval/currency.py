@@ -424,7 +424,14 @@ def _groups(
             older = j if n == i else i
             if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[older]):
                 continue  # "I can't take tennis any more, so I took up fencing" / a dentist
-            if same_speaker and differ and sims[i, j] >= floor:
+            # just under an update's floor, a content word both say is the evidence
+            # the cosine lacks: "I work from the office in Altona" / "Our team went
+            # fully remote, I work from home now" (.30 against .30)
+            near = later and floor < opts.pair_similarity
+            near = near and sims[i, j] >= floor - opts.shared_word_margin
+            if near and not _stems(own[i].memory.content) & _stems(own[j].memory.content):
+                near = False
+            if same_speaker and differ and (sims[i, j] >= floor or near):
                 pairs.append((i, j, n))
     if not pairs:
         return []
@@ -557,7 +564,8 @@ def _sources(record: MemoryRecord) -> set[str]:
 #: Words that say a value changed or is new, whatever it is: shared, they make no
 #: two memories one attribute ("I switched gyms" / "I switched banks").
 _CHANGE_WORDS = frozenset(
-    "now new instead lately currently switched switch moved changed replaced".split()
+    """now new instead lately currently nowadays anymore since first switched switch moved
+    changed replaced""".split()
 )
 
 
