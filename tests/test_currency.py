@@ -1495,3 +1495,17 @@ def test_a_word_of_change_is_no_shared_word() -> None:
     job, account = "I've had a job at Airbus since I graduated.", "I've had an account since 2019."
     assert not _stems(job) & _stems(account)
     assert _stems("I work from home now.") & _stems("I work from the office.") == {"work"}
+
+
+def test_a_predecessor_takes_the_place_of_its_successors_turn_for_before(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # through ingest the successor is a fact and the turn it was drawn from, and the
+    # turn ranks first: the old home takes the turn's place, not only the fact's
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
+        _kim_says(mem, text, OLD, "s0")
+    _kim_says(mem, "We rent a two-bedroom flat in Neukölln.", OLD, "s1")
+    _kim_says(mem, "We bought a house in Potsdam and moved in last week.", NEW, "s2")
+    assert "Neukölln" in _first(mem, "Where did we live before?")
+    assert "Potsdam" in _first(mem, "Where do we live now?")

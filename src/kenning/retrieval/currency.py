@@ -98,7 +98,7 @@ from ..lifecycle.slots import (
     says_now,
     statement,
 )
-from ..models import Hit, MemoryRecord, Status
+from ..models import EXTRACTED, Hit, MemoryRecord, Status
 from .calibration import coverage
 from .collapse import evidence_turns, restated_turn
 from .context import author_of, speaker_of
@@ -351,15 +351,22 @@ def _band(hit: Hit, opts: CurrencyRecall) -> float:
 def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
     """For a question about before: a superseded memory whose successor is among the
     best hits swaps places with it (its confidence took the contradiction's cut,
-    so it may rank far below) and joins the best hits."""
+    so it may rank far below) and joins the best hits. A successor drawn from a
+    conversation turn stands with that turn, so the better ranked of the two gives
+    its place ("We bought a house in Potsdam and moved in" and the fact drawn from it)."""
     best = {h.memory.id: h for h in top}
+    turns = {h.memory.id: h for h in top if h.memory.source != EXTRACTED}
+    for h in top:
+        turn = turns.get(restated_turn(h.memory) or "")
+        if turn is not None and turn.score > h.score:
+            best[h.memory.id] = turn  # the fact's place is its turn's
     for h in hits:
         succ = best.get(h.memory.superseded_by or "")
         if h.memory.status is Status.SUPERSEDED and succ is not None and succ.score > h.score:
             h.score, succ.score = succ.score, h.score
             if h not in top:
                 top.append(h)
-            best.pop(succ.memory.id)
+            best.pop(h.memory.superseded_by or "")
 
 
 def _groups(
