@@ -2581,12 +2581,14 @@ def changes_slot(old: str, new: str, authors: tuple[str | None, str | None] = (N
     return _slot_family(_analysed(old, authors[0]), _analysed(new, authors[1]), authors) is not None
 
 
-def only_ends(ending: str, ended: str) -> bool:
+def only_ends(ending: str, ended: str, author: str | None = None) -> bool:
     """Whether ``ending``, which replaced ``ended``, only ended its value: a word that
     ends or denies it, and no value of its own besides a time ("Rex passed away last
     month" / "I have a dog named Rex", "I quit Nokia in 2023", "I'm no longer vegan");
-    "I moved back to Berlin after two years in Paris" names the next value instead."""
-    new, old = _analysed(ending), _analysed(ended)
+    "I moved back to Berlin after two years in Paris" names the next value instead.
+    ``author``: whom both speak for (a fact drawn from Kim's words names Kim where
+    Kim said "I")."""
+    new, old = _analysed(ending, author), _analysed(ended, author)
     if not (new.ends or new.negated):
         return False
     own = {v for v in new.values - old.values if not v.isdigit() and v not in _TIME_NAMES}
@@ -2604,13 +2606,10 @@ def ends_with_no_news(ending: str, ended: str, author: str | None = None) -> boo
     """:func:`only_ends`, and ``ending`` says nothing else than ``ended`` did besides
     how and when the value ended: "Tobi and I broke up" / "My boyfriend is Tobi",
     "Rex passed away last month"; not "Dropped out of photography; bookkeeping
-    suits me better", which names the next value in lower case. ``author``: whom
-    both speak for (a fact drawn from Kim's words names Kim where Kim said "I")."""
+    suits me better", which names the next value in lower case."""
+    if not only_ends(ending, ended, author):
+        return False
     new, old = _analysed(ending, author), _analysed(ended, author)
-    if not (new.ends or new.negated):
-        return False
-    if any(not v.isdigit() and v not in _TIME_NAMES for v in new.values - old.values):
-        return False
     mine = {_stem(new.own_name)} if new.own_name else set()
     return not (new.content - old.content - _ENDING_NEWS - mine)
 
