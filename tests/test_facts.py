@@ -652,3 +652,21 @@ def test_locomo_dev_conversation_coverage() -> None:
     assert 0.7 <= result["facts_per_turn"] <= 1.5
     assert len(result["sample"]) == 5
     json.dumps(result)  # JSON-able
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Sad news, Rex died in March.", "Rex died in March 2023."),
+        ("Big news: I got hired at Figma!", "Kim got hired at Figma."),
+        ("Update: we moved to Bremen.", "Kim and others moved to Bremen."),
+        ("Quick one, I live in Hamburg.", "Kim lives in Hamburg."),
+        ("Heads up, I moved to Bremen.", "Kim moved to Bremen."),
+        # news as what the sentence is about stays
+        ("The news is that I live in Bremen.", "The news is that Kim lives in Bremen."),
+    ],
+)
+def test_an_announcement_before_the_fact_is_no_part_of_it(text: str, content: str) -> None:
+    # "Sad news," says how the speaker feels about what follows; left in, it hid
+    # the death from the rules ("Sad news, Rex died" drew nothing)
+    assert [f.content for f in rules(("Kim", text))] == [content]

@@ -75,6 +75,11 @@ _INTERJECTIONS = (
     r"|honestly|actually|luckily|sadly|unfortunately|thankfully|fortunately)\b"
     r"|(?:no|so|sure|cool|great|nice|awesome|absolutely|totally|definitely|indeed|right|true|man"
     r"|dude|girl)(?=\s*[,!.])|so(?=\s+(?:i|we)\b)"
+    # an announcement of what follows: "Sad news, Rex died", "Big news: I got the job"
+    r"|(?:(?:big|good|great|sad|bad|exciting|some|quick|small|fun|random|happy|awful)\s+)?"
+    r"(?:news|update|fact)(?=\s*[,:!.-])"
+    r"|(?:quick|small|random|fun)\s+(?:one|thing|question|note)(?=\s*[,:!.-])"
+    r"|heads[- ]up(?=\s*[,:!.-])"
 )
 _LEAD = re.compile(rf"^(?:(?:{_INTERJECTIONS})[\s,!.:;-]*)+", re.IGNORECASE)
 _GREETING = re.compile(
