@@ -1509,3 +1509,20 @@ def test_a_predecessor_takes_the_place_of_its_successors_turn_for_before(
     _kim_says(mem, "We bought a house in Potsdam and moved in last week.", NEW, "s2")
     assert "Neukölln" in _first(mem, "Where did we live before?")
     assert "Potsdam" in _first(mem, "Where do we live now?")
+
+
+@pytest.mark.parametrize(
+    ("weight", "first"),
+    [(0.05, "I work at SAP."), (0.0, "I live in Hamburg.")],  # .345 against .353 alone
+)
+def test_the_questions_own_word_breaks_a_near_tie_of_cosines(
+    make_memory: Callable[..., Memory], weight: float, first: str
+) -> None:
+    retrieval = Retrieval(currency={"plain_terms": weight})
+    mem = make_memory(settings=_rules().model_copy(update={"retrieval": retrieval}))
+    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
+        _say(mem, text, OLD)
+    _say(mem, "I live in Hamburg.", OLD)
+    _say(mem, "I work at SAP.", OLD)
+    _say(mem, "My husband's new job is at Google.", NEW)
+    assert _first(mem, "Where do I work now?") == first

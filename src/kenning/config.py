@@ -208,6 +208,13 @@ class CurrencyRecall(BaseSettings):
     #: write and the probe kinds through ingest lose a question each (both
     #: unchanged at 0.1 and 0.2).
     cue_terms: float = Field(0.2, ge=0, le=2)
+    #: ... and any other memory this much: a near tie of cosines is noise, the
+    #: question's own word is not ("I work at SAP" .345 / "I live in Hamburg" .353
+    #: for "Where do I work now?"). Currency dev, tune and probe kinds, current@1
+    #: through write and ingest: the same at 0.05 and 0.08 as at 0 (previous@3 on
+    #: the tune kinds through ingest .900 → .905 / .911); at 0.1 the dev kinds
+    #: through write and the probe kinds through both lose a question.
+    plain_terms: float = Field(0.05, ge=0, le=2)
     #: Cosine between two memories from which they answer the question alike ...
     pair_similarity: float = Field(0.40, ge=-1, le=1)
     #: ... or from which they do when the newer one has an update cue.

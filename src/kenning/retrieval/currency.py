@@ -232,11 +232,13 @@ def current_first(
         return said.states_now if now else said.states
 
     def answers(h: Hit) -> float:
-        """The hit's cosine to the question, and for one that says its value is
-        new or changed, ``cue_terms`` times its share of the question's terms."""
+        """The hit's cosine to the question plus its share of the question's terms
+        times ``cue_terms`` for one that says its value is new or changed, else
+        times ``plain_terms``."""
         cos = meaning(ctx, h.memory.id)
-        if opts.cue_terms and terms and statement(h.memory.content).cue:
-            return cos + opts.cue_terms * coverage(h.memory, terms)
+        weight = opts.cue_terms if statement(h.memory.content).cue else opts.plain_terms
+        if weight and terms:
+            return cos + weight * coverage(h.memory, terms)
         return cos
 
     if q.reorders and opts.by_meaning:  # someone else's facts, and questions, stay below
