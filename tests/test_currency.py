@@ -1526,3 +1526,42 @@ def test_the_questions_own_word_breaks_a_near_tie_of_cosines(
     _say(mem, "I work at SAP.", OLD)
     _say(mem, "My husband's new job is at Google.", NEW)
     assert _first(mem, "Where do I work now?") == first
+
+
+def test_an_ending_retires_every_fact_drawn_with_the_value_it_ended(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "My dog Rex is a beagle, he loves the beach" yields two facts, the statement
+    # and "Rex is Kim's dog"; "Rex died" retires the nearer and, ending the same
+    # value, the other as well: left active, it kept the turn current, and "What's
+    # my dog called?" answered with the beagle
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
+        _kim_says(mem, text, OLD, "s0")
+    said = _kim_says(mem, "My dog Rex is a beagle, he loves the beach.", OLD, "s1")
+    drawn = {f.record.content: f.record.id for f in said.facts}
+    assert "Rex is Kim's dog." in drawn and len(drawn) == 2
+    died = _kim_says(mem, "Sad news, Rex died last month.", NEW, "s2")
+    (ending,) = (f for f in died.facts if f.action is Action.SUPERSEDE)
+    for mid in drawn.values():
+        record = mem.get(mid)
+        assert (record.status, record.superseded_by) == (Status.SUPERSEDED, ending.record.id)
+    assert "Rex died" in _first(mem, "What's my dog called?")
+    # explained and reversible like any retirement
+    twin = drawn["Rex is Kim's dog."]
+    (step,) = [e for e in mem.history(twin) if e.op == "supersede"]
+    assert step.changes["reconcile"]["by_memory"] == ending.record.id
+    assert mem.restore(twin).status is Status.ACTIVE
+    # a fact of the same turn that names no Rex stays, and so does the turn
+    ana = Principal(org_id="default", user_id="ana", roles=frozenset({Role.MEMBER}))
+    turn = [{"role": "user", "name": "Ana", "at": OLD}]
+    both = mem.ingest(
+        [{**turn[0], "content": "My dog Rex is a beagle, he loves the beach. I work at Nokia."}],
+        "a1",
+        principal=ana,
+    )
+    mem.ingest(
+        [{**turn[0], "content": "Sad news, Rex died last month.", "at": NEW}], "a2", principal=ana
+    )
+    job = next(f.record.id for f in both.facts if "Nokia" in f.record.content)
+    assert mem.get(job, principal=ana).status is Status.ACTIVE

@@ -28,6 +28,7 @@ from kenning.lifecycle.reconcile import (
     Neighbour,
     ReconcileKnobs,
     RuleReconciler,
+    ends_too,
     normalise_for_compare,
 )
 from kenning.lifecycle.writer import _batch_candidates
@@ -1928,3 +1929,13 @@ def test_stepping_down_leaves_a_role() -> None:
         ("Petra stepped down last week.", "My manager is Petra.", 0.57),
     )
     _keeps(("I stepped down the stairs carefully.", "I run the book club.", 0.2))
+
+
+def test_an_ending_ends_another_fact_naming_the_same_value() -> None:
+    """The write retires each fact drawn with the value an ending ended: one that
+    names the value and the ending says nothing of its own beside it."""
+    ended = "Kim's dog Rex is a beagle, he loves the beach."
+    assert ends_too("Rex died in April 2024.", ended, "Rex is Kim's dog.", "Kim")
+    assert not ends_too("Rex died in April 2024.", ended, "Kim walks Bella every morning.", "Kim")
+    # an ending that names the next value ends no other fact
+    assert not ends_too("We gave Rex away and got Luna.", ended, "Rex is Kim's dog.", "Kim")

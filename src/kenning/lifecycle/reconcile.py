@@ -232,6 +232,7 @@ __all__ = [
     "names_a_value",
     "normalise_for_compare",
     "only_ends",
+    "ends_too",
     "ends_with_no_news",
     "says_an_end",
     "slot_query",
@@ -2593,6 +2594,16 @@ def only_ends(ending: str, ended: str, author: str | None = None) -> bool:
         return False
     own = {v for v in new.values - old.values if not v.isdigit() and v not in _TIME_NAMES}
     return not own
+
+
+def ends_too(ending: str, ended: str, other: str, author: str | None = None) -> bool:
+    """Whether ``ending``, which only ended the value of ``ended``, ends ``other`` as
+    well: ``other`` names that value and ``ending`` says nothing of its own beside
+    it (:func:`only_ends`). "Rex died in March" ended "Kim's dog Rex is a beagle"
+    and ends "Rex is Kim's dog" too, not "Kim walks Bella every morning"."""
+    new, old = _analysed(ending, author), _analysed(ended, author)
+    gone = old.values & new.named
+    return bool(gone & _analysed(other, author).named) and only_ends(ending, other, author)
 
 
 #: Stems an ending says beside what it ends: its own words and when it happened.

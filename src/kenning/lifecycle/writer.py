@@ -69,6 +69,7 @@ from .reconcile import (
     Reconciler,
     RuleReconciler,
     changes_slot,
+    ends_too,
     names_a_value,
     only_ends,
     says_an_end,
@@ -518,7 +519,45 @@ class WritePlanner:
         changes["reconcile"] = note | {"by_memory": new.id}
         plan.replacements.append(Replacement(retired, None, d.action.value, changes))
         plan.links.append(MemoryLink(new.id, old.id, relation, 1.0))
+        if d.action is Action.SUPERSEDE:
+            taken = {r.record.id for r in plan.replacements}
+            for twin in self._ended_with(old, new):
+                if twin.id in taken:
+                    continue
+                gone = replace(
+                    twin,
+                    status=Status.SUPERSEDED,
+                    superseded_by=new.id,
+                    updated_at=now,
+                    valid_to=retired.valid_to,
+                    confidence=adjust_confidence(twin.confidence, FeedbackKind.CONTRADICT),
+                )
+                twin_changes = twin.changes_to(gone, _TRACKED)
+                twin_changes["reconcile"] = note | {"by_memory": new.id, "with": old.id}
+                plan.replacements.append(Replacement(gone, None, d.action.value, twin_changes))
+                plan.links.append(MemoryLink(new.id, twin.id, relation, 1.0))
         return WriteResult(new, d.action, old.id, d.reason)
+
+    def _ended_with(self, old: MemoryRecord, new: MemoryRecord) -> list[MemoryRecord]:
+        """The other facts drawn from the turn ``old`` was drawn from whose value
+        ``new`` ends as it ends ``old``'s (:func:`.reconcile.ends_too`): "Rex died
+        in March" retires "Kim's dog Rex is a beagle" and "Rex is Kim's dog", both
+        drawn from "My dog Rex is a beagle"; left active, the second kept the turn
+        they restate current."""
+        turn = _said_in(old)
+        author = self._author(new)
+        if turn is None or not only_ends(new.content, old.content, author):
+            return []
+        view = ScopeFilter(old.org_id, frozenset({old.scope}))
+        edges = self.store.graph_edges([turn], view, relations={Relation.REFERENCE.value})
+        ids = sorted({e.src for e in edges if e.dst == turn and e.src != old.id})
+        return [
+            r
+            for r in (self.store.get(ids, view) if ids else [])
+            if r.status is Status.ACTIVE
+            and _said_in(r) == turn
+            and ends_too(new.content, old.content, r.content, author)
+        ]
 
     # -- against an earlier item of the same batch ----------------------------------------
 
