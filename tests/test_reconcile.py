@@ -1939,3 +1939,23 @@ def test_an_ending_ends_another_fact_naming_the_same_value() -> None:
     assert not ends_too("Rex died in April 2024.", ended, "Kim walks Bella every morning.", "Kim")
     # an ending that names the next value ends no other fact
     assert not ends_too("We gave Rex away and got Luna.", ended, "Rex is Kim's dog.", "Kim")
+
+
+def test_taking_over_from_a_value_ends_it() -> None:
+    """Whoever takes over a role's group or premises from the value ends it; one
+    task taken over, or a role held for a while, ends nothing."""
+    _retires(
+        ("Jan took over the team from Petra.", "My manager is Petra.", 0.53),
+        ("Dr. Yilmaz took over the practice from Dr. Weber.", "My GP is Dr. Weber.", 0.53),
+        ("Akelius took over the building from Mr. Vogel.", "My landlord is Mr. Vogel.", 0.46),
+    )
+    _keeps(
+        ("Jan took over the project from Petra.", "My manager is Petra.", 0.51),
+        (
+            "Jan took over the team from Petra while she was on holiday.",
+            "My manager is Petra.",
+            0.5,
+        ),
+        ("Tom took over my desk from me at Nokia.", "I work at Nokia.", 0.63),
+        ("Petra took over the Berlin team from Jan.", "My manager is Petra.", 0.51),
+    )

@@ -2135,6 +2135,43 @@ _GIVING_UP = _SELLING | frozenset("closed closes closing shut".split())
 _FOR_A_TIME = frozenset("for until till temporarily briefly".split())
 
 
+#: The phrases of taking a role over: "Jan took over the team from Petra".
+_TAKING_OVER = frozenset(
+    {("took", "over"), ("taken", "over"), ("takes", "over"), ("taking", "over")}
+)
+#: What one takes over with a role: the group led, the premises a value serves
+#: from (not "the project", "the meeting", one task of it).
+_ROLE_HOLDINGS = (
+    _BUSINESSES
+    | _DWELLINGS
+    | frozenset(_stem(w) for w in "team department group role position job".split())
+)
+
+
+def _taken_from(old: _Text, new: _Text) -> bool:
+    """Whether someone takes over from a value of ``old`` in ``new``, which ends it
+    whoever the subject is: "Jan took over the team from Petra", "Dr. Yilmaz took
+    over from Dr. Weber"; not one task ("took over the project from Petra"), nor
+    for a while ("... while she was on holiday"), nor "Tom took over my desk from me"."""
+    toks = new.toks
+    lows = [t.low for t in toks]
+    if _FOR_A_TIME & set(lows) or "while" in lows:
+        return False
+    for i in range(len(lows) - 1):
+        if (lows[i], lows[i + 1]) not in _TAKING_OVER:
+            continue
+        at = next((j for j in range(i + 2, min(len(lows), i + 6)) if lows[j] == "from"), None)
+        if at is None:
+            continue
+        held = [t for t in toks[i + 2 : at] if t.low not in _DETERMINERS]
+        if any(t.stem not in _ROLE_HOLDINGS for t in held):
+            continue
+        after = [w for w in lows[at + 1 : at + 3] if w not in HONORIFICS]
+        if after and after[0] in old.values:
+            return True
+    return False
+
+
 def _gives_up_premises(new: _Text, at: int) -> bool:
     """Whether the ending at ``at`` sells or closes the business the value serves
     from, or the speaker's home (see :data:`_BUSINESSES`)."""
@@ -2412,7 +2449,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # a word that leaves one of the old values at once says the value changed as
     # well as a cue does: "Today was my last day at Nokia", "Tom and I split up"
     # (not "My last day in the Berlin office is Friday" / "I live in Berlin")
-    cue = new.cue or ("ends" if _leaves(old, new, reach=2) else None)
+    cue = new.cue or ("ends" if _leaves(old, new, reach=2) or _taken_from(old, new) else None)
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
     leaves = _leaves(old, new)
@@ -2432,7 +2469,9 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # unrelated facts (precision .17 on the currency dev kinds through ingest), so
     # another person's fact changes only when the new text leaves its value or
     # switches to another of its kind (``_theirs_changes``): no cosine carries that
-    mine = old.subject == "self" and (new.subject == "self" or _value_ends(old, new))
+    mine = old.subject == "self" and (
+        new.subject == "self" or _value_ends(old, new) or _taken_from(old, new)
+    )
     # a value of the author's fact written with their name ends all the same: "Rex
     # passed away this morning" / "Kim has a dog named Rex" (drawn from Kim's words)
     mine = mine or (old.owner.startswith("self:") and _value_ends(old, new))
