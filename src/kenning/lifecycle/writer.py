@@ -56,6 +56,7 @@ from ..graph.model import MemoryLink, Relation
 from ..graph.project import Projector
 from ..llm import ChatModel
 from ..models import EXTRACTED, FeedbackKind, MemoryFilter, MemoryRecord, MemoryType, Status
+from ..retrieval.collapse import restated_turn
 from ..retrieval.context import speaker_of
 from ..scoring import adjust_confidence
 from ..stores import Replacement, Store
@@ -370,7 +371,7 @@ class WritePlanner:
         adds = [
             n
             for n, d in enumerate(decided)
-            if d.action is Action.ADD and _said_in(records[eligible[n]])
+            if d.action is Action.ADD and restated_turn(records[eligible[n]])
         ]
         if not adds:
             return decided
@@ -379,11 +380,11 @@ class WritePlanner:
             c.id: existing[c.id]
             for n in adds
             for c in items[n][1]
-            if c.id in existing and _said_in(existing[c.id])
+            if c.id in existing and restated_turn(existing[c.id])
         }
         if not olds:
             return decided
-        turn_ids = sorted({_said_in(r) or "" for r in olds.values()} - set(batch))
+        turn_ids = sorted({restated_turn(r) or "" for r in olds.values()} - set(batch))
         view = ScopeFilter(records[0].org_id, frozenset(r.scope for r in olds.values()))
         stored = {r.id: r for r in self.store.get(turn_ids, view)}
         stored_vectors = self.store.memory_vectors(sorted(stored), view)
@@ -393,14 +394,16 @@ class WritePlanner:
         pending: list[tuple[int, _Words, list[tuple[Neighbour, _Words | None]]]] = []
         for n in adds:
             new, fact = items[n][0], records[eligible[n]]
-            turn, vector = batch.get(_said_in(fact) or "", (None, None))
+            turn, vector = batch.get(restated_turn(fact) or "", (None, None))
             mine = _words_of(fact, turn, vector, new.author)
             if mine is None or (mine.vector is None and not _brings_a_value(mine.text)):
                 continue
             theirs: list[tuple[Neighbour, _Words | None]] = []
             for c in items[n][1]:
                 old = olds.get(c.id)
-                turn, vector = turns.get(_said_in(old) or "", (None, None)) if old else (None, None)
+                turn, vector = (
+                    turns.get(restated_turn(old) or "", (None, None)) if old else (None, None)
+                )
                 same = turn is not None and new.author and self._author(turn) == new.author
                 words = _words_of(old, turn, vector, new.author) if same else None
                 if words is not None and words.vector is None:
@@ -544,7 +547,7 @@ class WritePlanner:
         in March" retires "Kim's dog Rex is a beagle" and "Rex is Kim's dog", both
         drawn from "My dog Rex is a beagle"; left active, the second kept the turn
         they restate current."""
-        turn = _said_in(old)
+        turn = restated_turn(old)
         author = self._author(new)
         if turn is None or not only_ends(new.content, old.content, author):
             return []
@@ -555,7 +558,7 @@ class WritePlanner:
             r
             for r in (self.store.get(ids, view) if ids else [])
             if r.status is Status.ACTIVE
-            and _said_in(r) == turn
+            and restated_turn(r) == turn
             and ends_too(new.content, old.content, r.content, author)
         ]
 
@@ -665,16 +668,6 @@ def _as_event(d: Decision, item: tuple[Incoming, Sequence[Neighbour]]) -> Decisi
         if old is not None and renews_its_thing(old.content, new.content):
             return d  # "Kim found a new therapist, Dr. Hart" / "Kim's therapist is Dr. Weiss"
     return Decision(Action.ADD, None, f"an event, kept beside {d.target} ({d.reason})")
-
-
-def _said_in(record: MemoryRecord) -> str | None:
-    """The one conversation turn a fact ``ingest`` drew was said in, if it was one."""
-    if record.source != EXTRACTED:
-        return None
-    evidence = record.metadata.get("evidence")
-    if not isinstance(evidence, list) or len(evidence) != 1 or not isinstance(evidence[0], str):
-        return None
-    return evidence[0]
 
 
 class _Words(NamedTuple):
