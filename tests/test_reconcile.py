@@ -1959,3 +1959,29 @@ def test_taking_over_from_a_value_ends_it() -> None:
         ("Tom took over my desk from me at Nokia.", "I work at Nokia.", 0.63),
         ("Petra took over the Berlin team from Jan.", "My manager is Petra.", 0.51),
     )
+
+
+def test_another_change_is_no_second_value() -> None:
+    """ "Another" adds a value beside the first ("We adopted another dog, Luna"),
+    but "another move" repeats a change: the new home replaces the last one."""
+    _retires(
+        (
+            "Another move: we're in Leipzig now, for good this time.",
+            "We moved to Cologne in the new year.",
+            0.42,
+        )
+    )
+    _keeps(("We adopted another dog, Luna.", "Our dog is called Rex.", 0.45))
+
+
+def test_being_back_to_a_value_changes_the_one_between() -> None:
+    """ "I'm back to vegetarian" returns from the value in between; going back to a
+    place for a while is a trip."""
+    _retires(
+        (
+            "Vegan was too hard with the kids, I'm back to vegetarian.",
+            "Went vegan in January.",
+            0.63,
+        )
+    )
+    _keeps(("I went back to Berlin for a conference.", "I live in Munich.", 0.45))

@@ -417,6 +417,20 @@ _CEASE_PHRASES = frozenset(
 #: second car", "We also got a kitten"): an addition changes nothing.
 _ADDING = frozenset("another second third".split())
 _GETTING = frozenset("have has got get adopted bought own owns".split())
+#: Nouns of a change, which "another" repeats rather than adds a value beside:
+#: "Another move: we're in Leipzig now".
+_CHANGE_NOUNS = frozenset("move change switch relocation".split())
+
+
+def _adds_another(lows: Sequence[str]) -> bool:
+    """Whether a word of :data:`_ADDING` adds a value ("We adopted another dog", "a
+    second car"), not another change ("Another move: we're in Leipzig now")."""
+    return any(
+        w in _ADDING and (i + 1 == len(lows) or lows[i + 1] not in _CHANGE_NOUNS)
+        for i, w in enumerate(lows)
+    )
+
+
 #: Words saying a value changed (checked on the new text only).
 _CHANGE_VERBS = frozenset(
     """moved moves switched changed replaced relocated rescheduled postponed delayed slipped
@@ -688,7 +702,7 @@ class _Text:
             - _I_FORMS,
             # a value's possessive names it too: "the Volvo's winter tyres"
             named=present | {w[:-2] for w in lows if w.endswith("'s")} if "'s" in norm else present,
-            adds=not _ADDING.isdisjoint(present)
+            adds=_adds_another(lows)
             or (
                 "also" in present
                 and any(a == "also" and b in _GETTING for a, b in zip(lows, lows[1:], strict=False))

@@ -120,6 +120,8 @@ _NEW_OR_NOW = (_CHANGE_WORDS - {"anymore", "instead"}) | {"these days", "lately"
 #: changed: "Lately I've gotten into bouldering" (but "Lately I order a flat white
 #: instead" says with "instead" that it changed).
 _WEAK_CUES = frozenset({"lately"})
+#: Forms of being before "back to" ("I'm back to vegetarian", read as "i m back").
+_BEING = frozenset("am are is m re s".split())
 _CHANGE_PHRASES = (
     ("no", "longer"),
     ("no", "more"),
@@ -133,6 +135,9 @@ _CHANGE_PHRASES = (
     ("separate", "ways"),
     # "I stepped down as team lead"
     ("stepped", "down"),
+    # a return to an earlier value, being back or at the text's start: "Vegan was too
+    # hard, I'm back to vegetarian", "Back to black coffee for me"
+    ("back", "to"),
     # "My go-to is a macchiato these days": a value said to be current
     ("these", "days"),
 )
@@ -483,6 +488,8 @@ def _cue(text: str, changes: bool) -> str | None:
             weak = w
             continue
         if w in _PHRASE_HEADS and (w, lows[i + 1] if i + 1 < len(lows) else "") in _CHANGE_PHRASES:
+            if w == "back" and i and lows[i - 1] not in _BEING:
+                continue  # "went back to Berlin for a conference": a trip, no return
             if denial_before(lows, i) is None:
                 return f"{w} {lows[i + 1]}"
             continue
