@@ -1565,3 +1565,31 @@ def test_an_ending_retires_every_fact_drawn_with_the_value_it_ended(
     )
     job = next(f.record.id for f in both.facts if "Nokia" in f.record.content)
     assert mem.get(job, principal=ana).status is Status.ACTIVE
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("Vegan was too hard with the kids, I'm back to vegetarian.", "back to"),
+        ("Back to plain black coffee for me.", "back to"),
+        ("I went back to Berlin for a conference.", None),  # a trip
+        ("I came back to the office late.", None),
+    ],
+)
+def test_being_back_to_a_value_is_a_cue(text: str, cue: str | None) -> None:
+    assert update_cue(text) == cue
+
+
+def test_a_drawn_fact_joins_the_group_its_turn_is_in(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # through ingest the move to Cologne is a turn and the fact drawn from it (which
+    # replaced Hamburg, so it pairs only as closely as plain statements do); the turn
+    # pairs with Leipzig, and the fact comes with it: the newest value goes first
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
+        _kim_says(mem, text, OLD, "s0")
+    _kim_says(mem, "I live in Hamburg.", OLD, "s1")
+    _kim_says(mem, "We moved to Cologne in the new year.", MID, "s2")
+    _kim_says(mem, "Another move: we're in Leipzig now, for good this time.", NEW, "s3")
+    assert "Leipzig" in _first(mem, "Where do I live now?")

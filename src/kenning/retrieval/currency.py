@@ -493,6 +493,18 @@ def _groups(
         for x in right:
             member[x] = left
     groups = {id(g): g for g in member.values() if len(g) > 1}
+    # a fact drawn from a turn and the turn say one thing: where one of them is in
+    # a group, so is the other ("Kim and others moved to Cologne" and "We moved to
+    # Cologne in the new year", when only the turn paired with "... in Leipzig now")
+    at = {h.memory.id: i for i, h in enumerate(own)}
+    for g in groups.values():
+        for i in list(g):
+            turn = at.get(restated_turn(own[i].memory) or "")
+            said = [j for j, h in enumerate(own) if restated_turn(h.memory) == own[i].memory.id]
+            for j in said if turn is None else [turn, *said]:
+                if len(member[j]) == 1:
+                    g.add(j)
+                    member[j] = g
     return [[own[i] for i in sorted(g)] for g in groups.values()]
 
 
@@ -610,6 +622,10 @@ def _by_time(group: list[Hit], before: bool) -> None:
         key=lambda h: (not statement(h.memory.content).past, h.memory.said_at, h.memory.id),
         reverse=True,
     )
-    order = [*newest[1:], newest[0]] if before else newest
+    order = newest
+    if before:  # the newest statement last: a turn and the fact drawn from it are one
+        said = restated_turn(newest[0].memory) or newest[0].memory.id
+        last = [h for h in newest if (restated_turn(h.memory) or h.memory.id) == said]
+        order = [h for h in newest if h not in last] + last
     for h, value in zip(order, slots, strict=True):
         h.score = value
