@@ -1593,3 +1593,35 @@ def test_a_drawn_fact_joins_the_group_its_turn_is_in(
     _kim_says(mem, "We moved to Cologne in the new year.", MID, "s2")
     _kim_says(mem, "Another move: we're in Leipzig now, for good this time.", NEW, "s3")
     assert "Leipzig" in _first(mem, "Where do I live now?")
+
+
+@pytest.mark.parametrize(
+    ("query", "aspect"),
+    [
+        ("What was my first phone?", "first"),
+        ("Where did I first live?", "first"),
+        ("Which gym did I go to first?", "first"),
+        ("What is my first language?", "now"),  # no past: no history
+        ("What was my previous phone?", "before"),
+    ],
+)
+def test_a_past_question_for_the_first_value_asks_for_the_earliest(query: str, aspect: str) -> None:
+    assert aspect_of(query) == aspect
+
+
+def test_the_first_value_of_a_chain_answers_a_question_for_the_first(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # three phones in a row, each replacing the last on write: "first" walks the chain
+    # back to its start, "previous" one step, "now" to its end
+    mem = make_memory(settings=_rules())
+    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
+        _say(mem, text, OLD)
+    _say(mem, "My phone is a Pixel 7.", OLD)
+    _say(mem, "Upgraded to a Pixel 8.", MID)
+    _say(mem, "Switched to an iPhone 15 for work.", NEW)
+    assert "Pixel 7" in _first(mem, "What was my first phone?")
+    assert "Pixel 8" in _first(mem, "What was my previous phone?")
+    assert "iPhone" in _first(mem, "What phone do I use now?")
+    # a named third person's "first" is an event question: left to the search
+    assert not aspect_words("When did Caroline first go to a support group?")

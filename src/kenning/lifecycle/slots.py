@@ -66,7 +66,7 @@ __all__ = [
     "change_cue",
 ]
 
-Aspect = Literal["now", "before", "past"]
+Aspect = Literal["now", "before", "first", "past"]
 
 #: English kinship and social-role nouns: "my <relation>" introduces another person.
 RELATIONS: frozenset[str] = frozenset(
@@ -150,6 +150,8 @@ _BEFORE_WORDS = frozenset(
     "before previous previously former formerly earlier old originally prior ex".split()
 )
 _BEFORE_PHRASES = (("used", "to"),)
+#: Words of a past question that ask for the earliest value: "What was my first car?"
+_FIRST_WORDS = frozenset("first original originally earliest".split())
 #: Verbs that end a value: "Which gym did I cancel?" asks for the one before.
 _ENDING = frozenset(
     "leave left quit sell sold cancel cancelled close closed replace replaced give lose "
@@ -744,6 +746,8 @@ def aspect_of(query: str) -> Aspect | None:
     past = any(w in _PAST_AUX for w in lows[:4])
     if past and any(w in _ENDING for w in lows):
         return "before"
+    if past and not _FIRST_WORDS.isdisjoint(lows):
+        return "first"
     if says_now(query):
         return "now"
     if past:
@@ -987,18 +991,26 @@ def question_subject(query: str) -> str:
     return ""
 
 
-_ASPECT_WORDS = (_NOW_WORDS | _BEFORE_WORDS | {"these", "days", "moment", "used"}) - {"old"}
+_ASPECT_WORDS = (
+    _NOW_WORDS | _BEFORE_WORDS | _FIRST_WORDS | {"these", "days", "moment", "used"}
+) - {"old"}
 
 
 def aspect_words(query: str) -> set[str]:
     """The words of ``query`` that only say which value it asks for ("now",
     "these days", "previous", "before"): not what it is about, so left out of
     the search (they would match "Today was my first day at ..." for any question)."""
-    if aspect_of(query) not in ("now", "before"):
+    aspect = aspect_of(query)
+    if aspect not in ("now", "before", "first"):
         return set()
+    who = question_subject(query)
+    if aspect == "first" and who != "self" and not is_person(who):
+        return set()  # "When did Caroline first go to ...?" asks of an event, words and all
     lows = [w.lower() for w in _words(query)]
     pairs = set(zip(lows, lows[1:], strict=False))
     out = {w for w in lows if w in _NOW_WORDS or w in _BEFORE_WORDS - {"old"}}
+    if aspect == "first":
+        out |= _FIRST_WORDS & set(lows)
     if ("these", "days") in pairs:
         out |= {"these", "days"}
     if ("the", "moment") in pairs:

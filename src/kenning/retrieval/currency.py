@@ -103,7 +103,7 @@ from .calibration import coverage
 from .collapse import evidence_turns, restated_turn
 from .context import author_of, speaker_of
 from .signals.base import RecallContext
-from .successors import meaning, replaced_by_drawn, successors_answer
+from .successors import CHAIN, meaning, replaced_by_drawn, successors_answer
 from .text import query_terms, term_stem
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ class Question:
         Questions about a named third person ("What is Caroline's job?") are left
         alone: in a multi-party transcript they mostly ask about events, and on
         the LoCoMo dev split reordering them cost recall@10 0.08."""
-        return self.aspect in ("now", "before") and not self.window and self.about_asker
+        return self.aspect in ("now", "before", "first") and not self.window and self.about_asker
 
 
 def question_of(query: str, window: bool) -> Question:
@@ -153,7 +153,10 @@ def include_history(q: Question, opts: CurrencyRecall) -> bool:
         return False
     if opts.successors and q.reorders and q.aspect == "now":
         return True
-    return opts.history and (q.aspect == "before" or (q.window and q.aspect is not None))
+    earliest = q.aspect == "first" and q.reorders  # the asker's own: LoCoMo asks "first" of events
+    return opts.history and (
+        q.aspect == "before" or earliest or (q.window and q.aspect is not None)
+    )
 
 
 def _subject(record: MemoryRecord, fields: Sequence[str]) -> tuple[str, str | None]:
@@ -245,8 +248,12 @@ def current_first(
         _hand_out(top, lambda h: (match[h.memory.id] is not False, states(h), answers(h)))
     if q.reorders and now and opts.by_meaning:
         _past_the_end(ctx, top, lambda h: bool(match[h.memory.id]) and states(h), opts)
-    if q.reorders and q.aspect == "before":
-        _predecessors_up(hits, top)
+    if q.reorders and q.aspect in ("before", "first"):
+        # the one before the newest; for the first, down the chain to its start
+        first = q.aspect == "first"
+        for _ in range(CHAIN if first else 1):
+            if not _predecessors_up(hits, top, walk=first):
+                break
         top = sorted(top, key=lambda h: -h.score)
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
@@ -269,7 +276,7 @@ def current_first(
         ]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
         for group in _groups(ctx, own, pool, about, opts, beyond):
-            _by_time(group, q.aspect == "before")
+            _by_time(group, q.aspect)
     if explain:
         for h in hits:
             if h.explain is not None:
@@ -350,25 +357,54 @@ def _band(hit: Hit, opts: CurrencyRecall) -> float:
     return opts.query_band * (opts.cue_band if statement(hit.memory.content).cue else 1)
 
 
-def _predecessors_up(hits: list[Hit], top: list[Hit]) -> None:
+def _predecessors_up(hits: list[Hit], top: list[Hit], walk: bool = False) -> bool:
     """For a question about before: a superseded memory whose successor is among the
     best hits swaps places with it (its confidence took the contradiction's cut,
     so it may rank far below) and joins the best hits. A successor drawn from a
     conversation turn stands with that turn, so the better ranked of the two gives
-    its place ("We bought a house in Potsdam and moved in" and the fact drawn from it)."""
+    its place ("We bought a house in Potsdam and moved in" and the fact drawn from it).
+    Only a current successor gives its place ("before" is the one before the value
+    now), unless ``walk``: then any does, and calls repeated until none moves go
+    down a chain to its start (a question for the first value). Whether one moved."""
     best = {h.memory.id: h for h in top}
     turns = {h.memory.id: h for h in top if h.memory.source != EXTRACTED}
     for h in top:
         turn = turns.get(restated_turn(h.memory) or "")
         if turn is not None and turn.score > h.score:
             best[h.memory.id] = turn  # the fact's place is its turn's
+    moved: list[Hit] = []
     for h in hits:
         succ = best.get(h.memory.superseded_by or "")
-        if h.memory.status is Status.SUPERSEDED and succ is not None and succ.score > h.score:
+        if succ is None or h.memory.status is not Status.SUPERSEDED or succ.score <= h.score:
+            continue
+        # "before" is the one before the current value, not before a former one
+        if walk or succ.memory.status is Status.ACTIVE:
             h.score, succ.score = succ.score, h.score
             if h not in top:
                 top.append(h)
             best.pop(h.memory.superseded_by or "")
+            moved.append(h)
+    if not walk:  # nor does a value older still outrank it ("My phone is a Pixel 7")
+        chain = {h.memory.id: h for h in hits}
+        for p in moved:
+            older = [h for h in top if h is not p and _leads_to(h, p.memory.id, chain)]
+            first = max(older, key=lambda h: h.score, default=None)
+            if first is not None and first.score > p.score:
+                first.score, p.score = p.score, first.score
+    return bool(moved)
+
+
+def _leads_to(hit: Hit, mid: str, chain: Mapping[str, Hit]) -> bool:
+    """Whether ``hit``'s replacements (among ``chain``) reach memory ``mid``."""
+    at = hit.memory.superseded_by
+    for _ in range(CHAIN):
+        if at is None:
+            return False
+        if at == mid:
+            return True
+        nxt = chain.get(at)
+        at = nxt.memory.superseded_by if nxt is not None else None
+    return False
 
 
 def _groups(
@@ -612,18 +648,19 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w for w in text.lower().split() if len(w) > 2)
 
 
-def _by_time(group: list[Hit], before: bool) -> None:
-    """Hand the group's priorities out by said-at time (see the module docstring); a
-    memory saying how things were ("I lived in Paris for two years") is older than
-    any saying how they are, whenever it was said."""
+def _by_time(group: list[Hit], aspect: Aspect | None) -> None:
+    """Hand the group's priorities out by said-at time (see the module docstring):
+    the newest first for a question about now, the one before it for "before", the
+    oldest for "first"; a memory saying how things were ("I lived in Paris for two
+    years") is older than any saying how they are, whenever it was said."""
     slots = sorted((h.score for h in group), reverse=True)
     newest = sorted(
         group,
         key=lambda h: (not statement(h.memory.content).past, h.memory.said_at, h.memory.id),
         reverse=True,
     )
-    order = newest
-    if before:  # the newest statement last: a turn and the fact drawn from it are one
+    order = newest[::-1] if aspect == "first" else newest
+    if aspect == "before":  # the newest statement last: a turn and its drawn fact are one
         said = restated_turn(newest[0].memory) or newest[0].memory.id
         last = [h for h in newest if (restated_turn(h.memory) or h.memory.id) == said]
         order = [h for h in newest if h not in last] + last
