@@ -27,7 +27,9 @@ speaker's own). Pure text analysis: no model, no I/O, English.
   present value ("Where do I live now?", "What is my current car?", "What's
   my dog's name?"), ``"before"`` for questions about an earlier one ("What was
   my previous car?", "Where did I live before I moved?", "Which gym did I
-  cancel?"), ``"past"`` for other past-tense questions ("When did Alice go to
+  cancel?"), ``"first"`` for a past question about the earliest one ("What
+  was my first phone?", "Where did I first live?"), ``"past"`` for other
+  past-tense questions ("When did Alice go to
   Rome?") and ``None`` for anything that is not a question about a value.
 """
 

@@ -50,11 +50,14 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    Heineken" is no change of "Since January I eat flexitarian"). A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
-   question the newest gets the group's last and the one before it the best
+   question the newest gets the group's last and the one before it the best,
+   for a "first" question ("What was my first phone?") the oldest the best
    (a past state counts as older than any present one, whenever it was said).
    Past-tense questions about events and questions naming a time window are
    left to the time signal. For a "before" question a superseded memory whose
-   successor is among the best hits first swaps places with it.
+   current successor is among the best hits first swaps places with it (and no
+   older value of its chain stays above it); for a "first" question the swaps
+   go on down the chain to its start.
 
 0. **Which memory holds the value now** (first, for a "now" question about
    the asker or their relation; ``successors``). Superseded memories are
