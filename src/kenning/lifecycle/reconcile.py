@@ -425,6 +425,8 @@ _CHANGE_NOUNS = frozenset("move change switch relocation".split())
 def _adds_another(lows: Sequence[str]) -> bool:
     """Whether a word of :data:`_ADDING` adds a value ("We adopted another dog", "a
     second car"), not another change ("Another move: we're in Leipzig now")."""
+    if _ADDING.isdisjoint(lows):
+        return False  # most texts
     return any(
         w in _ADDING and (i + 1 == len(lows) or lows[i + 1] not in _CHANGE_NOUNS)
         for i, w in enumerate(lows)
@@ -2167,6 +2169,8 @@ def _taken_from(old: _Text, new: _Text) -> bool:
     whoever the subject is: "Jan took over the team from Petra", "Dr. Yilmaz took
     over from Dr. Weber"; not one task ("took over the project from Petra"), nor
     for a while ("... while she was on holiday"), nor "Tom took over my desk from me"."""
+    if "over" not in new.named:
+        return False  # most texts: no taking over
     toks = new.toks
     lows = [t.low for t in toks]
     if _FOR_A_TIME & set(lows) or "while" in lows:
