@@ -670,3 +670,24 @@ def test_an_announcement_before_the_fact_is_no_part_of_it(text: str, content: st
     # "Sad news," says how the speaker feels about what follows; left in, it hid
     # the death from the rules ("Sad news, Rex died" drew nothing)
     assert [f.content for f in rules(("Kim", text))] == [content]
+
+
+@pytest.mark.parametrize(
+    ("text", "contents"),
+    [
+        ("Hi, I'm Kim and I'm a nurse.", ["Kim is a nurse."]),
+        ("My name is Kim and I live in Rome.", ["Kim lives in Rome."]),
+        ("Quick one, I'm Kim, I live in Hamburg.", ["Kim lives in Hamburg."]),
+        ("I'm Kim.", []),  # the speaker's own name: every fact of theirs says it
+        ("I am Kim, a teacher from Oslo.", ["Kim is Kim, a teacher from Oslo."]),
+        # a name and "I" are a plural subject only where the name opens the clause
+        ("Alex and I moved to Berlin.", ["Alex and Kim moved to Berlin."]),
+        ("I met Tom and I think he likes me.", ["Kim met Tom and Kim thinks he likes Kim."]),
+    ],
+)
+def test_the_speaker_naming_themself_is_no_fact_and_no_second_subject(
+    text: str, contents: list[str]
+) -> None:
+    # "I'm Kim and I'm a nurse" read "Kim is Kim and Kim are a nurse": the name the
+    # clause before ends on is no subject beside "I"
+    assert [f.content for f in rules(("Kim", text))] == contents

@@ -408,6 +408,18 @@ class _Names:
     addressee: str | None
 
 
+def _without_self_naming(content: str, speaker: str) -> str:
+    """``content`` without a clause that only names the speaker as themself ("I'm
+    Kim", rewritten "Kim is Kim"; "My name is Kim"): what is left, or "" when that
+    was all, when the speaker goes on ("Kim is Kim, Kim lives in Hamburg" -> "Kim
+    lives in Hamburg")."""
+    name = re.escape(speaker)
+    rest = re.sub(rf"^{name}(?:'s name)? is {name}\b(?:\s*,\s*|\s+and\s+|\s*[.!]*$)", "", content)
+    if rest == content or (rest.strip(" .!") and not rest.startswith(speaker)):
+        return content  # "Kim is Kim, a teacher from Oslo": what follows is Kim's
+    return rest
+
+
 def _pronoun(low: str, tokens: Sequence[str], k: int, names: _Names) -> tuple[str, str | None]:
     """The replacement of the pronoun ``low`` (``tokens[k]``) and the agreement it sets up."""
     n, a, rest = names.speaker, names.addressee, tokens[k + 1 :]
@@ -498,7 +510,17 @@ def _after_and(before: Sequence[str]) -> bool:
         return False
     named = words[-2][:1].isupper() and words[-2] not in ("I", "Me")
     owner = [w.lower() for w in words[-3:-2]]
+    if named and owner and owner[0] in _NAME_TAKERS:
+        return False  # the name is what the clause before says: "I'm Kim and I'm a nurse"
     return named or (words[-2].lower() in _REL_WORDS and owner in (["my"], ["our"]))
+
+
+#: Words after which a name ends the clause it is the object of, not the start of
+#: a subject "<Name> and I": being and naming, a preposition, meeting and liking.
+_NAME_TAKERS = frozenset(
+    """is am i'm was are were be called named with to for at about from met saw visited
+    love loved like liked miss missed""".split()
+)
 
 
 def _contraction(suffix: str, rest: Sequence[str], plural: bool) -> str:

@@ -127,6 +127,7 @@ from ._fact_rules import (
     _short_named,
     _strip_discourse,
     _with_subject,
+    _without_self_naming,
 )
 
 __all__ = [
@@ -352,6 +353,9 @@ class RuleFactExtractor(FactExtractor):
         when = None if _RECURRING.search(fp) else _resolve_time(fp, at)
         kind = _kind(fp, when)
         content, unresolved = _rewrite(fp, who)
+        content = _without_self_naming(content, who.speaker)
+        if not content.strip(" .!"):
+            return []  # "I'm Kim": the speaker's name, which every fact of theirs names
         if when is not None:
             content = _absolute_dates(content, when.spans)
         event_at = when.at if when is not None and kind in ("event", "plan") else None
