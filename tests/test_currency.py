@@ -1355,8 +1355,7 @@ def test_an_update_in_the_questions_own_words_outranks_a_closer_cosine(
     # with the food bank last month" (cosine .26) than the change of dentist (.25);
     # the change uses the question's own word and says the value changed, which
     # is more evidence than a hundredth of cosine (``cue_terms``)
-    settings = _rules().model_copy(update={"retrieval": Retrieval(currency={"cue_terms": weight})})
-    mem = make_memory(settings=settings)
+    mem = make_memory(settings=_rules_with(cue_terms=weight))
     for text in (
         "My manager is Tom Becker.",
         "I rent my flat from Mrs. Patel.",
@@ -1417,6 +1416,24 @@ def test_an_accented_relation_is_a_relation() -> None:
     assert subject_of("I work at Nestlé.") == "self"
 
 
+#: Facts of the speaker's that the questions of the tests below never ask about.
+_BACKGROUND = ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia.")
+
+
+def _background(mem: Memory, ingest: bool = False) -> None:
+    """:data:`_BACKGROUND`, said at ``OLD`` (through ``ingest`` as Kim's turns)."""
+    for text in _BACKGROUND:
+        if ingest:
+            _kim_says(mem, text, OLD, "s0")
+        else:
+            _say(mem, text, OLD)
+
+
+def _rules_with(**currency: float) -> Settings:
+    """:func:`_rules` with these currency settings."""
+    return _rules().model_copy(update={"retrieval": Retrieval(currency=currency)})
+
+
 def test_a_new_value_said_after_an_ending_comes_before_it(
     make_memory: Callable[..., Memory],
 ) -> None:
@@ -1425,8 +1442,7 @@ def test_a_new_value_said_after_an_ending_comes_before_it(
     yet it answers "Who is my boyfriend now?" about as well as the ending does: it
     goes first. News of another thing said later does not."""
     mem = make_memory(settings=_rules())
-    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
-        _say(mem, text, OLD)
+    _background(mem)
     tobi = _say(mem, "My boyfriend is Tobi.", OLD)
     ended = _say(mem, "Tobi and I broke up.", MID)
     lukas = _say(mem, "I met someone new, his name is Lukas.", NEW)
@@ -1482,10 +1498,8 @@ def test_a_shared_word_pairs_an_update_just_under_its_floor(
 ) -> None:
     # "work" in both says the attribute the cosine just misses; two memories sharing
     # only "since" (a word of change) stay apart
-    retrieval = Retrieval(currency={"shared_word_margin": margin})
-    mem = make_memory(settings=_rules().model_copy(update={"retrieval": retrieval}))
-    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
-        _say(mem, text, OLD)
+    mem = make_memory(settings=_rules_with(shared_word_margin=margin))
+    _background(mem)
     _say(mem, "I work from the office in Altona.", OLD)
     _say(mem, "Our team went fully remote, I work from home now.", NEW)
     assert _first(mem, "Where do I work from now?") == first
@@ -1503,8 +1517,7 @@ def test_a_predecessor_takes_the_place_of_its_successors_turn_for_before(
     # through ingest the successor is a fact and the turn it was drawn from, and the
     # turn ranks first: the old home takes the turn's place, not only the fact's
     mem = make_memory(settings=_rules())
-    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
-        _kim_says(mem, text, OLD, "s0")
+    _background(mem, ingest=True)
     _kim_says(mem, "We rent a two-bedroom flat in Neukölln.", OLD, "s1")
     _kim_says(mem, "We bought a house in Potsdam and moved in last week.", NEW, "s2")
     assert "Neukölln" in _first(mem, "Where did we live before?")
@@ -1518,10 +1531,8 @@ def test_a_predecessor_takes_the_place_of_its_successors_turn_for_before(
 def test_the_questions_own_word_breaks_a_near_tie_of_cosines(
     make_memory: Callable[..., Memory], weight: float, first: str
 ) -> None:
-    retrieval = Retrieval(currency={"plain_terms": weight})
-    mem = make_memory(settings=_rules().model_copy(update={"retrieval": retrieval}))
-    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
-        _say(mem, text, OLD)
+    mem = make_memory(settings=_rules_with(plain_terms=weight))
+    _background(mem)
     _say(mem, "I live in Hamburg.", OLD)
     _say(mem, "I work at SAP.", OLD)
     _say(mem, "My husband's new job is at Google.", NEW)
@@ -1536,8 +1547,7 @@ def test_an_ending_retires_every_fact_drawn_with_the_value_it_ended(
     # value, the other as well: left active, it kept the turn current, and "What's
     # my dog called?" answered with the beagle
     mem = make_memory(settings=_rules())
-    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
-        _kim_says(mem, text, OLD, "s0")
+    _background(mem, ingest=True)
     said = _kim_says(mem, "My dog Rex is a beagle, he loves the beach.", OLD, "s1")
     drawn = {f.record.content: f.record.id for f in said.facts}
     assert "Rex is Kim's dog." in drawn and len(drawn) == 2
@@ -1587,8 +1597,7 @@ def test_a_drawn_fact_joins_the_group_its_turn_is_in(
     # replaced Hamburg, so it pairs only as closely as plain statements do); the turn
     # pairs with Leipzig, and the fact comes with it: the newest value goes first
     mem = make_memory(settings=_rules())
-    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
-        _kim_says(mem, text, OLD, "s0")
+    _background(mem, ingest=True)
     _kim_says(mem, "I live in Hamburg.", OLD, "s1")
     _kim_says(mem, "We moved to Cologne in the new year.", MID, "s2")
     _kim_says(mem, "Another move: we're in Leipzig now, for good this time.", NEW, "s3")
@@ -1615,8 +1624,7 @@ def test_the_first_value_of_a_chain_answers_a_question_for_the_first(
     # three phones in a row, each replacing the last on write: "first" walks the chain
     # back to its start, "previous" one step, "now" to its end
     mem = make_memory(settings=_rules())
-    for text in ("I bank with ING.", "My gym is FitX.", "I drive a Skoda Octavia."):
-        _say(mem, text, OLD)
+    _background(mem)
     _say(mem, "My phone is a Pixel 7.", OLD)
     _say(mem, "Upgraded to a Pixel 8.", MID)
     _say(mem, "Switched to an iPhone 15 for work.", NEW)

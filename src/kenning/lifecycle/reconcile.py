@@ -1421,7 +1421,7 @@ def _left_after(
             if (
                 end is None
                 or not _modified(after[end])
-                or f"{after[end - 1].text} {after[end].text}" not in text
+                or not _one_space(after[end - 1 : end + 1], text)
             ):
                 return True
             # unless the thing is the old fact's own: "Finished the Italian cooking
@@ -1468,6 +1468,12 @@ _HELD_WITH = _LEFT_WITH | frozenset(
 )
 
 
+def _one_space(pair: Sequence[_Tok], text: str) -> bool:
+    """Whether the two tokens of ``pair`` stand one space apart in ``text`` (no comma,
+    stop or semicolon between them: "pottery; bookkeeping", "Dune, started")."""
+    return f"{pair[0].text} {pair[1].text}" in text
+
+
 def _thing_words(toks: Sequence[_Tok], text: str) -> list[_Tok]:
     """The words naming the thing that opens ``toks``: content words in a row (one
     space apart in ``text``, so "pottery; bookkeeping" is two things), up to a
@@ -1476,7 +1482,7 @@ def _thing_words(toks: Sequence[_Tok], text: str) -> list[_Tok]:
     for t in toks:
         if not t.content or t.low in _NO_HEAD or t.low in _WHEN_GONE:
             break
-        if out and f"{out[-1].text} {t.text}" not in text:
+        if out and not _one_space((out[-1], t), text):
             break
         out.append(t)
     return out

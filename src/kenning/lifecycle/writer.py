@@ -58,6 +58,7 @@ from ..llm import ChatModel
 from ..models import EXTRACTED, FeedbackKind, MemoryFilter, MemoryRecord, MemoryType, Status
 from ..retrieval.collapse import restated_turn
 from ..retrieval.context import speaker_of
+from ..retrieval.successors import drawn_facts
 from ..scoring import adjust_confidence
 from ..stores import Replacement, Store
 from ._fact_rules import _sentences
@@ -552,13 +553,11 @@ class WritePlanner:
         if turn is None or not only_ends(new.content, old.content, author):
             return []
         view = ScopeFilter(old.org_id, frozenset({old.scope}))
-        edges = self.store.graph_edges([turn], view, relations={Relation.REFERENCE.value})
-        ids = sorted({e.src for e in edges if e.dst == turn and e.src != old.id})
         return [
             r
-            for r in (self.store.get(ids, view) if ids else [])
-            if r.status is Status.ACTIVE
-            and restated_turn(r) == turn
+            for r in drawn_facts(self.store, view, [turn]).get(turn, [])
+            if r.id != old.id
+            and r.status is Status.ACTIVE
             and ends_too(new.content, old.content, r.content, author)
         ]
 

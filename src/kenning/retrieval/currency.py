@@ -291,13 +291,19 @@ def current_first(
     return head + [h for h in hits if h.memory.id not in judged]
 
 
+def _said_as(record: MemoryRecord) -> str:
+    """The id of the statement ``record`` says: the turn a fact was drawn from
+    alone, else its own (a fact and its turn say one thing)."""
+    return restated_turn(record) or record.id
+
+
 def _window(hits: list[Hit], n: int) -> list[Hit]:
     """The best hits saying ``n`` different things: a fact ``ingest`` drew from a turn
     and the turn count as one ("Cleo's coffee machine is making a weird noise" and
     the turn it restates), so restatements leave the window room for a change."""
     seen: set[str] = set()
     for i, h in enumerate(hits):
-        said = restated_turn(h.memory) or h.memory.id
+        said = _said_as(h.memory)
         if said not in seen and len(seen) == n:
             return hits[:i]
         seen.add(said)
@@ -323,14 +329,17 @@ def _past_the_end(
     new, his name is Lukas", which shares no word with either): the newest such
     one takes the ending's place. ``own``: whether a hit is the speaker's statement."""
     ended = {h.memory.id: ctx.replaced.get(h.memory.id) or h.memory.supersedes for h in top}
-    known = dict(ctx.records)
-    missing = [e for e in ended.values() if e and e not in known]
+    missing = [e for e in ended.values() if e and e not in ctx.records]
+    fetched: dict[str, MemoryRecord] = {}
     if missing and ctx.store is not None and ctx.view is not None:
-        known.update((r.id, r) for r in ctx.store.get(missing, ctx.view))
+        fetched = {r.id: r for r in ctx.store.get(missing, ctx.view)}
+    fields = ctx.settings.retrieval.author.fields
     for end in sorted(top, key=lambda h: -h.score):
-        old = known.get(ended[end.memory.id] or "")
-        author = speaker_of(end.memory, ctx.settings.retrieval.author.fields)
-        if old is None or not ends_with_no_news(end.memory.content, old.content, author):
+        mid = ended[end.memory.id] or ""
+        old = ctx.records.get(mid) or fetched.get(mid)
+        if old is None or not ends_with_no_news(
+            end.memory.content, old.content, speaker_of(end.memory, fields)
+        ):
             continue
         floor = ctx.dense.get(end.memory.id, 0.0) - opts.query_band
         later = [
@@ -447,7 +456,7 @@ def _groups(
     sims = m @ m.T
     sims = _as_said(ctx, own, vectors, sims)
     words = [_words(h.memory.content) for h in own]
-    stems = [_stems(h.memory.content) if beyond else frozenset() for h in own]
+    stems = [_stems(h.memory.content) for h in own]
     pairs: list[tuple[int, int, int]] = []  # (i, j, the newer of the two)
     apart: set[tuple[int, int]] = set()  # two changes of different things
     for i in range(len(own)):
@@ -477,7 +486,7 @@ def _groups(
             # fully remote, I work from home now" (.30 against .30)
             near = later and floor < opts.pair_similarity
             near = near and sims[i, j] >= floor - opts.shared_word_margin
-            if near and not _stems(own[i].memory.content) & _stems(own[j].memory.content):
+            if near and not stems[i] & stems[j]:
                 near = False
             if same_speaker and differ and (sims[i, j] >= floor or near):
                 pairs.append((i, j, n))
@@ -532,18 +541,16 @@ def _groups(
         for x in right:
             member[x] = left
     groups = {id(g): g for g in member.values() if len(g) > 1}
-    # a fact drawn from a turn and the turn say one thing: where one of them is in
-    # a group, so is the other ("Kim and others moved to Cologne" and "We moved to
-    # Cologne in the new year", when only the turn paired with "... in Leipzig now")
-    at = {h.memory.id: i for i, h in enumerate(own)}
+    # a fact drawn from a turn and the turn say one thing (as in ``_window``): where
+    # one of them is in a group, so is the other ("Kim and others moved to Cologne"
+    # and "We moved to Cologne in the new year", when only the turn paired with
+    # "... in Leipzig now")
+    said = [_said_as(h.memory) for h in own]
     for g in groups.values():
         for i in list(g):
-            turn = at.get(restated_turn(own[i].memory) or "")
-            said = [j for j, h in enumerate(own) if restated_turn(h.memory) == own[i].memory.id]
-            for j in said if turn is None else [turn, *said]:
-                if len(member[j]) == 1:
-                    g.add(j)
-                    member[j] = g
+            for j in (j for j, s in enumerate(said) if s == said[i] and len(member[j]) == 1):
+                g.add(j)
+                member[j] = g
     return [[own[i] for i in sorted(g)] for g in groups.values()]
 
 
@@ -664,8 +671,8 @@ def _by_time(group: list[Hit], aspect: Aspect | None) -> None:
     )
     order = newest[::-1] if aspect == "first" else newest
     if aspect == "before":  # the newest statement last: a turn and its drawn fact are one
-        said = restated_turn(newest[0].memory) or newest[0].memory.id
-        last = [h for h in newest if (restated_turn(h.memory) or h.memory.id) == said]
+        said = _said_as(newest[0].memory)
+        last = [h for h in newest if _said_as(h.memory) == said]
         order = [h for h in newest if h not in last] + last
     for h, value in zip(order, slots, strict=True):
         h.score = value

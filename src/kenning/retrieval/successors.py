@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..access import ScopeFilter
     from ..stores import Store
 
-__all__ = ["CHAIN", "LOOKUP", "meaning", "replaced_by_drawn", "successors_answer"]
+__all__ = ["CHAIN", "LOOKUP", "drawn_facts", "meaning", "replaced_by_drawn", "successors_answer"]
 
 #: How many replacements a chain of superseded memories is followed through.
 CHAIN = 8
@@ -127,15 +127,13 @@ def _drawn_stale(
         and h.memory.id not in known
     ]
     out: dict[str, str | None] = {}
-    for turn, said in _drawn_facts(ctx.store, ctx.view, turns).items():
+    for turn, said in drawn_facts(ctx.store, ctx.view, turns).items():
         if all(f.status is Status.SUPERSEDED for f in said):
             out[turn] = min(said, key=lambda f: f.id).superseded_by
     return out
 
 
-def _drawn_facts(
-    store: Store, view: ScopeFilter, turns: list[str]
-) -> dict[str, list[MemoryRecord]]:
+def drawn_facts(store: Store, view: ScopeFilter, turns: list[str]) -> dict[str, list[MemoryRecord]]:
     """Turn id -> the facts drawn from that turn alone, current or retired, found
     through the links from each fact to its turn."""
     if not turns:
@@ -162,7 +160,7 @@ def replaced_by_drawn(
     asked = [t.id for t in turns if t.source != EXTRACTED]
     return {
         turn: [f.supersedes for f in facts if f.supersedes]
-        for turn, facts in _drawn_facts(store, view, asked).items()
+        for turn, facts in drawn_facts(store, view, asked).items()
     }
 
 
