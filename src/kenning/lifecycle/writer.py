@@ -513,33 +513,13 @@ class WritePlanner:
         # SUPERSEDE / SHADOW: the new memory goes in; the old one retires.
         plan.inserts.append((new, vector))
         new.supersedes = old.id
-        retired = replace(old, status=Status.SUPERSEDED, superseded_by=new.id, updated_at=now)
-        relation = Relation.ELABORATES
-        if d.action is Action.SUPERSEDE:
-            retired.valid_to = new.valid_from or new.said_at
-            retired.confidence = adjust_confidence(old.confidence, FeedbackKind.CONTRADICT)
-            relation = Relation.CONTRADICTION
-        changes = old.changes_to(retired, _TRACKED)
-        changes["reconcile"] = note | {"by_memory": new.id}
-        plan.replacements.append(Replacement(retired, None, d.action.value, changes))
-        plan.links.append(MemoryLink(new.id, old.id, relation, 1.0))
+        _retire(plan, old, new, d.action, note | {"by_memory": new.id}, now)
         if d.action is Action.SUPERSEDE:
             taken = {r.record.id for r in plan.replacements}
             for twin in self._ended_with(old, new):
-                if twin.id in taken:
-                    continue
-                gone = replace(
-                    twin,
-                    status=Status.SUPERSEDED,
-                    superseded_by=new.id,
-                    updated_at=now,
-                    valid_to=retired.valid_to,
-                    confidence=adjust_confidence(twin.confidence, FeedbackKind.CONTRADICT),
-                )
-                twin_changes = twin.changes_to(gone, _TRACKED)
-                twin_changes["reconcile"] = note | {"by_memory": new.id, "with": old.id}
-                plan.replacements.append(Replacement(gone, None, d.action.value, twin_changes))
-                plan.links.append(MemoryLink(new.id, twin.id, relation, 1.0))
+                if twin.id not in taken:
+                    why = note | {"by_memory": new.id, "with": old.id}
+                    _retire(plan, twin, new, d.action, why, now)
         return WriteResult(new, d.action, old.id, d.reason)
 
     def _ended_with(self, old: MemoryRecord, new: MemoryRecord) -> list[MemoryRecord]:
@@ -645,6 +625,29 @@ def _drawn_event(record: MemoryRecord) -> bool:
     laid off from Nokia in May"): it may end or change a fact, never repeat or detail
     one, and no fact repeats or details it."""
     return record.memory_type is MemoryType.EPISODIC and record.source == EXTRACTED
+
+
+def _retire(
+    plan: WritePlan,
+    old: MemoryRecord,
+    new: MemoryRecord,
+    action: Action,
+    note: dict[str, Any],
+    now: datetime,
+) -> None:
+    """Retire stored memory ``old`` for ``new`` (a supersede or a shadow) in
+    ``plan``: its status, successor, validity and confidence, the history entry
+    (``note`` as its reconcile record) and the link between the two."""
+    retired = replace(old, status=Status.SUPERSEDED, superseded_by=new.id, updated_at=now)
+    relation = Relation.ELABORATES
+    if action is Action.SUPERSEDE:
+        retired.valid_to = new.valid_from or new.said_at
+        retired.confidence = adjust_confidence(old.confidence, FeedbackKind.CONTRADICT)
+        relation = Relation.CONTRADICTION
+    changes = old.changes_to(retired, _TRACKED)
+    changes["reconcile"] = note
+    plan.replacements.append(Replacement(retired, None, action.value, changes))
+    plan.links.append(MemoryLink(new.id, old.id, relation, 1.0))
 
 
 def _as_event(d: Decision, item: tuple[Incoming, Sequence[Neighbour]]) -> Decision:
