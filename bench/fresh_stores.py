@@ -15,7 +15,7 @@ store's own statements at their dates, then each question asked at
 first hit. Through ``write`` each statement is one memory; through ``ingest``
 it is one user turn of "Kim" (its facts drawn and reconciled).
 
-    python bench/fresh_stores.py [--via write|ingest|both] [--set NAME] [--failures]
+    python bench/fresh_stores.py [--via write|ingest|both] [--set NAME] [--failures] [--data PATH]
 
 Prints JSON: per set and door, right / asked, and with ``--failures`` the
 questions whose first hit missed.
@@ -80,8 +80,9 @@ def main() -> None:
     ap.add_argument("--via", choices=["write", "ingest", "both"], default="both")
     ap.add_argument("--set", dest="name", help="only the set of this name")
     ap.add_argument("--failures", action="store_true", help="list the questions missed")
+    ap.add_argument("--data", type=Path, default=DATA, help="a file of sets (default: %(default)s)")
     a = ap.parse_args()
-    data = json.loads(DATA.read_text())
+    data = json.loads(a.data.read_text())
     doors = ["write", "ingest"] if a.via == "both" else [a.via]
     result: dict[str, Any] = {}
     for st in data["sets"]:

@@ -19,7 +19,9 @@ from kenning.lifecycle.reconcile import (
     Incoming,
     Neighbour,
     RuleReconciler,
+    ends_a_value_only,
     ends_with_no_news,
+    one_name_in_another,
 )
 from kenning.lifecycle.slots import (
     aspect_of,
@@ -1633,3 +1635,153 @@ def test_the_first_value_of_a_chain_answers_a_question_for_the_first(
     assert "iPhone" in _first(mem, "What phone do I use now?")
     # a named third person's "first" is an event question: left to the search
     assert not aspect_words("When did Caroline first go to a support group?")
+
+
+# ----------------------------------------------- the twenty-second round's phrasings
+
+
+def test_a_fact_drawn_from_part_of_a_turn_gives_its_place_to_the_turn(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """The fact ``ingest`` draws from "Dropped my Pixel in the lake." says nothing of
+    the replacement the turn's next sentence names; the turn answers in its place."""
+    mem = make_memory(settings=_rules())
+    _background(mem, ingest=True)
+    _kim_says(mem, "My phone is a Pixel 7.", OLD, "s1")
+    _kim_says(mem, "Dropped my Pixel in the lake. Replacement is an iPhone 15.", NEW, "s2")
+    first = mem.recall("What phone do I have now?", 5).hits[0]
+    assert "iPhone 15" in first.memory.content
+    assert first.score > 0.1  # it answers as well as the fact it stands for
+
+
+def test_a_contracted_is_states_a_value_that_holds() -> None:
+    """ "'s" before a preposition or an article is "is" ("Our broadband's with
+    Plusnet"), so a past clause after it leaves the statement in the present; a
+    possessive "'s" does not ("My dog's name was Rex")."""
+    assert not statement("Our broadband's with Plusnet, never had a problem with it.").past
+    assert not statement("My sister's a teacher, she had a tough year.").past
+    assert statement("My dog's name was Rex.").past
+    assert statement("My dog's bed was expensive.").past
+
+
+def test_two_things_of_one_name_are_no_change_of_each_other(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "I live in Leeds" and "I support Leeds United" share a word of a name, not a
+    value: they form no group, and the broadband fact answers its question."""
+    mem = make_memory(settings=_rules())
+    _say(mem, "I live in Leeds with my partner Tom.", OLD)
+    _say(mem, "I support Leeds United, for my sins.", OLD + timedelta(minutes=1))
+    _say(mem, "My phone is a Pixel 6.", OLD + timedelta(minutes=2))
+    _say(mem, "Our broadband's with Plusnet, never had a problem with it.", MID)
+    _say(mem, "My neighbour just went with Hyperoptic, says it's twice as fast.", NEW)
+    assert "Plusnet" in _first(mem, "Who is our broadband provider?")
+    assert one_name_in_another("I live in Leeds.", "I support Leeds United.")
+    assert not one_name_in_another(
+        "I'm a member of the Alpine Club.", "I let my Alpine Club membership lapse."
+    )
+
+
+def test_a_question_naming_no_one_asks_of_the_askers_world(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "What's the dog called?" names no one: the asker's own statements answer it,
+    the newest first, as for "What's my dog called?"."""
+    mem = make_memory(settings=_rules())
+    _background(mem)
+    _say(mem, "we adopted a rescue greyhound, named her Pixie. she's terrified of the hoover", OLD)
+    _say(mem, "so sad today. our girl passed away last night, she was 11", MID)
+    _say(mem, "ok so we got a puppy, a little beagle. the kids named him Biscuit", NEW)
+    assert question_of("what's the dog called?", False).about_asker
+    assert "Biscuit" in _first(mem, "what's the dog called?")
+
+
+def test_an_ending_with_a_reason_yields_to_a_newer_value_of_the_same_thing(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "Cancelled Netflix after they put the price up again" says why, and no next
+    service: "Signed up for Disney+", alike to the Netflix it ended, goes first. An
+    ending that names the next value keeps its place before a later change of
+    something else ("We finally moved out of Helsinki; we live in Oslo now" /
+    "I transferred to Aalto University")."""
+    mem = make_memory(settings=_rules())
+    _background(mem)
+    _say(mem, "We mostly watch stuff on Netflix, it's the only subscription we've got.", OLD)
+    _say(mem, "Cancelled Netflix after they put the price up again. Ridiculous.", MID)
+    _say(mem, "Signed up for Disney+ so we can finally watch Andor.", NEW)
+    assert "Disney+" in _first(mem, "What streaming service are we paying for at the moment?")
+    assert ends_a_value_only(
+        "Cancelled Netflix after they put the price up again. Ridiculous.",
+        "We mostly watch stuff on Netflix, it's the only subscription we've got.",
+    )
+    assert not ends_a_value_only("I've moved on from macchiato to mocha.")
+    assert not ends_a_value_only("I sold my saxophone; I'm learning the cello now.")
+    other = make_memory(settings=_rules())
+    _background(other)
+    _say(other, "I live in Helsinki.", OLD)
+    _say(other, "We finally moved out of Helsinki; we live in Oslo now.", MID)
+    _say(other, "I transferred to Aalto University.", NEW)
+    assert "Oslo" in _first(other, "What city am I living in at the moment?")
+
+
+@pytest.mark.parametrize("ingest", [False, True])
+def test_a_step_of_a_chain_the_write_did_not_link_joins_it(
+    make_memory: Callable[..., Memory], ingest: bool
+) -> None:
+    """A pause said between a value and the one that replaced it on write, alike to
+    the first, is a step of the same chain; so is an update sharing a word with the
+    chain's end and alike to its start."""
+    mem = make_memory(settings=_rules())
+    _background(mem, ingest)
+    say = (
+        (lambda t, at, s: _kim_says(mem, t, at, s))
+        if ingest
+        else (lambda t, at, s: _say(mem, t, at))
+    )
+    say("On Saturdays I volunteer at the Leeds food bank, sorting donations.", OLD, "s1")
+    say("I've had to stop the Saturday volunteering for now, work is just too much.", MID, "s2")
+    say(
+        "Started helping out at the RSPCA shelter on Sunday mornings, mostly walking the dogs.",
+        NEW,
+        "s3",
+    )
+    assert "RSPCA" in _first(mem, "Where do I volunteer these days?")
+    shop = make_memory(settings=_rules())
+    _background(shop)
+    _say(shop, "We do our big weekly shop at Sainsbury's.", OLD)
+    _say(
+        shop, "Switched the weekly shop to Aldi, prices at the other place were getting silly.", MID
+    )
+    _say(shop, "We've started getting an Ocado delivery instead of going to a shop at all.", NEW)
+    assert "Ocado" in _first(shop, "How do we do our grocery shopping these days?")
+
+
+def test_an_ending_naming_no_value_is_no_answer_before(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "I quit the choir" says which choir was left by the fact it ended: for
+    "before", the value answers, not the ending."""
+    mem = make_memory(settings=_rules())
+    _background(mem)
+    _say(mem, "I sing alto in the Leeds Philharmonic Chorus.", OLD)
+    _say(mem, "I quit the choir. Too many concerts, not enough fun.", MID)
+    _say(mem, "Joined a gospel choir called Voices United, it's pure joy every single week.", NEW)
+    assert "Philharmonic" in _first(mem, "Which choir was I in before the one I'm in now?")
+    assert ends_a_value_only("I quit the choir. Too many concerts, not enough fun.")
+    assert not ends_a_value_only("I quit Nokia and joined Philips.")
+
+
+@pytest.mark.parametrize(
+    ("query", "aspect"),
+    [
+        ("What bike did I originally ride?", "first"),
+        ("Where did we do the weekly shopping originally?", "first"),
+        ("Which landlord sold the flat?", "before"),
+        ("Who left the team?", "before"),
+        ("What is left to do?", "now"),
+    ],
+)
+def test_originally_asks_for_the_first_and_an_ending_verb_for_before(
+    query: str, aspect: str
+) -> None:
+    assert aspect_of(query) == aspect

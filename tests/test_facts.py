@@ -311,6 +311,9 @@ def test_someone_the_speaker_names_dying_is_a_fact(text: str, content: str) -> N
         ("Akelius sold the flat to Mrs. Patel.", "Akelius sold the flat to Mrs. Patel."),
         ("Sadly, Pulse Fitness closed.", "Pulse Fitness closed."),
         ("Priya has left the company.", "Priya has left the company."),
+        ("Jan has taken over from Petra.", "Jan has taken over from Petra."),
+        ("Jan took over the team from Petra.", "Jan took over the team from Petra."),
+        ("Petra stepped down as team lead.", "Petra stepped down as team lead."),
     ],
 )
 def test_a_named_party_ending_what_the_speaker_had_is_a_fact(text: str, content: str) -> None:

@@ -1948,9 +1948,14 @@ def test_taking_over_from_a_value_ends_it() -> None:
         ("Jan took over the team from Petra.", "My manager is Petra.", 0.53),
         ("Dr. Yilmaz took over the practice from Dr. Weber.", "My GP is Dr. Weber.", 0.53),
         ("Akelius took over the building from Mr. Vogel.", "My landlord is Mr. Vogel.", 0.46),
+        # the perfect, with no group named: the taker holds the role now
+        ("Jan has taken over from Petra.", "My manager is Petra.", 0.53),
+        ("Dr. Yilmaz has taken over from Dr. Weber.", "My dentist is Dr. Weber.", 0.52),
     )
     _keeps(
         ("Jan took over the project from Petra.", "My manager is Petra.", 0.51),
+        ("Jan has taken over the project from Petra.", "My manager is Petra.", 0.54),
+        ("Jan is taking over from Petra next month.", "My manager is Petra.", 0.49),
         (
             "Jan took over the team from Petra while she was on holiday.",
             "My manager is Petra.",
@@ -1985,3 +1990,22 @@ def test_being_back_to_a_value_changes_the_one_between() -> None:
         )
     )
     _keeps(("I went back to Berlin for a conference.", "I live in Munich.", 0.45))
+
+
+def test_parting_with_ones_own_thing_ends_the_value_it_had() -> None:
+    """Replacing, selling or trading in one's own thing ends the fact that gives its
+    value, though the thing is named in lower case and the rest of the text pulls
+    the cosine down; a part of the thing, or another thing, ends nothing."""
+    _retires(
+        (
+            "Finally replaced my ancient laptop. Got a MacBook Air M2, the battery life is unreal.",
+            "My laptop is an old Dell XPS 13 from uni, it sounds like a jet engine.",
+            0.36,
+        ),
+        ("Sold my old car, now I take the tram.", "My car is a VW Golf.", 0.36),
+    )
+    _keeps(
+        ("I replaced my laptop's battery.", "My laptop is a Dell XPS 13.", 0.6),
+        ("Replaced my laptop charger.", "I use my laptop for work.", 0.43),
+        ("I replaced my phone screen.", "My laptop is a Dell XPS 13.", 0.31),
+    )

@@ -368,6 +368,10 @@ NO_ANCHOR = [
     "Since when has he been vegan?",
     "after all, what did she want",
     "What did we do the day before yesterday?",
+    # the value held now is no event: these ask for the value before it
+    "What car did I have before the current one?",
+    "Which choir was I in before the one I'm in now?",
+    "What laptop did I have before my current one?",
 ]
 
 

@@ -139,13 +139,14 @@ _NAMED_DEATH = re.compile(
     r"(?i:passed\s+away|died|passed\s+on)\b"
 )
 #: A named party's ending told without "I" ("Akelius sold the flat to Mrs. Patel",
-#: "Dr. Costa retired"): the name (a title may open it) before a verb that ends what
-#: the speaker had with it.
+#: "Dr. Costa retired", "Jan took over the team from Petra"): the name (a title may
+#: open it) before a verb that ends what the speaker had with it.
 _TITLES = "|".join(sorted(h.capitalize() for h in HONORIFICS))
 _NAMED_END = re.compile(
     _NAMED_OPENING + rf"(?P<names>(?:(?:{_TITLES})\.?\s+)?(?:[A-Z][\w'.-]*\s+){{1,3}})"
     r"(?i:has\s+|had\s+|just\s+|finally\s+)?"
-    r"(?i:sold|retired|resigned|quit|left|closed|shut\s+down|went\s+bust|moved\s+away)\b"
+    r"(?i:sold|retired|resigned|quit|left|closed|shut\s+down|went\s+bust|moved\s+away"
+    r"|stepped\s+down|took\s+over|taken\s+over)\b"
 )
 _TAG_QUESTION = re.compile(
     r"^(?P<stem>[^?]{12,}?),\s+(?:how|what|wanna|want|do|did|have|are|is|can|could|would|right"

@@ -230,6 +230,9 @@ __all__ = [
     "RECONCILE_PROMPT",
     "changes_slot",
     "names_a_value",
+    "names_more",
+    "ends_a_value_only",
+    "one_name_in_another",
     "normalise_for_compare",
     "only_ends",
     "ends_too",
@@ -382,6 +385,7 @@ _END_PHRASES = frozenset(
         ("let", "go"),
         ("made", "redundant"),
         ("took", "over"),
+        ("taken", "over"),
         # what is taken "instead of" a value leaves it: "My son talked me into
         # supporting Napoli instead of Galatasaray"
         ("instead", "of"),
@@ -1107,7 +1111,13 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         # "no longer" goes before the verb of what ends: "I no longer see Dr. Roth"
         verb = phrase and (lows[i - 1], low) == ("no", "longer")
         if _left_after(
-            old, after, new.text, holds=low not in _CHANGE_VERBS, named=not ceases, verb=verb
+            old,
+            after,
+            new.text,
+            holds=low not in _CHANGE_VERBS,
+            named=not ceases,
+            verb=verb,
+            disposes=low in _DISPOSING,
         ):
             return True
         start = _past_auxiliaries(lows, _opening(lows, i, phrase))
@@ -1385,6 +1395,11 @@ def _acts_on(after: Sequence[_Tok], change: bool = False) -> bool:
     return thing is None or _stem(thing.low) not in _PLACES
 
 
+#: Endings that part with a thing one owns: "Finally replaced my ancient laptop",
+#: "Sold my car".
+_DISPOSING = frozenset("replaced sold traded swapped upgraded scrapped ditched".split())
+
+
 def _left_after(
     old: _Text,
     after: Sequence[_Tok],
@@ -1392,6 +1407,7 @@ def _left_after(
     holds: bool = True,
     named: bool = True,
     verb: bool = False,
+    disposes: bool = False,
 ) -> bool:
     """Whether one of ``old``'s values is what the ending before ``after`` leaves:
     named before any other thing the ending could act on. ``holds``: what one
@@ -1403,7 +1419,10 @@ def _left_after(
     lessons after work"; not "I gave up my bus seat" / "I commute by bus").
     ``text``: the new text ``after`` is read from. ``verb``: the ending stands
     before the verb of what it ends, which is passed over unless it is the old
-    fact's own thing ("I no longer see Dr. Roth"; "I'm no longer vegan")."""
+    fact's own thing ("I no longer see Dr. Roth"; "I'm no longer vegan").
+    ``disposes``: the ending parts with a thing one owns (:data:`_DISPOSING`), and
+    one's own thing that ``old`` gives the value of is left in lower case too
+    ("Finally replaced my ancient laptop" / "My laptop is an old Dell XPS 13")."""
     values = old.values
     for i, t in enumerate(after):
         if (i == 0 and _activity(t.low)) or t.low in HONORIFICS:
@@ -1442,10 +1461,25 @@ def _left_after(
         if t.content and after[i + 1 : i + 2] and after[i + 1].low == "from":
             continue
         if t.content:
-            return (
-                not named and t.text == t.low and _holds_thing(old, _thing_words(after[i:], text))
-            )
+            thing = _thing_words(after[i:], text)
+            if disposes and t.text == t.low and _own_thing_of(old, after[:i], thing):
+                return True
+            return not named and t.text == t.low and _holds_thing(old, thing)
     return False
+
+
+def _own_thing_of(old: _Text, before: Sequence[_Tok], thing: Sequence[_Tok]) -> bool:
+    """Whether ``thing``, which ``before`` opens as one's own ("my ancient laptop"),
+    is the thing one's own of which ``old`` names ("My laptop is an old Dell"):
+    its last word after "my" or "our" there, a word or two apart."""
+    if not thing or not any(t.low in _OWN_OPENERS for t in before):
+        return False
+    head = thing[-1].stem
+    toks = old.toks
+    return any(
+        t.low in _OWN_OPENERS and any(u.stem == head for u in toks[j + 1 : j + 4])
+        for j, t in enumerate(toks)
+    )
 
 
 #: Words after a value that are no thing it names: when, how and why it ended
@@ -2635,6 +2669,106 @@ def names_a_value(text: str) -> bool:
     signed up in May"). Numbers alone do not: most are dates and amounts."""
     return any(
         not c.isdigit() and c.rstrip("s") not in _TIME_NAMES for c in _analysed(text).capitals
+    )
+
+
+_SENTENCE_GAP = re.compile(r"(?<=[.!?])\s+")
+
+
+def _sentences_of(text: str) -> list[str]:
+    """``text``'s sentences ("Dr." and its kin end none)."""
+    out: list[str] = []
+    for part in _SENTENCE_GAP.split(text):
+        last = out[-1].split()[-1].lower().rstrip(".") if out else ""
+        if last in HONORIFICS:
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
+
+
+def _ending_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that end a value (all of it if none alone does)."""
+    return [s for s in _sentences_of(text) if says_an_end(s)] or [text]
+
+
+def ends_a_value_only(text: str, ended: str | None = None, author: str | None = None) -> bool:
+    """Whether ``text`` ends a value and each of its sentences that ends one names
+    no value of its own: "I quit the choir. Too many concerts, not enough fun.";
+    not "I quit Nokia and joined Philips". With ``ended``, the text it replaced,
+    the values of ``ended`` are not its own (:func:`only_ends`): "Cancelled Netflix
+    after they put the price up again. Ridiculous." only ended Netflix; "We moved
+    out of Helsinki; we live in Oslo now" names Oslo. ``author``: whom both speak for."""
+    if not says_an_end(text):
+        return False
+    sentences = _ending_sentences(text)
+    if any(_goes_on_to(s) for s in sentences):
+        return False  # "I've moved on from macchiato to mocha": the next one, in lower case
+    if not _NEXT_NOW.isdisjoint(t.low for t in _analysed(text).toks):
+        return False  # "I sold my saxophone; I'm learning the cello now"
+    if ended is None:
+        return not any(names_a_value(s) for s in sentences)
+    return all(only_ends(s, ended, author) for s in sentences)
+
+
+#: Words that say what holds now or is new beside an ending.
+_NEXT_NOW = frozenset("now new instead nowadays currently".split())
+#: Words after an ending that take it to the next value: "moved on from macchiato to
+#: mocha", "traded the Golf in for a Kia".
+_ON_TO = frozenset("to for into".split())
+
+
+def _goes_on_to(sentence: str) -> bool:
+    """Whether an ending of ``sentence`` goes on to a thing named after it ("to",
+    "for", "into" and a content word)."""
+    text = _analysed(sentence)
+    toks = text.toks
+    for i, _ in text.open_endings:
+        for j in range(i + 1, len(toks) - 1):
+            if toks[j].low in _ON_TO and any(
+                t.content and t.low not in _NO_NEXT
+                for t in toks[j + 1 : j + 3]
+                if t.low not in _DETERMINERS
+            ):
+                return True
+    return False
+
+
+#: Words after "for" that say how long, not what next: "stop ... for now", "for good".
+_NO_NEXT = frozenset("now good ever while years months weeks days ages".split())
+
+
+_NAME_SPAN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*")
+
+
+def _name_spans(text: str) -> set[str]:
+    """The runs of capitalised words in ``text`` after its first word, lower-cased."""
+    return {m.group(0).lower() for m in _NAME_SPAN.finditer(text) if m.group(0) != "I"}
+
+
+def one_name_in_another(a: str, b: str) -> bool:
+    """Whether a name of ``a`` is a word of a longer name of ``b``, or the other way
+    round: two things that share a word, not one value ("I live in Leeds with my
+    partner Tom" / "I support Leeds United"; not "I'm a member of the Alpine Club"
+    / "I let my Alpine Club membership lapse")."""
+    sa, sb = _name_spans(a), _name_spans(b)
+    words_a = {w for s in sa for w in s.split()}
+    words_b = {w for s in sb for w in s.split()}
+    shared = words_a & words_b
+    if not shared:
+        return False
+    return any(w in x.split() and w in y.split() and x != y for w in shared for x in sa for y in sb)
+
+
+def names_more(whole: str, part: str, author: str | None = None) -> bool:
+    """Whether ``whole`` names a value ``part`` does not (no number, month or day):
+    "Dropped my Pixel in the lake. Replacement is an iPhone 15." names the new
+    phone, the fact drawn from its first sentence ("Kim dropped Kim's Pixel in the
+    lake") only the old one. ``author``: whom both speak for."""
+    said = _analysed(part, author).named
+    return any(
+        not v.isdigit() and v.rstrip("s") not in _TIME_NAMES and v not in said
+        for v in _analysed(whole, author).values
     )
 
 

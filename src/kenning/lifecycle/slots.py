@@ -148,9 +148,7 @@ _CHANGE_PHRASES = (
 _WH = frozenset("what which where who whom whose when how".split())
 _NOW_WORDS = frozenset("now currently current nowadays presently still".split())
 _NOW_PHRASES = (("these", "days"), ("at", "the", "moment"), ("right", "now"), ("any", "more"))
-_BEFORE_WORDS = frozenset(
-    "before previous previously former formerly earlier old originally prior ex".split()
-)
+_BEFORE_WORDS = frozenset("before previous previously former formerly earlier old prior ex".split())
 _BEFORE_PHRASES = (("used", "to"),)
 #: Words of a past question that ask for the earliest value: "What was my first car?"
 _FIRST_WORDS = frozenset("first original originally earliest".split())
@@ -159,6 +157,8 @@ _ENDING = frozenset(
     "leave left quit sell sold cancel cancelled close closed replace replaced give lose "
     "lost drop dropped stop stopped end ended".split()
 )
+#: The past forms of :data:`_ENDING`.
+_ENDED = frozenset("left quit sold cancelled closed replaced lost dropped stopped ended".split())
 _PRESENT_AUX = frozenset("do does am is are 's have has 're 'm".split())
 _PAST_AUX = frozenset("did was were had".split())
 _AUX = _PRESENT_AUX | _PAST_AUX | frozenset("would will can could should may might".split())
@@ -745,7 +745,12 @@ def aspect_of(query: str) -> Aspect | None:
     before = [w for i, w in enumerate(lows) if w in _BEFORE_WORDS and lows[i - 1 : i] != ["how"]]
     if before or any(g in _BEFORE_PHRASES for g in grams):
         return "before"
-    past = any(w in _PAST_AUX for w in lows[:4])
+    # a past verb of ending right after the question word asks of the past too:
+    # "Which landlord sold the flat?", "Who left the team?"
+    past = any(
+        w in _PAST_AUX or (w in _ENDED and _PRESENT_AUX.isdisjoint(lows[:i]))
+        for i, w in enumerate(lows[:4])
+    )
     if past and any(w in _ENDING for w in lows):
         return "before"
     if past and not _FIRST_WORDS.isdisjoint(lows):
@@ -846,6 +851,10 @@ _PRESENT_AFTER_ALL = frozenset("since now currently still nowadays".split())
 _PRESENT_STATES = frozenset(
     "am is are 'm 're i'm we're you're they're have has live lives work works own owns".split()
 )
+#: Words after "'s" that make it "is", not a possessive: "Our broadband's with
+#: Plusnet", "My sister's a teacher" (a possessive comes before a noun: "My dog's
+#: name was Rex").
+_IS_BEFORE = frozenset("with in at on from a an the still now currently based called named".split())
 #: Participles that name a state after "was"/"were" ("I was based in Munich",
 #: "we were married for ten years"); any other participle names an event ("I was
 #: promoted", "I was born in Porto"), which says nothing of how things were.
@@ -927,6 +936,8 @@ def past_state(text: str) -> bool:
     for i, w in enumerate(lows):
         if w in _PRESENT_STATES:
             return False  # "I have a dog named Rex who was a rescue"
+        if w == "'s" and i + 1 < len(lows) and lows[i + 1] in _IS_BEFORE:
+            return False  # "Our broadband's with Plusnet, never had a problem with it"
         if w in _PAST_STATES:
             before = lows[i - 1] if i else ""
             after = lows[i + 1] if i + 1 < len(lows) else ""

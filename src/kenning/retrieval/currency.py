@@ -89,7 +89,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..config import CurrencyRecall
-from ..lifecycle.reconcile import ends_with_no_news
+from ..lifecycle.reconcile import (
+    ends_a_value_only,
+    ends_with_no_news,
+    names_more,
+    one_name_in_another,
+    says_an_end,
+)
 from ..lifecycle.slots import (
     Aspect,
     aspect_of,
@@ -129,8 +135,9 @@ class Question:
     @property
     def about_asker(self) -> bool:
         """Whether the query is about the asker or the asker's relation ("Where do I
-        live?", "What car did my brother have in 2023?"), not a named third person."""
-        return self.subject == "self" or is_person(self.subject)
+        live?", "What car did my brother have in 2023?"), or names no one ("What's
+        the dog called?": the asker's world), not a named third person."""
+        return self.subject in ("self", "") or is_person(self.subject)
 
     @property
     def reorders(self) -> bool:
@@ -173,12 +180,16 @@ def _subject(record: MemoryRecord, fields: Sequence[str]) -> tuple[str, str | No
 
 def _matches(q: str, who: str, author: str | None, now: bool = False) -> bool | None:
     """True: about the question's subject; False: about someone else; None: can't say.
+    A question that names no one (``q`` empty: "What's the dog called?") is about
+    the asker's world: the asker's own words are about it, no one's are not.
 
     ``now``: the question asks about the present in so many words, so another
     speaker's own words are about that speaker ("Melanie: I live in Munich" for
     "Where does Caroline live now?"). A question without them ("What is
     Caroline's job?") is mostly about the events of a dialogue, where one
     speaker's turn is often the evidence about the other."""
+    if not q:
+        return True if who == "self" else None
     if q == "self":
         if who == "self":
             return True
@@ -210,7 +221,7 @@ def current_first(
     """``hits`` (priority order) after the currency step; see the module docstring.
     ``terms``: the question's search terms (:func:`.calibration.search_terms`)."""
     opts = ctx.settings.retrieval.currency
-    if not opts.enabled or q.aspect is None or not q.subject or not hits:
+    if not opts.enabled or q.aspect is None or not hits:
         return hits
     fields = ctx.settings.retrieval.author.fields
     before = {h.memory.id: h.score for h in hits}
@@ -233,9 +244,13 @@ def current_first(
     def states(h: Hit) -> bool:
         """Whether the hit states a value: a question, a request or a supposition
         ("I might move to Lisbon") states none, and for a question about now
-        neither does one that held once ("I lived in Paris for two years")."""
-        said = statement(h.memory.content)
-        return said.states_now if now else said.states
+        neither does one that held once ("I lived in Paris for two years"); for one
+        about before, an ending that names no value ("I quit the choir") neither."""
+        text = h.memory.content
+        said = statement(text)
+        if now:
+            return said.states_now
+        return said.states and not ends_a_value_only(text)
 
     def answers(h: Hit) -> float:
         """The hit's cosine to the question plus its share of the question's terms
@@ -280,6 +295,7 @@ def current_first(
         pool = [h.memory for h in hits if match.get(h.memory.id)]
         for group in _groups(ctx, own, pool, about, opts, beyond):
             _by_time(group, q.aspect)
+        _whole_turns_up(ctx, top, fields)
     if explain:
         for h in hits:
             if h.explain is not None:
@@ -322,25 +338,33 @@ def _hand_out(hits: list[Hit], key: Callable[[Hit], tuple[bool, bool, float]]) -
 def _past_the_end(
     ctx: RecallContext, top: list[Hit], own: Callable[[Hit], bool], opts: CurrencyRecall
 ) -> None:
-    """A memory that only ended the value it replaced ("Tobi and I broke up" for "My
-    boyfriend is Tobi", :func:`.reconcile.ends_with_no_news`) says there is none
-    now, until the speaker says then or later that a value is new or current and it answers
-    the question within ``query_band`` of the ending's own cosine ("I met someone
-    new, his name is Lukas", which shares no word with either): the newest such
-    one takes the ending's place. ``own``: whether a hit is the speaker's statement."""
+    """A memory that only ends a value, naming no next one ("Tobi and I broke up"
+    for "My boyfriend is Tobi"), says there is none now, until the speaker says
+    then or later that a value is new or current and it answers the question
+    within ``query_band`` of the ending's own cosine: the newest such one takes
+    the ending's place. When the ending says nothing else
+    (:func:`.reconcile.ends_with_no_news`) any such one does ("I met someone new,
+    his name is Lukas", which shares no word with either); else one of the same
+    thing (:func:`.reconcile.ends_a_value_only`): at least ``pair_similarity``
+    alike to the value the ending replaced ("Cancelled Netflix after they put the
+    price up" / "We mostly watch stuff on Netflix" / "Signed up for Disney+"), or
+    the replacement of a value at least ``pair_similarity`` alike to the ending
+    ("I've had to stop the Saturday volunteering for now" / "Started helping out
+    at the RSPCA shelter", which replaced "On Saturdays I volunteer at the food
+    bank"). ``own``: whether a hit is the speaker's statement."""
+    ends = [h for h in top if says_an_end(h.memory.content)]
+    if not ends:
+        return
     ended = {h.memory.id: ctx.replaced.get(h.memory.id) or h.memory.supersedes for h in top}
     missing = [e for e in ended.values() if e and e not in ctx.records]
     fetched: dict[str, MemoryRecord] = {}
     if missing and ctx.store is not None and ctx.view is not None:
         fetched = {r.id: r for r in ctx.store.get(missing, ctx.view)}
     fields = ctx.settings.retrieval.author.fields
-    for end in sorted(top, key=lambda h: -h.score):
+    vectors: Mapping[str, np.ndarray] | None = None
+    for end in sorted(ends, key=lambda h: -h.score):
         mid = ended[end.memory.id] or ""
         old = ctx.records.get(mid) or fetched.get(mid)
-        if old is None or not ends_with_no_news(
-            end.memory.content, old.content, speaker_of(end.memory, fields)
-        ):
-            continue
         floor = ctx.dense.get(end.memory.id, 0.0) - opts.query_band
         later = [
             h
@@ -351,9 +375,64 @@ def _past_the_end(
             and statement(h.memory.content).cue is not None
             and meaning(ctx, h.memory.id) >= floor
         ]
+        if not later:
+            continue
+        speaker = speaker_of(end.memory, fields)
+        if old is None or not ends_with_no_news(end.memory.content, old.content, speaker):
+            if not ends_a_value_only(end.memory.content, old.content if old else None, speaker):
+                continue  # it names the next value itself: "we live in Oslo now"
+            if vectors is None:
+                ids = {h.memory.id for h in top} | {e for e in ended.values() if e}
+                vectors = _vectors(ctx, ids)
+            later = [h for h in later if _same_thing(end, mid, h, ended, vectors, opts)]
         if later:
             newest = max(later, key=lambda h: (h.memory.said_at, h.memory.id))
             end.score, newest.score = newest.score, end.score
+
+
+def _vectors(ctx: RecallContext, ids: Set[str]) -> Mapping[str, np.ndarray]:
+    """The stored vectors of ``ids`` in the reader's view (none without a store)."""
+    if ctx.store is None or ctx.view is None:
+        return {}
+    return ctx.store.memory_vectors(sorted(ids), ctx.view)
+
+
+def _same_thing(
+    end: Hit,
+    old: str,
+    later: Hit,
+    ended: Mapping[str, str | None],
+    vectors: Mapping[str, np.ndarray],
+    opts: CurrencyRecall,
+) -> bool:
+    """Whether ``later`` tells of the thing the ending ``end`` ended: alike to the
+    value ``old`` it replaced, or the replacement of a value alike to the ending."""
+
+    def cos(a: str | None, b: str | None) -> float:
+        va, vb = vectors.get(a or ""), vectors.get(b or "")
+        return -1.0 if va is None or vb is None else float(va @ vb)
+
+    if old and cos(later.memory.id, old) >= opts.pair_similarity:
+        return True
+    return cos(end.memory.id, ended.get(later.memory.id)) >= opts.pair_similarity
+
+
+def _whole_turns_up(ctx: RecallContext, top: list[Hit], fields: Sequence[str]) -> None:
+    """A fact drawn from part of a turn gives its place to the turn when the turn
+    names a value the fact does not: "Dropped my Pixel in the lake. Replacement is
+    an iPhone 15." says what the phone is now; the fact drawn from its first
+    sentence, "Kim dropped Kim's Pixel in the lake", does not (the two count as one
+    hit, the better-ranked shown). A memory the fact took the place of
+    (:func:`.successors.successors_answer`) the turn takes the place of too."""
+    by_id = {h.memory.id: h for h in top}
+    for fact in sorted(top, key=lambda h: -h.score):
+        turn = by_id.get(restated_turn(fact.memory) or "")
+        if turn is None or turn.score >= fact.score:
+            continue
+        if names_more(turn.memory.content, fact.memory.content, speaker_of(fact.memory, fields)):
+            fact.score, turn.score = turn.score, fact.score
+            if fact.memory.id in ctx.replaced:
+                ctx.replaced.setdefault(turn.memory.id, ctx.replaced[fact.memory.id])
 
 
 def _says_changed(hit: Hit) -> bool:
@@ -479,6 +558,10 @@ def _groups(
             if far and not stems[i] & stems[j]:
                 continue
             older = j if n == i else i
+            if floor >= opts.pair_similarity and one_name_in_another(
+                own[i].memory.content, own[j].memory.content
+            ):
+                continue  # two things of one name: "I live in Leeds" / "I support Leeds United"
             if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[older]):
                 continue  # "I can't take tennis any more, so I took up fencing" / a dentist
             # just under an update's floor, a content word both say is the evidence
@@ -501,10 +584,46 @@ def _groups(
     # ("Today was my first day at Heineken" / "Since January I eat flexitarian",
     # which replaced "I eat paleo these days")
     ended = {i for i, h in enumerate(own) if h.memory.supersedes or replaced.get(h.memory.id)}
+    # what each of those replaced on write: a step of its chain, which a newer
+    # memory may be as alike to as to the chain's end
+    steps = {
+        i: [*replaced.get(own[i].memory.id, []), *filter(None, [own[i].memory.supersedes])]
+        for i in ended
+    }
+    linked = _replaced_vectors(ctx, list(steps.values()))
+
+    def alike(i: int, j: int, n: int) -> float:
+        """The pair's cosine, or the newer one's with a step the older one replaced
+        ("We've started getting an Ocado delivery instead" / "We do our big weekly
+        shop at Sainsbury's", which "Switched the weekly shop to Aldi" replaced), or
+        the older one's with a step the newer one replaced, said before the older
+        ("I've had to stop the Saturday volunteering for now" / "On Saturdays I
+        volunteer at the food bank", which "Started helping out at the RSPCA
+        shelter" replaced): steps of one chain the write did not link. Facts
+        ``ingest`` drew are compared as their turns only (see :func:`_as_said`)."""
+        o = j if n == i else i
+        best = float(sims[i, j])
+        for a, b, after in ((n, o, False), (o, n, True)):
+            if restated_turn(own[a].memory):
+                continue
+            for rid in steps.get(b, []):
+                vec, record = linked.get(rid, (None, None))
+                if vec is None or record is None or restated_turn(record):
+                    continue
+                if after and own[a].memory.said_at < record.said_at:
+                    continue
+                best = max(best, float(vec @ vectors[own[a].memory.id]))
+        return best
+
     pairs = [
         (i, j, n)
         for i, j, n in pairs
-        if (i if n == j else j) not in ended or sims[i, j] >= opts.pair_similarity
+        if (i if n == j else j) not in ended
+        or alike(i, j, n) >= opts.pair_similarity
+        # a content word both say is the evidence an update's cosine lacks: "Switched
+        # the weekly shop to Aldi" / "We've started getting an Ocado delivery
+        # instead of going to a shop at all" (.37)
+        or (stems[i] & stems[j] and alike(i, j, n) >= opts.cue_pair_similarity)
     ]
     if not pairs:
         return []
@@ -530,10 +649,11 @@ def _groups(
         # an update the write linked to what it replaced changes that fact; another
         # is taken for its predecessor only when at least as alike ("My new gym is
         # McFit", which replaced "I train at Urban Gym", is no change of "My sport
-        # is water polo" at a cosine just under the gym's)
+        # is water polo" at a cosine just under the gym's), as alike counting a step
+        # of either's chain (``alike``)
         # (a turn's drawn fact linked on write counts as the turn's own link)
         margin = 0.0 if n in ended else opts.nearest_margin
-        if left is right or sims[i, j] < likeness[n] - margin:
+        if left is right or alike(i, j, n) < likeness[n] - margin:
             continue
         if any((min(x, y), max(x, y)) in apart for x in left for y in right):
             continue
@@ -552,6 +672,18 @@ def _groups(
                 g.add(j)
                 member[j] = g
     return [[own[i] for i in sorted(g)] for g in groups.values()]
+
+
+def _replaced_vectors(
+    ctx: RecallContext, ids: Sequence[Sequence[str]]
+) -> Mapping[str, tuple[np.ndarray, MemoryRecord]]:
+    """The vector and record of each memory of ``ids`` (lists of what a hit replaced)."""
+    wanted = sorted({i for group in ids for i in group})
+    if not wanted or ctx.store is None or ctx.view is None:
+        return {}
+    vectors = ctx.store.memory_vectors(wanted, ctx.view)
+    records = {r.id: r for r in ctx.store.get(wanted, ctx.view)}
+    return {i: (vectors[i], records[i]) for i in wanted if i in vectors and i in records}
 
 
 def _as_said(

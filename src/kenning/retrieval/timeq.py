@@ -715,7 +715,14 @@ def _anchor_words(rest: str) -> list[str]:
         if word.lower() in _ANCHOR_STOP:
             break
         taken.append(word)
+    if _PRESENT_VALUE & {w.lower().strip("?.,!") for w in words[: len(taken) + 3]}:
+        return []  # "before the current one", "before the one I'm in now": no event
     return taken
+
+
+#: Words that make an anchor the value held now, not an event: "What car did I have
+#: before the current one?" asks for the one before it.
+_PRESENT_VALUE = frozenset("current currently now present".split())
 
 
 def _anchor(query: str, spans: Sequence[_Hit]) -> tuple[str, Relation] | None:
