@@ -39,7 +39,7 @@ from kenning.lifecycle.slots import (
     update_cue,
 )
 from kenning.models import EXTRACTED, Hit, MemoryRecord, MemoryType, Principal, Role, Scope, Status
-from kenning.retrieval.currency import _stems, _window, question_of
+from kenning.retrieval.currency import _stems, _window, question_of, value_anchor
 
 OLD = datetime(2022, 3, 1, tzinfo=UTC)
 MID = datetime(2023, 6, 1, tzinfo=UTC)
@@ -1785,3 +1785,44 @@ def test_originally_asks_for_the_first_and_an_ending_verb_for_before(
     query: str, aspect: str
 ) -> None:
     assert aspect_of(query) == aspect
+
+
+@pytest.mark.parametrize(
+    ("anchor", "value"),
+    [
+        ("Siemens", "siemens"),
+        ("the Pixel 7", "pixel 7"),
+        ("Chase", "chase"),
+        ("the trip", None),
+        ("the reorg", None),
+        ("Christmas", None),
+        (None, None),
+    ],
+)
+def test_a_value_anchor_is_a_name_not_an_event(anchor: str | None, value: str | None) -> None:
+    assert value_anchor(anchor) == value
+
+
+def test_a_question_for_the_value_before_a_named_one_is_no_time_window() -> None:
+    q = question_of("Where did I work before Siemens?", False, "Siemens")
+    assert (q.aspect, q.window, q.anchor, q.reorders) == ("before", False, "siemens", True)
+    # an event, or a named third person's question, stays a window
+    assert question_of("What did I do before the trip?", False, "the trip").window
+    assert question_of("Where did Caroline live before Berlin?", False, "Berlin").window
+
+
+def test_the_value_before_a_named_one_answers_before_it(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "Where did I work before Siemens?" asks for the value before the one named,
+    not before the newest; a statement that names what it ended answers itself."""
+    mem = make_memory(settings=_rules())
+    _say(mem, "I'm a structural engineer at Arup", OLD)
+    _say(mem, "my mate Dev works at the BBC in Salford", OLD + timedelta(minutes=1))
+    _say(mem, "first week at the new job at Siemens went ok", MID)
+    _say(mem, "starting at Ocado on monday, bit nervous tbh", NEW)
+    assert "Arup" in _first(mem, "where did I work before Siemens?")
+    phone = make_memory(settings=_rules())
+    _background(phone)
+    _say(phone, "finally retired my old OnePlus, got a Pixel 7 and the camera is unreal", MID)
+    assert "OnePlus" in _first(phone, "what phone did I have before the Pixel 7?")

@@ -233,6 +233,7 @@ __all__ = [
     "names_more",
     "ends_a_value_only",
     "one_name_in_another",
+    "time_name",
     "normalise_for_compare",
     "only_ends",
     "ends_too",
@@ -1469,10 +1470,10 @@ def _left_after(
 
 
 def _own_thing_of(old: _Text, before: Sequence[_Tok], thing: Sequence[_Tok]) -> bool:
-    """Whether ``thing``, which ``before`` opens as one's own ("my ancient laptop"),
-    is the thing one's own of which ``old`` names ("My laptop is an old Dell"):
-    its last word after "my" or "our" there, a word or two apart."""
-    if not thing or not any(t.low in _OWN_OPENERS for t in before):
+    """Whether ``thing``, which ``before`` opens as one's own ("my ancient laptop",
+    "the old car"), is the thing one's own of which ``old`` names ("My laptop is
+    an old Dell"): its last word after "my" or "our" there, a word or two apart."""
+    if not thing or not any(t.low in _OWN_OPENERS or t.low == "the" for t in before):
         return False
     head = thing[-1].stem
     toks = old.toks
@@ -2670,6 +2671,12 @@ def names_a_value(text: str) -> bool:
     return any(
         not c.isdigit() and c.rstrip("s") not in _TIME_NAMES for c in _analysed(text).capitals
     )
+
+
+def time_name(word: str) -> bool:
+    """Whether ``word`` names a month, a day or a feast ("May", "Mondays",
+    "Christmas"), not a value."""
+    return word.lower().rstrip("s") in _TIME_NAMES or word.lower() in _TIME_NAMES
 
 
 _SENTENCE_GAP = re.compile(r"(?<=[.!?])\s+")

@@ -95,6 +95,7 @@ from ..lifecycle.reconcile import (
     names_more,
     one_name_in_another,
     says_an_end,
+    time_name,
 )
 from ..lifecycle.slots import (
     Aspect,
@@ -131,6 +132,9 @@ class Question:
     window: bool
     #: The query says "now" (or "currently", "these days") in so many words.
     says_now: bool = False
+    #: The value a question about before names as the later one ("Where did I work
+    #: before Siemens?" → ``"siemens"``), lower-cased; see :func:`value_anchor`.
+    anchor: str | None = None
 
     @property
     def about_asker(self) -> bool:
@@ -150,9 +154,32 @@ class Question:
         return self.aspect in ("now", "before", "first") and not self.window and self.about_asker
 
 
-def question_of(query: str, window: bool) -> Question:
-    """The aspect and subject of ``query``; ``window``: the query names a time."""
-    return Question(aspect_of(query), question_subject(query), window, says_now(query))
+def question_of(query: str, window: bool, anchor: str | None = None) -> Question:
+    """The aspect and subject of ``query``; ``window``: the query names a time;
+    ``anchor``: the event it places the answer before or after, if any. A value the
+    asker names as the later one ("before Siemens", "before the Pixel 7") is no
+    time: the question asks for the value before it."""
+    aspect = aspect_of(query)
+    value = value_anchor(anchor) if aspect == "before" else None
+    subject = question_subject(query)
+    if value is not None and (subject in ("self", "") or is_person(subject)):
+        return Question(aspect, subject, window and not anchor, says_now(query), value)
+    return Question(aspect, subject, window or anchor is not None, says_now(query))
+
+
+def value_anchor(anchor: str | None) -> str | None:
+    """``anchor`` lower-cased when it is a name ("Siemens", "the Pixel 7", "Chase"),
+    not an event ("the trip", "the reorg") or a feast ("Christmas")."""
+    if not anchor:
+        return None
+    words = anchor.split()
+    if words[0].lower() in ("the", "my", "our"):
+        words = words[1:]
+    if not words or not all(w[:1].isupper() or w[:1].isdigit() for w in words):
+        return None
+    if not words[0][:1].isupper() or any(time_name(w) for w in words):
+        return None
+    return " ".join(words).lower()
 
 
 def include_history(q: Question, opts: CurrencyRecall) -> bool:
@@ -296,6 +323,8 @@ def current_first(
         for group in _groups(ctx, own, pool, about, opts, beyond):
             _by_time(group, q.aspect)
         _whole_turns_up(ctx, top, fields)
+        if q.anchor and q.aspect == "before":
+            _before_the_named(ctx, top, q.anchor, [h for h in top if match[h.memory.id]], opts)
     if explain:
         for h in hits:
             if h.explain is not None:
@@ -415,6 +444,46 @@ def _same_thing(
     if old and cos(later.memory.id, old) >= opts.pair_similarity:
         return True
     return cos(end.memory.id, ended.get(later.memory.id)) >= opts.pair_similarity
+
+
+def _before_the_named(
+    ctx: RecallContext, top: list[Hit], anchor: str, own: list[Hit], opts: CurrencyRecall
+) -> None:
+    """ "Where did I work before Siemens?": the first of the speaker's statements
+    naming the value (``anchor``) has a predecessor, the memory it replaced on
+    write, or itself when it names what it ended ("finally retired my old OnePlus,
+    got a Pixel 7"), or else the one most alike to it (at least
+    ``cue_pair_similarity``) among the speaker's statements said before it; that
+    one takes the best place."""
+    named = [h for h in own if anchor in h.memory.content.lower()]
+    if not named:
+        return
+    later = min(named, key=lambda h: (h.memory.said_at, h.memory.id))
+    before = [
+        h
+        for h in own
+        if anchor not in h.memory.content.lower()
+        and h.memory.said_at < later.memory.said_at
+        and statement(h.memory.content).states
+    ]
+    prev = next((h for h in before if h.memory.id == later.memory.supersedes), None)
+    if prev is None and says_an_end(later.memory.content):
+        prev = later  # it names what it ended: "finally retired my old OnePlus, got a Pixel 7"
+    if prev is None:
+        vectors = _vectors(ctx, {h.memory.id for h in [later, *before]})
+        ref = vectors.get(later.memory.id)
+        scored = [
+            (float(vectors[h.memory.id] @ ref), h)
+            for h in before
+            if ref is not None and h.memory.id in vectors
+        ]
+        alike = [(c, h) for c, h in scored if c >= opts.cue_pair_similarity]
+        if not alike:
+            return
+        prev = max(alike, key=lambda ch: (ch[0], ch[1].memory.id))[1]
+    head = max(top, key=lambda h: h.score)
+    if head is not prev:
+        head.score, prev.score = prev.score, head.score
 
 
 def _whole_turns_up(ctx: RecallContext, top: list[Hit], fields: Sequence[str]) -> None:

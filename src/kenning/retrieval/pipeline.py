@@ -135,7 +135,7 @@ class RecallPipeline:
         on = settings.retrieval.time.enabled
         tq = parse_time_query(req.query, now) if on else TimeQuery()
         text = strip_terms(_search_text(req.query, tq), aspect_words(req.query))
-        question = question_of(req.query, bool(tq.start or tq.end or tq.anchor))
+        question = question_of(req.query, bool(tq.start or tq.end), tq.anchor)
         searched = _with_history(req, question, settings)
         # for a question about now a superseded match only hands its place on
         added = searched is not req
