@@ -6,7 +6,11 @@ doctors, hobbies, providers, chains of three values, look-alikes about other
 people). They are a development set, not a held-out one: the figures say
 whether a round's principle holds across phrasings, not how kenning does on
 phrasings it has never seen (`kenning bench currency --split holdout` does
-that).
+that). The sets `twentysecond-a`, `-b` and `-c` were written by writers who
+saw neither the code nor the other sets, in three styles (everyday attributes
+beyond home and work; casual chat in lower case; long messages of a busy
+parent); `-c` was read once, before any rule was written from it, as a check
+on phrasings the rules had not seen.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the

@@ -47,7 +47,13 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    car is a Tesla" when "My phone is a Galaxy" is there. A value the write
    already linked to the one it replaced is the end of that chain: a newer
    memory joins it only at ``pair_similarity`` ("Today was my first day at
-   Heineken" is no change of "Since January I eat flexitarian"). A
+   Heineken" is no change of "Since January I eat flexitarian"), or at
+   ``cue_pair_similarity`` with a content word both say ("Switched the weekly
+   shop to Aldi" / "We've started getting an Ocado delivery instead of going to
+   a shop"); a step the write did not link counts as alike as the chain it
+   belongs to (a pause said between a value and its replacement, alike to the
+   first). Two statements that share a word of a name, not a value ("I live in
+   Leeds" / "I support Leeds United"), pair only when the newer says it changed. A
    group keeps its priorities but hands them out by when each memory was said:
    for a "now" question the newest gets the group's best, for a "before"
    question the newest gets the group's last and the one before it the best,
@@ -57,7 +63,16 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    left to the time signal. For a "before" question a superseded memory whose
    current successor is among the best hits first swaps places with it (and no
    older value of its chain stays above it); for a "first" question the swaps
-   go on down the chain to its start.
+   go on down the chain to its start. For "before", an ending that names no
+   value ("I quit the choir") states none. A question for the value before a
+   named one ("Where did I work before Siemens?") is no time window: the
+   predecessor of the first statement naming it goes first. An ending that
+   only ends a value ("Cancelled Netflix after they put the price up") gives
+   its place for "now" to a newer statement of the same thing that says it is
+   new ("Signed up for Disney+"). A fact ``ingest`` drew from part of a turn
+   gives its place to the turn when the turn names a value the fact does not.
+   A question that names no one ("What's the dog called?") is about the
+   asker's world: the asker's statements are reordered, no one else's demoted.
 
 0. **Which memory holds the value now** (first, for a "now" question about
    the asker or their relation; ``successors``). Superseded memories are
