@@ -2748,9 +2748,10 @@ _NO_NEXT = frozenset("now good ever while years months weeks days ages".split())
 _NAME_SPAN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*")
 
 
-def _name_spans(text: str) -> set[str]:
+@functools.lru_cache(maxsize=50_000)
+def _name_spans(text: str) -> frozenset[str]:
     """The runs of capitalised words in ``text`` after its first word, lower-cased."""
-    return {m.group(0).lower() for m in _NAME_SPAN.finditer(text) if m.group(0) != "I"}
+    return frozenset(m.group(0).lower() for m in _NAME_SPAN.finditer(text) if m.group(0) != "I")
 
 
 def one_name_in_another(a: str, b: str) -> bool:

@@ -396,10 +396,10 @@ def _past_the_end(
     ("I've had to stop the Saturday volunteering for now" / "Started helping out
     at the RSPCA shelter", which replaced "On Saturdays I volunteer at the food
     bank"). ``own``: whether a hit is the speaker's statement."""
-    ends = [h for h in top if says_an_end(h.memory.content)]
+    ended = {h.memory.id: ctx.replaced.get(h.memory.id) or h.memory.supersedes for h in top}
+    ends = [h for h in top if ended[h.memory.id] and says_an_end(h.memory.content)]
     if not ends:
         return
-    ended = {h.memory.id: ctx.replaced.get(h.memory.id) or h.memory.supersedes for h in top}
     missing = [e for e in ended.values() if e and e not in ctx.records]
     fetched: dict[str, MemoryRecord] = {}
     if missing and ctx.store is not None and ctx.view is not None:
@@ -642,10 +642,6 @@ def _groups(
             if far and not stems[i] & stems[j]:
                 continue
             older = j if n == i else i
-            if floor >= opts.pair_similarity and one_name_in_another(
-                own[i].memory.content, own[j].memory.content
-            ):
-                continue  # two things of one name: "I live in Leeds" / "I support Leeds United"
             if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[older]):
                 continue  # "I can't take tennis any more, so I took up fencing" / a dentist
             # just under an update's floor, a content word both say is the evidence
@@ -655,8 +651,13 @@ def _groups(
             near = near and sims[i, j] >= floor - opts.shared_word_margin
             if near and not stems[i] & stems[j]:
                 near = False
-            if same_speaker and differ and (sims[i, j] >= floor or near):
-                pairs.append((i, j, n))
+            if not (same_speaker and differ and (sims[i, j] >= floor or near)):
+                continue
+            if floor >= opts.pair_similarity and one_name_in_another(
+                own[i].memory.content, own[j].memory.content
+            ):
+                continue  # two things of one name: "I live in Leeds" / "I support Leeds United"
+            pairs.append((i, j, n))
     if not pairs:
         return []
     # only now the memories said before (``pool`` holds ``own`` too): the nearest
