@@ -1682,20 +1682,6 @@ def test_two_things_of_one_name_are_no_change_of_each_other(
     )
 
 
-def test_a_question_naming_no_one_asks_of_the_askers_world(
-    make_memory: Callable[..., Memory],
-) -> None:
-    """ "What's the dog called?" names no one: the asker's own statements answer it,
-    the newest first, as for "What's my dog called?"."""
-    mem = make_memory(settings=_rules())
-    _background(mem)
-    _say(mem, "we adopted a rescue greyhound, named her Pixie. she's terrified of the hoover", OLD)
-    _say(mem, "so sad today. our girl passed away last night, she was 11", MID)
-    _say(mem, "ok so we got a puppy, a little beagle. the kids named him Biscuit", NEW)
-    assert question_of("what's the dog called?", False).about_asker
-    assert "Biscuit" in _first(mem, "what's the dog called?")
-
-
 def test_an_ending_with_a_reason_yields_to_a_newer_value_of_the_same_thing(
     make_memory: Callable[..., Memory],
 ) -> None:

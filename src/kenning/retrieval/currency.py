@@ -71,8 +71,6 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    its place for "now" to a newer statement of the same thing that says it is
    new ("Signed up for Disney+"). A fact ``ingest`` drew from part of a turn
    gives its place to the turn when the turn names a value the fact does not.
-   A question that names no one ("What's the dog called?") is about the
-   asker's world: the asker's statements are reordered, no one else's demoted.
 
 0. **Which memory holds the value now** (first, for a "now" question about
    the asker or their relation; ``successors``). Superseded memories are
@@ -154,9 +152,8 @@ class Question:
     @property
     def about_asker(self) -> bool:
         """Whether the query is about the asker or the asker's relation ("Where do I
-        live?", "What car did my brother have in 2023?"), or names no one ("What's
-        the dog called?": the asker's world), not a named third person."""
-        return self.subject in ("self", "") or is_person(self.subject)
+        live?", "What car did my brother have in 2023?"), not a named third person."""
+        return self.subject == "self" or is_person(self.subject)
 
     @property
     def reorders(self) -> bool:
@@ -222,16 +219,12 @@ def _subject(record: MemoryRecord, fields: Sequence[str]) -> tuple[str, str | No
 
 def _matches(q: str, who: str, author: str | None, now: bool = False) -> bool | None:
     """True: about the question's subject; False: about someone else; None: can't say.
-    A question that names no one (``q`` empty: "What's the dog called?") is about
-    the asker's world: the asker's own words are about it, no one's are not.
 
     ``now``: the question asks about the present in so many words, so another
     speaker's own words are about that speaker ("Melanie: I live in Munich" for
     "Where does Caroline live now?"). A question without them ("What is
     Caroline's job?") is mostly about the events of a dialogue, where one
     speaker's turn is often the evidence about the other."""
-    if not q:
-        return True if who == "self" else None
     if q == "self":
         if who == "self":
             return True
@@ -263,7 +256,7 @@ def current_first(
     """``hits`` (priority order) after the currency step; see the module docstring.
     ``terms``: the question's search terms (:func:`.calibration.search_terms`)."""
     opts = ctx.settings.retrieval.currency
-    if not opts.enabled or q.aspect is None or not hits:
+    if not opts.enabled or q.aspect is None or not q.subject or not hits:
         return hits
     fields = ctx.settings.retrieval.author.fields
     before = {h.memory.id: h.score for h in hits}
