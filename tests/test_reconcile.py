@@ -29,7 +29,10 @@ from kenning.lifecycle.reconcile import (
     ReconcileKnobs,
     RuleReconciler,
     ends_too,
+    names_a_value,
     normalise_for_compare,
+    only_ends,
+    time_name,
 )
 from kenning.lifecycle.writer import _batch_candidates
 from kenning.llm.base import ChatModel, Completion, Message
@@ -2009,3 +2012,12 @@ def test_parting_with_ones_own_thing_ends_the_value_it_had() -> None:
         ("Replaced my laptop charger.", "I use my laptop for work.", 0.43),
         ("I replaced my phone screen.", "My laptop is a Dell XPS 13.", 0.31),
     )
+
+
+def test_a_time_is_no_value_in_any_form() -> None:
+    """A month, a day or a feast is a time, plural or not, whatever letter it ends
+    on: "over Christmas" names no value, nor does "on Mondays"."""
+    assert time_name("Christmas") and time_name("Mondays") and time_name("May")
+    assert not time_name("Siemens")
+    assert not names_a_value("Sara and I split up over Christmas.")
+    assert only_ends("I quit the choir on Mondays.", "I sing in the choir.")

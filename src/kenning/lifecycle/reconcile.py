@@ -2668,35 +2668,25 @@ def names_a_value(text: str) -> bool:
     """Whether ``text`` names a value: a capitalised word after its first that is
     no month or day ("I switched to Dr. Jones", "Upgraded to an iPhone 15"; not "I
     signed up in May"). Numbers alone do not: most are dates and amounts."""
-    return any(
-        not c.isdigit() and c.rstrip("s") not in _TIME_NAMES for c in _analysed(text).capitals
-    )
+    return any(_is_value(c) for c in _analysed(text).capitals)
 
 
 def time_name(word: str) -> bool:
     """Whether ``word`` names a month, a day or a feast ("May", "Mondays",
     "Christmas"), not a value."""
-    return word.lower().rstrip("s") in _TIME_NAMES or word.lower() in _TIME_NAMES
+    low = word.lower()
+    return low in _TIME_NAMES or low.rstrip("s") in _TIME_NAMES
 
 
-_SENTENCE_GAP = re.compile(r"(?<=[.!?])\s+")
-
-
-def _sentences_of(text: str) -> list[str]:
-    """``text``'s sentences ("Dr." and its kin end none)."""
-    out: list[str] = []
-    for part in _SENTENCE_GAP.split(text):
-        last = out[-1].split()[-1].lower().rstrip(".") if out else ""
-        if last in HONORIFICS:
-            out[-1] = f"{out[-1]} {part}"
-        else:
-            out.append(part)
-    return out
+def _is_value(word: str) -> bool:
+    """Whether a capitalised or numbered word of a text can be a value: no number
+    alone (most are dates and amounts), no month, day or feast."""
+    return not word.isdigit() and not time_name(word)
 
 
 def _ending_sentences(text: str) -> list[str]:
     """The sentences of ``text`` that end a value (all of it if none alone does)."""
-    return [s for s in _sentences_of(text) if says_an_end(s)] or [text]
+    return [s for s in _sentences(text) if says_an_end(s)] or [text]
 
 
 def ends_a_value_only(text: str, ended: str | None = None, author: str | None = None) -> bool:
@@ -2774,10 +2764,7 @@ def names_more(whole: str, part: str, author: str | None = None) -> bool:
     phone, the fact drawn from its first sentence ("Kim dropped Kim's Pixel in the
     lake") only the old one. ``author``: whom both speak for."""
     said = _analysed(part, author).named
-    return any(
-        not v.isdigit() and v.rstrip("s") not in _TIME_NAMES and v not in said
-        for v in _analysed(whole, author).values
-    )
+    return any(_is_value(v) and v not in said for v in _analysed(whole, author).values)
 
 
 def changes_slot(old: str, new: str, authors: tuple[str | None, str | None] = (None, None)) -> bool:
@@ -2797,8 +2784,7 @@ def only_ends(ending: str, ended: str, author: str | None = None) -> bool:
     new, old = _analysed(ending, author), _analysed(ended, author)
     if not (new.ends or new.negated):
         return False
-    own = {v for v in new.values - old.values if not v.isdigit() and v not in _TIME_NAMES}
-    return not own
+    return not any(_is_value(v) for v in new.values - old.values)
 
 
 def ends_too(ending: str, ended: str, other: str, author: str | None = None) -> bool:

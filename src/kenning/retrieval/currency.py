@@ -693,15 +693,16 @@ def _groups(
                 best = max(best, float(vec @ vectors[own[a].memory.id]))
         return best
 
+    alikeness = {(i, j): alike(i, j, n) for i, j, n in pairs}
     pairs = [
         (i, j, n)
         for i, j, n in pairs
         if (i if n == j else j) not in ended
-        or alike(i, j, n) >= opts.pair_similarity
+        or alikeness[i, j] >= opts.pair_similarity
         # a content word both say is the evidence an update's cosine lacks: "Switched
         # the weekly shop to Aldi" / "We've started getting an Ocado delivery
         # instead of going to a shop at all" (.37)
-        or (stems[i] & stems[j] and alike(i, j, n) >= opts.cue_pair_similarity)
+        or (stems[i] & stems[j] and alikeness[i, j] >= opts.cue_pair_similarity)
     ]
     if not pairs:
         return []
@@ -731,7 +732,7 @@ def _groups(
         # of either's chain (``alike``)
         # (a turn's drawn fact linked on write counts as the turn's own link)
         margin = 0.0 if n in ended else opts.nearest_margin
-        if left is right or alike(i, j, n) < likeness[n] - margin:
+        if left is right or alikeness[i, j] < likeness[n] - margin:
             continue
         if any((min(x, y), max(x, y)) in apart for x in left for y in right):
             continue
@@ -756,11 +757,11 @@ def _replaced_vectors(
     ctx: RecallContext, ids: Sequence[Sequence[str]]
 ) -> Mapping[str, tuple[np.ndarray, MemoryRecord]]:
     """The vector and record of each memory of ``ids`` (lists of what a hit replaced)."""
-    wanted = sorted({i for group in ids for i in group})
-    if not wanted or ctx.store is None or ctx.view is None:
+    wanted = {i for group in ids for i in group}
+    vectors = _vectors(ctx, wanted)
+    if not vectors or ctx.store is None or ctx.view is None:
         return {}
-    vectors = ctx.store.memory_vectors(wanted, ctx.view)
-    records = {r.id: r for r in ctx.store.get(wanted, ctx.view)}
+    records = {r.id: r for r in ctx.store.get(sorted(vectors), ctx.view)}
     return {i: (vectors[i], records[i]) for i in wanted if i in vectors and i in records}
 
 
