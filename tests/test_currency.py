@@ -30,6 +30,7 @@ from kenning.lifecycle.slots import (
     change_cue,
     cue_things,
     different_things,
+    leaves_own_thing,
     left_words,
     question_subject,
     renews_its_thing,
@@ -112,6 +113,18 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Mrs. Kowalski sold the flat to Akelius.", "kowalski"),
         ("Dr. Meier retired.", "meier"),
         ("Dr. Meier is my dentist.", "self"),
+        # a name that opens the text with its verb, the speaker only an object later
+        (
+            "Mark joined TrainMore and is suddenly very into lifting. He keeps sending "
+            "me his deadlift numbers.",
+            "mark",
+        ),
+        ("Claire just got engaged to her boyfriend Rhys!! she sent me a photo", "claire"),
+        # ... but a verb done to the speaker gives the speaker a state
+        ("Tom got me the iPhone 15 for christmas!! bye bye android", "self"),
+        ("Lisa invited us to her wedding in Porto.", "self"),
+        # ... and a speaker who says "I" or "my" is the subject as before
+        ("Mark joined TrainMore, so I did too. He keeps sending me his numbers.", "self"),
     ],
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:
@@ -1812,3 +1825,53 @@ def test_the_value_before_a_named_one_answers_before_it(
     _background(phone)
     _say(phone, "finally retired my old OnePlus, got a Pixel 7 and the camera is unreal", MID)
     assert "OnePlus" in _first(phone, "what phone did I have before the Pixel 7?")
+
+
+def test_someone_elses_news_that_mentions_the_speaker_is_no_newer_value(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """A partner's new gym, told with "me" only as the one he sends his numbers to,
+    is his, not a change of the speaker's gym."""
+    mem = make_memory(settings=_rules())
+    _background(mem)
+    _say(
+        mem,
+        "I train at a small CrossFit box called CrossFit Hollandia, three mornings a week.",
+        OLD,
+    )
+    _say(
+        mem,
+        "Mark joined TrainMore and is suddenly very into lifting. He keeps sending me "
+        "his deadlift numbers.",
+        NEW,
+    )
+    assert "Hollandia" in _first(mem, "Which gym do I train at?")
+    assert "Hollandia" in _first(mem, "Which gym do I train at now?")
+
+
+@pytest.mark.parametrize(
+    ("text", "own"),
+    [
+        ("Traded in my old car for a Kia Niro EV, my first electric!", True),
+        ("Sold my folding bike and bought a Specialized road bike.", True),
+        ("Cancelled my gym membership and joined Virgin Active.", True),
+        ("I quit the choir.", False),
+        ("I can't take tennis any more, so I took up fencing.", False),
+        ("Cut out the cortado; it's a mocha for me now.", False),
+    ],
+)
+def test_what_was_left_may_be_a_thing_of_ones_own(text: str, own: bool) -> None:
+    assert leaves_own_thing(text) is own
+
+
+def test_a_change_of_ones_own_thing_told_by_its_kind_changes_the_value_before(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "my old car" names the attribute, not a value the Fiat fact must repeat: the
+    trade-in is the Fiat's successor, so the Fiat answers "before"."""
+    mem = make_memory(settings=_rules())
+    _background(mem)
+    _say(mem, "I drive a little red Fiat 500, perfect for city parking.", OLD)
+    _say(mem, "Traded in my old car for a Kia Niro EV, my first electric!", NEW)
+    assert "Fiat" in _first(mem, "What car did I have before the current one?")
+    assert "Kia" in _first(mem, "What car do I drive now?")

@@ -247,6 +247,9 @@ def subject_of(text: str) -> str:
     lows = [w.lower() for w in words]
     if lows and lows[0] in _ANYONE:
         return ""  # "Everyone I know is moving out of Berlin": no one in particular
+    opener = _named_opener(words, lows)
+    if opener is not None:
+        return opener
     possessive = False  # a "my"/"our" the loop went past
     for i, low in enumerate(lows if not _FIRST_PERSON.isdisjoint(lows) else ()):
         if low in ("my", "our"):
@@ -311,6 +314,43 @@ def subject_of(text: str) -> str:
     # a sentence without a subject is the speaker's ("Got a new phone today");
     # one opening on a determiner or a question word says nothing about whom
     return "self" if lows and lows[0] not in _WH and lows[0] not in _FUNCTION else ""
+
+
+#: The forms in which the speaker is the object of someone else's doing.
+_ME_AS_OBJECT = frozenset("me us myself".split())
+#: Adverbs between a subject and its verb ("Claire just got engaged").
+_ADVERBS_BEFORE_VERB = frozenset(
+    "just finally recently suddenly also already actually really".split()
+)
+
+
+def _named_opener(words: list[str], lows: list[str]) -> str | None:
+    """The name that opens the head as the subject of a verb, when the speaker is
+    in it only as an object ("Mark joined TrainMore and is suddenly very into
+    lifting. He keeps sending me his deadlift numbers", "Claire just got engaged
+    to her boyfriend Rhys!! she sent me a photo"): whom it is about, as "Mark
+    joined TrainMore" alone is. Not when the name's verb is done to the speaker
+    ("Tom got me the iPhone 15", "Anna talked me into joining FitX") or the
+    speaker also says "I", "my" or "we"; else None."""
+    mine = [low for low in lows if low in _FIRST_PERSON]
+    if not mine or not _ME_AS_OBJECT.issuperset(mine):
+        return None
+    for i, low in enumerate(lows):
+        if low in _LEADING:
+            continue
+        named = words[i][:1].isupper() and low.isalpha() and low not in _FUNCTION | _WH
+        if not named or low in _IRREGULAR_PAST or low in _SAME_PAST or low.endswith("ed"):
+            return None
+        j = i + 1
+        while j < len(lows) and lows[j] in _ADVERBS_BEFORE_VERB:
+            j += 1
+        # its verb not done to the speaker: "Tom got me the iPhone 15", "Anna talked
+        # me into joining FitX" give the speaker a state
+        to_me = not _ME_AS_OBJECT.isdisjoint(lows[j + 1 : j + 3])
+        if _verb_like(lows, j) and lows[j] not in _COPULAS and not to_me:
+            return low
+        return None
+    return None
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -714,6 +754,27 @@ def left_words(text: str) -> frozenset[str]:
         elif (w == "more" and i > 1 and lows[i - 1] == "any") or (w == "anymore" and i > 0):
             out.add(lows[i - 2 if w == "more" else i - 1])
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=20_000)
+def leaves_own_thing(text: str) -> bool:
+    """Whether what ``text`` says the speaker left is a thing of their own told by
+    its kind, not its name ("Traded in my old car for a Kia Niro", "Sold my folding
+    bike", "Cancelled my gym membership"): the words name the attribute, which an
+    earlier value of it need not say ("I drive a little red Fiat 500")."""
+    lows: list[str] = _LOWER_WORD.findall(text.lower())
+    for i, w in enumerate(lows[:-1]):
+        if w in _LEAVING or (w == "from" and i > 0 and lows[i - 1] in _FROM_AFTER):
+            k = i + 1
+            while k < len(lows) and lows[k] in _LEAVING_SKIPS and lows[k] not in _OWN:
+                k += 1
+            if k < len(lows) and lows[k] in _OWN:
+                return True
+    return False
+
+
+#: The possessives that make a thing the speaker's own.
+_OWN = frozenset("my our".split())
 
 
 def different_things(a: str, b: str) -> bool:

@@ -115,6 +115,7 @@ from ..lifecycle.slots import (
     aspect_of,
     different_things,
     is_person,
+    leaves_own_thing,
     left_words,
     question_subject,
     says_changed,
@@ -850,9 +851,11 @@ _CHANGE_WORDS = frozenset(
 def _leaves_another(newer: Hit, older: Hit) -> bool:
     """Whether ``newer`` says what it left (:func:`.slots.left_words`: "I quit the
     choir", "I can't take tennis any more") and ``older`` names none of it: a change
-    that names its old value changes a memory that names it."""
+    that names its old value changes a memory that names it. One that tells what it
+    left as a thing of the speaker's own ("Traded in my old car for a Kia Niro")
+    names its kind, not its value: it may change "I drive a little red Fiat 500"."""
     left = left_words(newer.memory.content)
-    if not left:
+    if not left or leaves_own_thing(newer.memory.content):
         return False
     return not {term_stem(w) for w in left} & _stems(older.memory.content)
 
