@@ -256,6 +256,12 @@ def test_update_cues_and_question_aspects() -> None:
         ("Remind Greta to buy milk and eggs on 16 July 2024.", False),
         ("Met Anna today.", True),
         ("Miss Anna so much.", True),
+        # a clause of the speaker's own before the question states it
+        ("my Vodafone contract ends in march, any tips for sim only deals?", True),
+        ("I live in Berlin now, where should I eat?", True),
+        ("If I move to Lisbon, what do I need?", False),
+        ("Do I still have my Vodafone contract, or did I cancel?", False),
+        ("Honestly, is it worth it?", False),
     ],
 )
 def test_questions_and_requests_state_nothing(text: str, states: bool) -> None:
@@ -1875,3 +1881,15 @@ def test_a_change_of_ones_own_thing_told_by_its_kind_changes_the_value_before(
     _say(mem, "Traded in my old car for a Kia Niro EV, my first electric!", NEW)
     assert "Fiat" in _first(mem, "What car did I have before the current one?")
     assert "Kia" in _first(mem, "What car do I drive now?")
+
+
+def test_a_value_stated_before_a_question_answers_before(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "my Vodafone contract ends in march, any tips …?" states the carrier the
+    port to Giffgaff left, so it answers "before"."""
+    mem = make_memory(settings=_rules())
+    _background(mem)
+    _say(mem, "my Vodafone contract ends in march, any tips for sim only deals?", MID)
+    _say(mem, "ported my number to Giffgaff, literally half the price", NEW)
+    assert "Vodafone" in _first(mem, "which carrier was I with before?")

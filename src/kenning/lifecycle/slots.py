@@ -864,6 +864,27 @@ def _requests(lows: list[str], named: bool = False) -> bool:
     return told and not past and verb not in _NOT_VERBS
 
 
+#: The speaker's own words that open a clause as its subject.
+_SPEAKER_OPENERS = frozenset("i i'm i've we we're we've my our".split())
+
+
+def _states_before_asking(question: str) -> bool:
+    """Whether a sentence that ends in a question first states a thing of the
+    speaker's in a clause of its own, before a comma: "my Vodafone contract ends in
+    march, any tips for sim only deals?", "I live in Berlin now, where should I
+    eat?". Not a supposition ("If I move to Lisbon, what do I need?") nor a
+    question that opens it ("Do I still have my Vodafone contract, or did I
+    cancel?")."""
+    head, comma, _ = question.partition(",")
+    if not comma:
+        return False
+    words = [m.group(0).replace("\u2019", "'") for m in _WORD.finditer(head)]
+    lows = [w.lower() for w in words]
+    if len(lows) < 3 or lows[0] not in _SPEAKER_OPENERS:
+        return False
+    return _SUPPOSING.isdisjoint(lows) and not _requests(lows)
+
+
 def asserts(text: str) -> bool:
     """Whether ``text`` states something: a sentence of it is neither a question
     ("Can you suggest a podcast for the commute?", "Where is the party?") nor a
@@ -873,6 +894,8 @@ def asserts(text: str) -> bool:
     for part in _SENTENCE.findall(text):
         end = part.rstrip()[-1:]
         if end == "?":
+            if _states_before_asking(part):
+                return True
             continue
         first = [
             m.group(0).replace("\u2019", "'") for m in itertools.islice(_WORD.finditer(part), 3)
