@@ -1893,3 +1893,16 @@ def test_a_value_stated_before_a_question_answers_before(
     _say(mem, "my Vodafone contract ends in march, any tips for sim only deals?", MID)
     _say(mem, "ported my number to Giffgaff, literally half the price", NEW)
     assert "Vodafone" in _first(mem, "which carrier was I with before?")
+
+
+def test_a_drawn_fact_gives_its_place_when_its_turn_does(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """Through ``ingest`` the old phone is a turn and a fact drawn from it ("Kim's
+    phone's a Pixel 6"); when the turn gives its place to the newer one, so does the
+    fact."""
+    mem = make_memory(settings=_rules())
+    _background(mem, ingest=True)
+    _kim_says(mem, "my phone's a Pixel 6, bit battered but it works", MID, "s1")
+    _kim_says(mem, "Tom got me the iPhone 15 for christmas!! bye bye android", NEW, "s2")
+    assert "iPhone 15" in _first(mem, "what phone do I use?")

@@ -330,7 +330,7 @@ def current_first(
         ]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
         for group in _groups(ctx, own, pool, about, opts, beyond):
-            _by_time(group, q.aspect)
+            _by_time(_with_drawn(group, top), q.aspect)
         _whole_turns_up(ctx, top, fields)
         if q.anchor and q.aspect == "before":
             _before_the_named(ctx, top, q.anchor, [h for h in top if match[h.memory.id]], opts)
@@ -343,6 +343,16 @@ def current_first(
     judged = {h.memory.id for h in read} | {h.memory.id for h in top}
     head = sorted((h for h in hits if h.memory.id in judged), key=lambda h: (-h.score, h.memory.id))
     return head + [h for h in hits if h.memory.id not in judged]
+
+
+def _with_drawn(group: list[Hit], top: Sequence[Hit]) -> list[Hit]:
+    """``group`` and the facts of ``top`` drawn from its turns: a fact and its turn
+    say one thing, so they move together ("Kim's phone's a Pixel 6", drawn from
+    "my phone's a Pixel 6", gives its place when the turn does to "Tom got me the
+    iPhone 15"), whether or not the fact was judged the speaker's own."""
+    ids = {h.memory.id for h in group}
+    drawn = [h for h in top if h.memory.id not in ids and restated_turn(h.memory) in ids]
+    return [*group, *drawn] if drawn else group
 
 
 def _said_as(record: MemoryRecord) -> str:
