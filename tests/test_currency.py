@@ -123,6 +123,10 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         # ... but a verb done to the speaker gives the speaker a state
         ("Tom got me the iPhone 15 for christmas!! bye bye android", "self"),
         ("Lisa invited us to her wedding in Porto.", "self"),
+        # an adverb between a name and its verb
+        ("Claire just got engaged to her boyfriend Rhys!!", "claire"),
+        ("Anna finally moved to Lisbon.", "anna"),
+        ("Really enjoyed the concert.", "self"),  # an adverb is no name
         # ... and a speaker who says "I" or "my" is the subject as before
         ("Mark joined TrainMore, so I did too. He keeps sending me his numbers.", "self"),
     ],

@@ -99,7 +99,8 @@ _NAMING = frozenset("called named".split())
 _COMPANY = frozenset("with and".split())
 _LEADING = frozenset(
     "sadly so also just finally well oh today yesterday anyway honestly actually and but "
-    "then now recently lately".split()
+    "then now recently lately really seriously literally basically totally definitely "
+    "suddenly".split()
 )
 _FUNCTION = frozenset("the a an this that these those it there here what which".split())
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)?")
@@ -295,6 +296,11 @@ def subject_of(text: str) -> str:
             return whose  # "Marek is Cleo's boss": Cleo's, as "Marek is my boss" is mine
         if named and (_verb_like(lows, i + 1) or lows[i + 1 : i + 2] == ["'s"]):
             return low  # "Alice lives in Paris", "Bob is the team lead", "Alice's home ..."
+        j = i + 1  # an adverb first: "Claire just got engaged", "Anna finally moved"
+        while j < len(lows) and lows[j] in _ADVERBS_BEFORE_VERB:
+            j += 1
+        if named and j > i + 1 and _verb_like(lows, j) and not _brings_me(lows, j):
+            return low
         break
     # a sentence opening on a verb in the past has the speaker for subject, whatever
     # name comes later ("Cancelled Spotify, Apple Music is better value")
