@@ -1910,3 +1910,16 @@ def test_a_drawn_fact_gives_its_place_when_its_turn_does(
     _kim_says(mem, "my phone's a Pixel 6, bit battered but it works", MID, "s1")
     _kim_says(mem, "Tom got me the iPhone 15 for christmas!! bye bye android", NEW, "s2")
     assert "iPhone 15" in _first(mem, "what phone do I use?")
+
+
+def test_the_one_held_now_named_by_a_clause_is_no_time_anchor(
+    make_memory: Callable[..., Memory],
+) -> None:
+    """ "before the one I go to now" asks for the value before the current one, not
+    for what was said before some event called "the one"."""
+    mem = make_memory(settings=_rules())
+    _background(mem)
+    _say(mem, "I get my hair cut at Kapsalon Lotte around the corner, every six weeks.", OLD)
+    _say(mem, "Switched hairdressers. I now go to Studio Mane in the city centre.", NEW)
+    assert "Lotte" in _first(mem, "Which hairdresser did I use before the one I go to now?")
+    assert "Studio Mane" in _first(mem, "Which hairdresser do I go to now?")

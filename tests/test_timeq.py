@@ -372,7 +372,15 @@ NO_ANCHOR = [
     "What car did I have before the current one?",
     "Which choir was I in before the one I'm in now?",
     "What laptop did I have before my current one?",
+    # ... however long the clause that says so
+    "Which hairdresser did I use before the one I go to now?",
+    "Which gym was I at before the one I go to these days?",
 ]
+
+
+def test_a_present_word_outside_the_anchors_clause_keeps_the_event() -> None:
+    parsed = parse_time_query("Where did we live before the move, now that I think of it?", NOW)
+    assert (parsed.anchor, parsed.relation) == ("the move", "before")
 
 
 @pytest.mark.parametrize("query", NO_ANCHOR)

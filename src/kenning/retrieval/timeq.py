@@ -715,14 +715,25 @@ def _anchor_words(rest: str) -> list[str]:
         if word.lower() in _ANCHOR_STOP:
             break
         taken.append(word)
-    if _PRESENT_VALUE & {w.lower().strip("?.,!") for w in words[: len(taken) + 3]}:
-        return []  # "before the current one", "before the one I'm in now": no event
+    if _names_the_present(rest):
+        return []  # "before the current one", "before the one I go to now": no event
     return taken
+
+
+def _names_the_present(rest: str) -> bool:
+    """Whether the anchor's clause (``rest`` up to a comma or the end of the
+    sentence) says the value it names is the one held now: "the current one",
+    "the one I go to now", "the gym I use these days"."""
+    clause = re.split(r"[,;.?!]", rest, maxsplit=1)[0]
+    lows = [w.lower() for w in clause.split()]
+    pairs = set(zip(lows, lows[1:], strict=False))
+    return bool(_PRESENT_VALUE.intersection(lows) or pairs & _PRESENT_PHRASES)
 
 
 #: Words that make an anchor the value held now, not an event: "What car did I have
 #: before the current one?" asks for the one before it.
-_PRESENT_VALUE = frozenset("current currently now present".split())
+_PRESENT_VALUE = frozenset("current currently now present nowadays".split())
+_PRESENT_PHRASES = frozenset({("these", "days"), ("the", "moment"), ("right", "now")})
 
 
 def _anchor(query: str, spans: Sequence[_Hit]) -> tuple[str, Relation] | None:
