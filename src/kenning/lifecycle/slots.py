@@ -296,9 +296,7 @@ def subject_of(text: str) -> str:
             return whose  # "Marek is Cleo's boss": Cleo's, as "Marek is my boss" is mine
         if named and (_verb_like(lows, i + 1) or lows[i + 1 : i + 2] == ["'s"]):
             return low  # "Alice lives in Paris", "Bob is the team lead", "Alice's home ..."
-        j = i + 1  # an adverb first: "Claire just got engaged", "Anna finally moved"
-        while j < len(lows) and lows[j] in _ADVERBS_BEFORE_VERB:
-            j += 1
+        j = _verb_at(lows, i + 1)  # an adverb first: "Claire just got engaged"
         if named and j > i + 1 and _verb_like(lows, j) and not _brings_me(lows, j):
             return low
         break
@@ -330,6 +328,14 @@ _ADVERBS_BEFORE_VERB = frozenset(
 )
 
 
+def _verb_at(lows: list[str], j: int) -> int:
+    """Where the verb after a subject ending before ``j`` stands: past the adverbs
+    between them ("Claire just got engaged", "Anna finally moved")."""
+    while j < len(lows) and lows[j] in _ADVERBS_BEFORE_VERB:
+        j += 1
+    return j
+
+
 def _named_opener(words: list[str], lows: list[str]) -> str | None:
     """The name that opens the head as the subject of a verb, when the speaker is
     in it only as an object ("Mark joined TrainMore and is suddenly very into
@@ -347,9 +353,7 @@ def _named_opener(words: list[str], lows: list[str]) -> str | None:
         named = words[i][:1].isupper() and low.isalpha() and low not in _FUNCTION | _WH
         if not named or low in _IRREGULAR_PAST or low in _SAME_PAST or low.endswith("ed"):
             return None
-        j = i + 1
-        while j < len(lows) and lows[j] in _ADVERBS_BEFORE_VERB:
-            j += 1
+        j = _verb_at(lows, i + 1)
         # its verb not done to the speaker: "Tom got me the iPhone 15", "Anna talked
         # me into joining FitX" give the speaker a state
         to_me = not _ME_AS_OBJECT.isdisjoint(lows[j + 1 : j + 3])
@@ -736,14 +740,13 @@ _NOT_LEFT = frozenset("to for with from and so it that this".split())
 
 
 @functools.lru_cache(maxsize=20_000)
-def left_words(text: str) -> frozenset[str]:
-    """The words of what ``text`` says the speaker left, folded: the word after one
-    that leaves ("I quit the choir" → choir, "Cut out the cortado" → cortado,
-    "No longer volunteering at Oxfam" → volunteering, "I've moved on from latte" →
-    latte) or before "any more" ("I can't take tennis any more" → tennis); none for
-    a move to somewhere ("We relocated to Lisbon")."""
+def _left(text: str) -> tuple[tuple[bool, str], ...]:
+    """What ``text`` says the speaker left, each as (told as one's own, its word):
+    the word after one that leaves, past determiners and the like ("I quit the
+    choir" → choir, "Traded in my old car" → old, one's own), or before "any
+    more"."""
     lows: list[str] = _LOWER_WORD.findall(text.lower())
-    out: set[str] = set()
+    out: list[tuple[bool, str]] = []
     for i, w in enumerate(lows):
         before = lows[i - 1] if i > 0 else ""
         after = (
@@ -756,27 +759,27 @@ def left_words(text: str) -> frozenset[str]:
             while k < len(lows) and lows[k] in _LEAVING_SKIPS:
                 k += 1
             if k < len(lows) and lows[k] not in _NOT_LEFT:
-                out.add(lows[k])
+                out.append((not _OWN.isdisjoint(lows[i + 1 : k]), lows[k]))
         elif (w == "more" and i > 1 and lows[i - 1] == "any") or (w == "anymore" and i > 0):
-            out.add(lows[i - 2 if w == "more" else i - 1])
-    return frozenset(out)
+            out.append((False, lows[i - 2 if w == "more" else i - 1]))
+    return tuple(out)
 
 
-@functools.lru_cache(maxsize=20_000)
+def left_words(text: str) -> frozenset[str]:
+    """The words of what ``text`` says the speaker left, folded: the word after one
+    that leaves ("I quit the choir" → choir, "Cut out the cortado" → cortado,
+    "No longer volunteering at Oxfam" → volunteering, "I've moved on from latte" →
+    latte) or before "any more" ("I can't take tennis any more" → tennis); none for
+    a move to somewhere ("We relocated to Lisbon")."""
+    return frozenset(word for _, word in _left(text))
+
+
 def leaves_own_thing(text: str) -> bool:
     """Whether what ``text`` says the speaker left is a thing of their own told by
     its kind, not its name ("Traded in my old car for a Kia Niro", "Sold my folding
     bike", "Cancelled my gym membership"): the words name the attribute, which an
     earlier value of it need not say ("I drive a little red Fiat 500")."""
-    lows: list[str] = _LOWER_WORD.findall(text.lower())
-    for i, w in enumerate(lows[:-1]):
-        if w in _LEAVING or (w == "from" and i > 0 and lows[i - 1] in _FROM_AFTER):
-            k = i + 1
-            while k < len(lows) and lows[k] in _LEAVING_SKIPS and lows[k] not in _OWN:
-                k += 1
-            if k < len(lows) and lows[k] in _OWN:
-                return True
-    return False
+    return any(own for own, _ in _left(text))
 
 
 #: The possessives that make a thing the speaker's own.

@@ -329,8 +329,8 @@ def current_first(
             if h.memory.id in beyond or meaning(ctx, h.memory.id) >= best - _band(h, opts)
         ]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
-        for group in _groups(ctx, own, pool, about, opts, beyond):
-            _by_time(_with_drawn(group, top), q.aspect)
+        for group in _groups(ctx, own, pool, about, opts, beyond, drawn=top):
+            _by_time(group, q.aspect)
         _whole_turns_up(ctx, top, fields)
         if q.anchor and q.aspect == "before":
             _before_the_named(ctx, top, q.anchor, [h for h in top if match[h.memory.id]], opts)
@@ -343,16 +343,6 @@ def current_first(
     judged = {h.memory.id for h in read} | {h.memory.id for h in top}
     head = sorted((h for h in hits if h.memory.id in judged), key=lambda h: (-h.score, h.memory.id))
     return head + [h for h in hits if h.memory.id not in judged]
-
-
-def _with_drawn(group: list[Hit], top: Sequence[Hit]) -> list[Hit]:
-    """``group`` and the facts of ``top`` drawn from its turns: a fact and its turn
-    say one thing, so they move together ("Kim's phone's a Pixel 6", drawn from
-    "my phone's a Pixel 6", gives its place when the turn does to "Tom got me the
-    iPhone 15"), whether or not the fact was judged the speaker's own."""
-    ids = {h.memory.id for h in group}
-    drawn = [h for h in top if h.memory.id not in ids and restated_turn(h.memory) in ids]
-    return [*group, *drawn] if drawn else group
 
 
 def _said_as(record: MemoryRecord) -> str:
@@ -593,6 +583,7 @@ def _groups(
     about: dict[str, tuple[str, str | None]],
     opts: CurrencyRecall,
     beyond: Set[str] = frozenset(),
+    drawn: Sequence[Hit] = (),
 ) -> list[list[Hit]]:
     """Connected groups (two or more) of hits answering alike: the same speaker (or
     one unknown), each with content words the other lacks, and a cosine of at least
@@ -613,7 +604,9 @@ def _groups(
     but answers the question far less well than the best: "Lately I order a flat
     white instead" for "What is my usual coffee order now?") pairs only with one
     it shares a content word with ("My usual coffee order is a cold brew"): the
-    word it shares says it is the same attribute where its meaning does not."""
+    word it shares says it is the same attribute where its meaning does not.
+    ``drawn``: hits (the window read) whose facts drawn from a grouped turn join
+    that turn's group, whether or not they were judged the speaker's own."""
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
     floors = {h.memory.id: _pair_floor(statement(h.memory.content).cue, opts) for h in own}
@@ -754,14 +747,24 @@ def _groups(
     # a fact drawn from a turn and the turn say one thing (as in ``_window``): where
     # one of them is in a group, so is the other ("Kim and others moved to Cologne"
     # and "We moved to Cologne in the new year", when only the turn paired with
-    # "... in Leipzig now")
+    # "... in Leipzig now"), and so is a fact of ``drawn`` from a grouped turn that
+    # was not judged the speaker's own (it has no author of its own): "Kim's
+    # phone's a Pixel 6" gives its place when its turn does to "Tom got me the
+    # iPhone 15"
     said = [_said_as(h.memory) for h in own]
     for g in groups.values():
         for i in list(g):
             for j in (j for j, s in enumerate(said) if s == said[i] and len(member[j]) == 1):
                 g.add(j)
                 member[j] = g
-    return [[own[i] for i in sorted(g)] for g in groups.values()]
+    out = [[own[i] for i in sorted(g)] for g in groups.values()]
+    grouped = {h.memory.id for g in out for h in g}
+    for hits in out:
+        turns = {h.memory.id for h in hits}
+        hits.extend(
+            h for h in drawn if h.memory.id not in grouped and restated_turn(h.memory) in turns
+        )
+    return out
 
 
 def _replaced_vectors(

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, Protocol
 
+from ..lifecycle.slots import says_now
 from ..models import as_utc
 
 __all__ = [
@@ -722,18 +723,16 @@ def _anchor_words(rest: str) -> list[str]:
 
 def _names_the_present(rest: str) -> bool:
     """Whether the anchor's clause (``rest`` up to a comma or the end of the
-    sentence) says the value it names is the one held now: "the current one",
-    "the one I go to now", "the gym I use these days"."""
+    sentence) says the value it names is the one held now, as a question about now
+    says it (:func:`.slots.says_now`: "the one I go to now", "the gym I use these
+    days"), or "the current one", "the present one": "What car did I have before
+    the current one?" asks for the one before it."""
     clause = re.split(r"[,;.?!]", rest, maxsplit=1)[0]
-    lows = [w.lower() for w in clause.split()]
-    pairs = set(zip(lows, lows[1:], strict=False))
-    return bool(_PRESENT_VALUE.intersection(lows) or pairs & _PRESENT_PHRASES)
+    return says_now(clause) or not _PRESENT_VALUE.isdisjoint(clause.lower().split())
 
 
-#: Words that make an anchor the value held now, not an event: "What car did I have
-#: before the current one?" asks for the one before it.
-_PRESENT_VALUE = frozenset("current currently now present nowadays".split())
-_PRESENT_PHRASES = frozenset({("these", "days"), ("the", "moment"), ("right", "now")})
+#: Words that make an anchor the value held now beside :func:`.slots.says_now`'s.
+_PRESENT_VALUE = frozenset("current present".split())
 
 
 def _anchor(query: str, spans: Sequence[_Hit]) -> tuple[str, Relation] | None:
