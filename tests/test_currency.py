@@ -719,6 +719,38 @@ def test_statements_said_at_one_time_are_no_update_of_each_other(
     assert "Helsinki" in _first(mem, query)
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What's my current go-to drink?",
+        "What is my go-to order now?",
+        "Which drink is my go-to at the moment?",
+    ],
+)
+def test_statements_of_one_conversation_are_no_update_of_each_other(
+    make_memory: Callable[..., Memory], query: str
+) -> None:
+    # reconcile off: the read-time net alone. "Brought home" reads as news of a
+    # change, but the puppy was told minutes after the cortado, in the same
+    # conversation: it changes no drink, and the cortado, the newest drink, comes
+    # first.
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    chatter = ["I burned the toast again this morning.", "Spent the evening sorting old photos."]
+    for n, text in enumerate(
+        ["I drink a cold brew every morning.", "Our dog's name is Bella.", *chatter]
+    ):
+        mem.write([{"content": text, "event_at": OLD + timedelta(minutes=n), "session_id": "s1"}])
+    for n, text in enumerate(
+        [
+            "My go-to is a cortado these days.",
+            "Meet Rex, the puppy we brought home last week.",
+            "Remind me to buy milk and eggs tomorrow.",
+        ]
+    ):
+        mem.write([{"content": text, "event_at": NEW + timedelta(minutes=n), "session_id": "s2"}])
+    assert "cortado" in _first(mem, query)
+
+
 def test_a_chain_of_updates_ends_at_the_newest_value(make_memory: Callable[..., Memory]) -> None:
     # reconcile off: Lisbon updates Paris, Paris updates Berlin; Lisbon and Berlin
     # embed apart, yet the chain makes them one fact's values, the newest first

@@ -33,8 +33,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    (``cue_pair_similarity`` when the newer one says its value is new or
    current, "my new ...", "now"; ``change_pair_similarity`` when it says with a
    word of change that it changed, "switched", "sold", "instead"; either only
-   when it was said after the older one: two statements said at one time, in
-   one batch, are no update of each other); each
+   when it was said after the older one, in another session: two statements
+   said at one time, in one batch, or in one conversation are no update of
+   each other); each
    with words the other lacks; each with a cosine to the question within
    ``query_band`` of the best one's (``cue_band`` times that for a memory with
    an update cue; beyond it, a memory that says with a word of change that it
@@ -632,13 +633,14 @@ def _groups(
             same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
             n = max((i, j), key=lambda x: (own[x].memory.said_at, own[x].memory.id))
-            # an update's cue lowers the floor only for what was said before it
-            later = own[i].memory.said_at != own[j].memory.said_at
+            older = j if n == i else i
+            # an update's cue lowers the floor only for what was said before it,
+            # in another conversation
+            later = _said_apart(own[n].memory, own[older].memory)
             floor = floors[own[n].memory.id] if later else opts.pair_similarity
             far = own[i].memory.id in beyond or own[j].memory.id in beyond
             if far and not stems[i] & stems[j]:
                 continue
-            older = j if n == i else i
             if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[older]):
                 continue  # "I can't take tennis any more, so I took up fencing" / a dentist
             # just under an update's floor, a content word both say is the evidence
@@ -765,6 +767,18 @@ def _groups(
             h for h in drawn if h.memory.id not in grouped and restated_turn(h.memory) in turns
         )
     return out
+
+
+def _said_apart(newer: MemoryRecord, older: MemoryRecord) -> bool:
+    """Whether ``newer`` was said after ``older`` in another conversation (another
+    session, where both name theirs): news of a change comes between conversations.
+    Two statements of one session, minutes apart, changed nothing of each other's
+    ("My go-to is a cortado these days" / "Meet Rex, the puppy we brought home
+    last week"); like two said at one time, they pair only as alike as one fact
+    told twice."""
+    if newer.said_at == older.said_at:
+        return False
+    return newer.session_id is None or newer.session_id != older.session_id
 
 
 def _replaced_vectors(
