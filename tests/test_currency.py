@@ -751,6 +751,42 @@ def test_statements_of_one_conversation_are_no_update_of_each_other(
     assert "cortado" in _first(mem, query)
 
 
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("What bike do I ride now?", "VanMoof"),
+        ("Which bike do I cycle on these days?", "VanMoof"),
+        ("What bike did I ride before?", "Gazelle"),
+    ],
+)
+def test_the_statements_of_one_session_count_as_said_at_once(
+    make_memory: Callable[..., Memory], query: str, first: str
+) -> None:
+    # reconcile off: the read-time net alone. The new bike and the car were told
+    # minutes apart in one conversation, alike in form: the car, told last, is no
+    # newer bike. Within the session the one that answers best comes first, and a
+    # question about before looks past the whole session.
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    for n, text in enumerate(
+        [
+            "My bike is a Gazelle.",
+            "The Ford Focus I drive is getting old but it runs fine.",
+            "My gym is Holmes Place.",
+            "I burned the toast again this morning.",
+        ]
+    ):
+        mem.write([{"content": text, "event_at": OLD + timedelta(minutes=n), "session_id": "s1"}])
+    for n, text in enumerate(
+        [
+            "Picked up my new VanMoof from the bike shop on Saturday.",
+            "Picked up my Fiat Panda from the dealer yesterday.",
+            "Spent the evening sorting old photos.",
+        ]
+    ):
+        mem.write([{"content": text, "event_at": NEW + timedelta(minutes=n), "session_id": "s2"}])
+    assert first in _first(mem, query)
+
+
 def test_a_chain_of_updates_ends_at_the_newest_value(make_memory: Callable[..., Memory]) -> None:
     # reconcile off: Lisbon updates Paris, Paris updates Berlin; Lisbon and Berlin
     # embed apart, yet the chain makes them one fact's values, the newest first

@@ -55,7 +55,8 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    belongs to (a pause said between a value and its replacement, alike to the
    first). Two statements that share a word of a name, not a value ("I live in
    Leeds" / "I support Leeds United"), pair only when the newer says it changed. A
-   group keeps its priorities but hands them out by when each memory was said:
+   group keeps its priorities but hands them out by when each memory was said
+   (the statements of one session as said at once, the best answer first):
    for a "now" question the newest gets the group's best, for a "before"
    question the newest gets the group's last and the one before it the best,
    for a "first" question ("What was my first phone?") the oldest the best
@@ -132,6 +133,8 @@ from .successors import CHAIN, meaning, replaced_by_drawn, successors_answer
 from .text import query_terms, term_stem
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from ..access import ScopeFilter
     from ..stores import Store
 
@@ -331,7 +334,7 @@ def current_first(
         ]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
         for group in _groups(ctx, own, pool, about, opts, beyond, drawn=top):
-            _by_time(group, q.aspect)
+            _by_time(group, q.aspect, lambda h: meaning(ctx, h.memory.id))
         _whole_turns_up(ctx, top, fields)
         if q.anchor and q.aspect == "before":
             _before_the_named(ctx, top, q.anchor, [h for h in top if match[h.memory.id]], opts)
@@ -899,21 +902,40 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w for w in text.lower().split() if len(w) > 2)
 
 
-def _by_time(group: list[Hit], aspect: Aspect | None) -> None:
-    """Hand the group's priorities out by said-at time (see the module docstring):
-    the newest first for a question about now, the one before it for "before", the
-    oldest for "first"; a memory saying how things were ("I lived in Paris for two
-    years") is older than any saying how they are, whenever it was said."""
+def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], float]) -> None:
+    """Hand the group's priorities out by when each was said (see the module
+    docstring): the newest first for a question about now, the one before it for
+    "before", the oldest for "first"; a memory saying how things were ("I lived in
+    Paris for two years") is older than any saying how they are, whenever it was
+    said. The statements of one session count as said at once, when its last one
+    was: minutes apart in one conversation, the later one is no newer value
+    ("Picked up my new VanMoof from the bike shop" / "Picked up my Fiat Panda
+    from the dealer"); among them, the one that ``answers`` the question best
+    (its cosine) comes first."""
     slots = sorted((h.score for h in group), reverse=True)
-    newest = sorted(
-        group,
-        key=lambda h: (not statement(h.memory.content).past, h.memory.said_at, h.memory.id),
-        reverse=True,
-    )
-    order = newest[::-1] if aspect == "first" else newest
-    if aspect == "before":  # the newest statement last: a turn and its drawn fact are one
-        said = _said_as(newest[0].memory)
-        last = [h for h in newest if _said_as(h.memory) == said]
+    told: dict[str, datetime] = {}
+    for h in group:
+        key = _conversation(h.memory)
+        told[key] = max(told.get(key, h.memory.said_at), h.memory.said_at)
+
+    def when(h: Hit) -> tuple[bool, datetime]:
+        return not statement(h.memory.content).past, told[_conversation(h.memory)]
+
+    newest = sorted(group, key=lambda h: (when(h), h.memory.id), reverse=True)
+    # within a session the best answer first; said at once outside any session, the
+    # one written last (the order of the ids)
+    newest.sort(key=lambda h: (when(h), answers(h) if h.memory.session_id else 0.0), reverse=True)
+    order = newest
+    if aspect == "first":  # the oldest session first, its best answer first
+        order = sorted(newest, key=when)
+    if aspect == "before":  # the newest statements last: a turn and its drawn fact are one
+        said, at = _said_as(newest[0].memory), when(newest[0])
+        last = [h for h in newest if _said_as(h.memory) == said or when(h) == at]
         order = [h for h in newest if h not in last] + last
     for h, value in zip(order, slots, strict=True):
         h.score = value
+
+
+def _conversation(record: MemoryRecord) -> str:
+    """The session ``record`` was said in, or the memory alone without one."""
+    return f"session:{record.session_id}" if record.session_id else record.id
