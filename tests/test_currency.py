@@ -159,6 +159,9 @@ def test_only_questions_about_the_asker_or_a_relation_are_reordered() -> None:
     assert question_of("Would Caroline pursue writing?", False).reorders is False
     assert question_of("What is my current car?", False).reorders is True
     assert question_of("What car did I have in 2023?", True).reorders is False
+    # a question naming no one asks of the asker's own world
+    assert question_of("Which bike was stolen?", False).subject == "self"
+    assert question_of("What's the wifi password?", False).reorders is True
 
 
 @pytest.mark.parametrize(
@@ -784,6 +787,29 @@ def test_the_statements_of_one_session_count_as_said_at_once(
         ]
     ):
         mem.write([{"content": text, "event_at": NEW + timedelta(minutes=n), "session_id": "s2"}])
+    assert first in _first(mem, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("Which bike was stolen?", "Batavus"),
+        ("What bike do I ride now?", "Scott"),
+        ("What's the wifi password?", "otter"),
+    ],
+)
+def test_a_question_naming_no_one_asks_of_the_askers_own(
+    make_memory: Callable[..., Memory], query: str, first: str
+) -> None:
+    # reconcile off: the read-time net alone. "Which bike was stolen?" names no
+    # owner: in one's own memory it is one's own bike, the one before the new one;
+    # "What's the wifi password?" is one's own wifi's, the newest first
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    _say(mem, "I got a Batavus bike a few years ago.", OLD)
+    _say(mem, "The wifi password is kestrel42, it's on the router.", OLD)
+    _say(mem, "I'm so tired, the week has been long.", MID)
+    _say(mem, "Picked up my new Scott from the bike shop on Saturday.", NEW)
+    _say(mem, "New router, so the wifi password is otter99 now.", NEW)
     assert first in _first(mem, query)
 
 
@@ -1856,6 +1882,11 @@ def test_an_ending_naming_no_value_is_no_answer_before(
         ("Which landlord sold the flat?", "before"),
         ("Who left the team?", "before"),
         ("What is left to do?", "now"),
+        ("Which bike was stolen?", "before"),
+        ("Which phone got broken?", "before"),
+        ("What car was wrecked?", "before"),
+        ("What did I do on my lunch break?", "past"),
+        ("What is broken?", "now"),
     ],
 )
 def test_originally_asks_for_the_first_and_an_ending_verb_for_before(

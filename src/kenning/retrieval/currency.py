@@ -172,14 +172,17 @@ class Question:
 
 
 def question_of(query: str, window: bool, anchor: str | None = None) -> Question:
-    """The aspect and subject of ``query``; ``window``: the query names a time;
+    """The aspect and subject of ``query`` (the asker, ``"self"``, when it names no
+    one); ``window``: the query names a time;
     ``anchor``: the event it places the answer before or after, if any. A value the
     asker names as the later one ("before Siemens", "before the Pixel 7") is no
     time: the question asks for the value before it."""
     aspect = aspect_of(query)
     value = value_anchor(anchor) if aspect == "before" else None
-    subject = question_subject(query)
-    if value is not None and (subject in ("self", "") or is_person(subject)):
+    # a question that names no one asks of the asker's own world: in one's own
+    # memory, "Which bike was stolen?" and "What's the wifi password?" are one's own
+    subject = question_subject(query) or "self"
+    if value is not None and (subject == "self" or is_person(subject)):
         return Question(aspect, subject, window and not anchor, says_now(query), value)
     return Question(aspect, subject, window or anchor is not None, says_now(query))
 
