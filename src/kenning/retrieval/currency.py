@@ -172,16 +172,19 @@ class Question:
 
 
 def question_of(query: str, window: bool, anchor: str | None = None) -> Question:
-    """The aspect and subject of ``query`` (the asker, ``"self"``, when it names no
-    one); ``window``: the query names a time;
+    """The aspect and subject of ``query`` (the asker, ``"self"``, when a question
+    for an earlier value names no one); ``window``: the query names a time;
     ``anchor``: the event it places the answer before or after, if any. A value the
     asker names as the later one ("before Siemens", "before the Pixel 7") is no
     time: the question asks for the value before it."""
     aspect = aspect_of(query)
     value = value_anchor(anchor) if aspect == "before" else None
-    # a question that names no one asks of the asker's own world: in one's own
-    # memory, "Which bike was stolen?" and "What's the wifi password?" are one's own
-    subject = question_subject(query) or "self"
+    subject = question_subject(query)
+    # a question for an earlier value that names no one asks of the asker's own
+    # world: in one's own memory, "Which bike was stolen?" is one's own bike (a
+    # question about now, "Where are build logs kept?", stays a question of fact)
+    if not subject and aspect in ("before", "first"):
+        subject = "self"
     if value is not None and (subject == "self" or is_person(subject)):
         return Question(aspect, subject, window and not anchor, says_now(query), value)
     return Question(aspect, subject, window or anchor is not None, says_now(query))
@@ -929,8 +932,11 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
     # one written last (the order of the ids)
     newest.sort(key=lambda h: (when(h), answers(h) if h.memory.session_id else 0.0), reverse=True)
     order = newest
-    if aspect == "first":  # the oldest session first, its best answer first
-        order = sorted(newest, key=when)
+    if aspect == "first":  # the oldest first: in a session its best answer, else the first written
+        order = sorted(
+            group,
+            key=lambda h: (when(h), -answers(h) if h.memory.session_id else 0.0, h.memory.id),
+        )
     if aspect == "before":  # the newest statements last: a turn and its drawn fact are one
         said, at = _said_as(newest[0].memory), when(newest[0])
         last = [h for h in newest if _said_as(h.memory) == said or when(h) == at]
