@@ -815,6 +815,29 @@ def test_a_question_naming_no_one_asks_of_the_askers_own(
     assert first in _first(mem, query)
 
 
+def test_the_first_value_is_the_best_answer_of_the_oldest_session(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # reconcile off: the read-time net alone. The car was told a minute before the
+    # first bike, in one conversation: for "first" that session counts as said at
+    # once, and its bike, not its car, is the first bike
+    mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
+    for n, text in enumerate(
+        [
+            "Picked up my Fiat Panda from the dealer yesterday.",
+            "Picked up my new Gazelle from the bike shop on Saturday.",
+            "I burned the toast again this morning.",
+        ]
+    ):
+        mem.write([{"content": text, "event_at": OLD + timedelta(minutes=n), "session_id": "s1"}])
+    for n, text in enumerate(
+        ["Picked up my new VanMoof from the bike shop today.", "My gym is Holmes Place."]
+    ):
+        mem.write([{"content": text, "event_at": NEW + timedelta(minutes=n), "session_id": "s2"}])
+    assert "Gazelle" in _first(mem, "What was my first bike?")
+    assert "VanMoof" in _first(mem, "What bike do I ride now?")
+
+
 def test_a_chain_of_updates_ends_at_the_newest_value(make_memory: Callable[..., Memory]) -> None:
     # reconcile off: Lisbon updates Paris, Paris updates Berlin; Lisbon and Berlin
     # embed apart, yet the chain makes them one fact's values, the newest first
