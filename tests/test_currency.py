@@ -375,6 +375,13 @@ def _say(mem: Memory, text: str, at: datetime, **kw: object) -> str:
     return done.record.id
 
 
+def _tell(mem: Memory, session: str, start: datetime, texts: list[str]) -> None:
+    """``texts`` said in one conversation, ``session``, a minute apart from ``start``."""
+    for n, text in enumerate(texts):
+        when = start + timedelta(minutes=n)
+        mem.write([{"content": text, "event_at": when, "session_id": session}])
+
+
 def _first(mem: Memory, query: str) -> str:
     return mem.recall(query, 5).hits[0].memory.content
 
@@ -742,18 +749,19 @@ def test_statements_of_one_conversation_are_no_update_of_each_other(
     # first.
     mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
     chatter = ["I burned the toast again this morning.", "Spent the evening sorting old photos."]
-    for n, text in enumerate(
-        ["I drink a cold brew every morning.", "Our dog's name is Bella.", *chatter]
-    ):
-        mem.write([{"content": text, "event_at": OLD + timedelta(minutes=n), "session_id": "s1"}])
-    for n, text in enumerate(
+    _tell(
+        mem, "s1", OLD, ["I drink a cold brew every morning.", "Our dog's name is Bella.", *chatter]
+    )
+    _tell(
+        mem,
+        "s2",
+        NEW,
         [
             "My go-to is a cortado these days.",
             "Meet Rex, the puppy we brought home last week.",
             "Remind me to buy milk and eggs tomorrow.",
-        ]
-    ):
-        mem.write([{"content": text, "event_at": NEW + timedelta(minutes=n), "session_id": "s2"}])
+        ],
+    )
     assert "cortado" in _first(mem, query)
 
 
@@ -773,23 +781,27 @@ def test_the_statements_of_one_session_count_as_said_at_once(
     # newer bike. Within the session the one that answers best comes first, and a
     # question about before looks past the whole session.
     mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
-    for n, text in enumerate(
+    _tell(
+        mem,
+        "s1",
+        OLD,
         [
             "My bike is a Gazelle.",
             "The Ford Focus I drive is getting old but it runs fine.",
             "My gym is Holmes Place.",
             "I burned the toast again this morning.",
-        ]
-    ):
-        mem.write([{"content": text, "event_at": OLD + timedelta(minutes=n), "session_id": "s1"}])
-    for n, text in enumerate(
+        ],
+    )
+    _tell(
+        mem,
+        "s2",
+        NEW,
         [
             "Picked up my new VanMoof from the bike shop on Saturday.",
             "Picked up my Fiat Panda from the dealer yesterday.",
             "Spent the evening sorting old photos.",
-        ]
-    ):
-        mem.write([{"content": text, "event_at": NEW + timedelta(minutes=n), "session_id": "s2"}])
+        ],
+    )
     assert first in _first(mem, query)
 
 
@@ -822,18 +834,22 @@ def test_the_first_value_is_the_best_answer_of_the_oldest_session(
     # first bike, in one conversation: for "first" that session counts as said at
     # once, and its bike, not its car, is the first bike
     mem = make_memory(settings=Settings(lifecycle=Lifecycle(reconcile="off")))
-    for n, text in enumerate(
+    _tell(
+        mem,
+        "s1",
+        OLD,
         [
             "Picked up my Fiat Panda from the dealer yesterday.",
             "Picked up my new Gazelle from the bike shop on Saturday.",
             "I burned the toast again this morning.",
-        ]
-    ):
-        mem.write([{"content": text, "event_at": OLD + timedelta(minutes=n), "session_id": "s1"}])
-    for n, text in enumerate(
-        ["Picked up my new VanMoof from the bike shop today.", "My gym is Holmes Place."]
-    ):
-        mem.write([{"content": text, "event_at": NEW + timedelta(minutes=n), "session_id": "s2"}])
+        ],
+    )
+    _tell(
+        mem,
+        "s2",
+        NEW,
+        ["Picked up my new VanMoof from the bike shop today.", "My gym is Holmes Place."],
+    )
     assert "Gazelle" in _first(mem, "What was my first bike?")
     assert "VanMoof" in _first(mem, "What bike do I ride now?")
 

@@ -164,6 +164,8 @@ _ENDED = frozenset("left quit sold cancelled closed replaced lost dropped stoppe
 #: car got wrecked?"): in a statement "crash" or "break" is as often a noun ("in
 #: the crash", "a lunch break") as the end of a value.
 _LOST_IN_QUESTION = frozenset("stole stolen broke broken crashed wrecked totalled".split())
+_ENDED_IN_QUESTION = _ENDED | _LOST_IN_QUESTION
+_ENDING_IN_QUESTION = _ENDING | _LOST_IN_QUESTION
 _PRESENT_AUX = frozenset("do does am is are 's have has 're 'm".split())
 _PAST_AUX = frozenset("did was were had".split())
 _AUX = _PRESENT_AUX | _PAST_AUX | frozenset("would will can could should may might".split())
@@ -822,10 +824,10 @@ def aspect_of(query: str) -> Aspect | None:
     # a past verb of ending right after the question word asks of the past too:
     # "Which landlord sold the flat?", "Who left the team?"
     past = any(
-        w in _PAST_AUX or (w in _ENDED | _LOST_IN_QUESTION and _PRESENT_AUX.isdisjoint(lows[:i]))
+        w in _PAST_AUX or (w in _ENDED_IN_QUESTION and _PRESENT_AUX.isdisjoint(lows[:i]))
         for i, w in enumerate(lows[:4])
     )
-    if past and any(w in _ENDING or w in _LOST_IN_QUESTION for w in lows):
+    if past and not _ENDING_IN_QUESTION.isdisjoint(lows):
         return "before"
     if past and not _FIRST_WORDS.isdisjoint(lows):
         return "first"

@@ -785,9 +785,7 @@ def _said_apart(newer: MemoryRecord, older: MemoryRecord) -> bool:
     ("My go-to is a cortado these days" / "Meet Rex, the puppy we brought home
     last week"); like two said at one time, they pair only as alike as one fact
     told twice."""
-    if newer.said_at == older.said_at:
-        return False
-    return newer.session_id is None or newer.session_id != older.session_id
+    return newer.said_at != older.said_at and _conversation(newer) != _conversation(older)
 
 
 def _replaced_vectors(
@@ -927,16 +925,15 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
     def when(h: Hit) -> tuple[bool, datetime]:
         return not statement(h.memory.content).past, told[_conversation(h.memory)]
 
-    newest = sorted(group, key=lambda h: (when(h), h.memory.id), reverse=True)
-    # within a session the best answer first; said at once outside any session, the
-    # one written last (the order of the ids)
-    newest.sort(key=lambda h: (when(h), answers(h) if h.memory.session_id else 0.0), reverse=True)
+    def best(h: Hit) -> float:
+        """Within a session the best answer first; said at once outside any, the
+        order they were written in (their ids) decides."""
+        return answers(h) if h.memory.session_id else 0.0
+
+    newest = sorted(group, key=lambda h: (when(h), best(h), h.memory.id), reverse=True)
     order = newest
     if aspect == "first":  # the oldest first: in a session its best answer, else the first written
-        order = sorted(
-            group,
-            key=lambda h: (when(h), -answers(h) if h.memory.session_id else 0.0, h.memory.id),
-        )
+        order = sorted(group, key=lambda h: (when(h), -best(h), h.memory.id))
     if aspect == "before":  # the newest statements last: a turn and its drawn fact are one
         said, at = _said_as(newest[0].memory), when(newest[0])
         last = [h for h in newest if _said_as(h.memory) == said or when(h) == at]
