@@ -33,6 +33,7 @@ from kenning.lifecycle.slots import (
     leaves_own_thing,
     left_words,
     question_subject,
+    relation_names,
     renews_its_thing,
     says_changed,
     statement,
@@ -2063,3 +2064,58 @@ def test_the_one_held_now_named_by_a_clause_is_no_time_anchor(
     _say(mem, "Switched hairdressers. I now go to Studio Mane in the city centre.", NEW)
     assert "Lotte" in _first(mem, "Which hairdresser did I use before the one I go to now?")
     assert "Studio Mane" in _first(mem, "Which hairdresser do I go to now?")
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("My wife Priya plays cello with the Didsbury Sinfonia.", (("priya", "wife"),)),
+        ("Our daughter, Maisie, is in Year 2.", (("maisie", "daughter"),)),
+        ("Went hiking with my older brother Tom.", (("tom", "brother"),)),
+        ("My kids Ana and Leo love the beach.", ()),  # two people, no one name
+        ("My partner is Sam.", ()),  # the relation's value, not an introduction
+        ("My boss The Hague office sent a memo.", ()),
+    ],
+)
+def test_a_person_introduced_by_relation_and_name(
+    text: str, names: tuple[tuple[str, str], ...]
+) -> None:
+    assert relation_names(text) == names
+
+
+def test_a_question_naming_a_relation_by_name_asks_of_that_relation(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "my wife Priya": the question about Priya asks of the asker's wife, so her
+    # newer group comes first, and what the speaker says naming her is about her
+    # even with a "we" in it
+    mem = make_memory(settings=_rules())
+    _say(mem, "My wife Priya plays cello with the Didsbury Sinfonia.", OLD)
+    _say(mem, "I go to PureGym on Oxford Road before work.", OLD)
+    _say(
+        mem,
+        "Priya played her last concert with the Sinfonia at Christmas; the rehearsals"
+        " clashed with her shifts.",
+        MID,
+    )
+    _say(
+        mem,
+        "Priya has found a string quartet that rehearses on Sunday afternoons, the"
+        " Fallowfield Strings, so we've moved the school runs.",
+        NEW,
+    )
+    first = _first(mem, "Which group does Priya play cello with nowadays?")
+    assert "Fallowfield" in first
+
+
+def test_a_relation_known_by_name_is_someone_else_for_the_asker(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # Ana is the asker's sister: her sport is not the asker's, however well it
+    # answers "Which sport do I play?"
+    mem = make_memory(settings=_rules())
+    _say(mem, "My sister Ana lives in Porto.", OLD)
+    _say(mem, "5-a-side on Tuesdays is the highlight of my week", datetime(2023, 3, 15, tzinfo=UTC))
+    _say(mem, "knee's done for football, signed up for padel lessons", MID)
+    _say(mem, "Ana plays beach volleyball every weekend lol", NEW)
+    assert "padel" in _first(mem, "Which sport do I play these days?")

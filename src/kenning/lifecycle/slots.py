@@ -59,6 +59,7 @@ __all__ = [
     "now_for_long",
     "past_state",
     "question_subject",
+    "relation_names",
     "says_changed",
     "says_now",
     "statement",
@@ -387,6 +388,34 @@ def named_subject(text: str) -> str | None:
         strict = after in _AUX or after in _COPULAS or after in _IRREGULAR_PAST
         return who if low == who and (strict or after.endswith("ed")) else None
     return None
+
+
+@functools.lru_cache(maxsize=20_000)
+def relation_names(text: str) -> tuple[tuple[str, str], ...]:
+    """The people ``text`` introduces by the speaker's relation and name ("My wife
+    Priya plays cello", "our son, Arjun"): (name, relation) pairs, folded. Told
+    so, the name and the relation are one person: a question about Priya asks of
+    the speaker's wife."""
+    words = _split_clitic(_words(text))
+    lows = [w.lower() for w in words]
+    out: list[tuple[str, str]] = []
+    for i, low in enumerate(lows):
+        if low not in ("my", "our"):
+            continue
+        rel, end = _relation_at(lows, i + 1)
+        if rel is None or end >= len(words) or rel in _PLURAL_RELATIONS:
+            continue
+        name = words[end]
+        if name[:1].isupper() and name.lower() not in _FUNCTION | _WH | _FIRST_PERSON:
+            out.append((name.lower(), rel))
+    return tuple(out)
+
+
+#: Relations that name more than one person: "my kids Ana and Leo" is no alias.
+_PLURAL_RELATIONS = frozenset(
+    "parents siblings children kids grandparents friends colleagues coworkers neighbours "
+    "neighbors".split()
+)
 
 
 def _asks(text: str, lows: list[str]) -> bool:

@@ -14,6 +14,11 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    ("Melanie: I live in Munich" for "Where does Caroline live now?") are
    someone else's too; without it a named question is mostly about the
    events of a dialogue, where one speaker's turn is evidence about the other.
+   A person the hits introduce by the speaker's relation and name ("My wife
+   Priya plays cello") is that relation wherever named: "Which group does Priya
+   play with now?" asks of the asker's wife (and is ordered like any question
+   about a relation), "Ana plays beach volleyball" is the sister's, not the
+   asker's, and what the speaker says naming the one asked about is about her.
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
    to the question (``by_meaning``; one that says its value is new or changed
@@ -97,8 +102,9 @@ beside the other signals.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -120,6 +126,7 @@ from ..lifecycle.slots import (
     leaves_own_thing,
     left_words,
     question_subject,
+    relation_names,
     says_changed,
     says_now,
     statement,
@@ -219,13 +226,29 @@ def include_history(q: Question, opts: CurrencyRecall) -> bool:
     )
 
 
-def _subject(record: MemoryRecord, fields: Sequence[str]) -> tuple[str, str | None]:
+def _subject(
+    record: MemoryRecord,
+    fields: Sequence[str],
+    names: Mapping[str, str] | None = None,
+    asked: str | None = None,
+) -> tuple[str, str | None]:
     """(whom the memory is about, its author's first name): "self" means its author,
-    and so does the author's name ("Alice has a dog" written down from Alice's words)."""
+    and so does the author's name ("Alice has a dog" written down from Alice's words).
+    ``names``: people known by a relation (:func:`relation_names`), who are it;
+    ``asked``: the one of them the question names, whom the speaker's own words
+    naming her are about ("Priya has moved into hospital work, so we've reshuffled
+    the school runs")."""
     who = statement(record.content).subject
+    if names:
+        who = names.get(who, who)
+        if asked and who == "self" and asked in _NAME_WORD.findall(record.content.lower()):
+            who = names[asked]
     author = author_of(record, fields)
     name = author.split()[0].lower() if author else None
     return ("self" if name and who == name else who), name
+
+
+_NAME_WORD = re.compile(r"[a-z][a-z'-]*")
 
 
 def _matches(q: str, who: str, author: str | None, now: bool = False) -> bool | None:
@@ -275,7 +298,14 @@ def current_first(
         hits = successors_answer(ctx, hits)
         before.update((h.memory.id, h.score) for h in hits if h.memory.id not in before)
     read = hits[: max(SCAN, k, opts.window)]
-    about = {h.memory.id: _subject(h.memory, fields) for h in read}
+    # a person the hits introduce as a relation ("My wife Priya ...") is that
+    # relation wherever named: "Which group does Priya play with now?" asks of the
+    # asker's wife, and "Priya has joined a quartet" is about her
+    names = dict(pair for h in read for pair in relation_names(h.memory.content))
+    asked = q.subject if q.subject in names and not q.about_asker else None
+    if asked is not None:  # and what the speaker says naming her is about her
+        q = replace(q, subject=names[asked])
+    about = {h.memory.id: _subject(h.memory, fields, names, asked) for h in read}
     match = {mid: _matches(q.subject, *who, q.says_now) for mid, who in about.items()}
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
@@ -321,7 +351,7 @@ def current_first(
         top = sorted(top, key=lambda h: -h.score)
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
-                about[h.memory.id] = _subject(h.memory, fields)
+                about[h.memory.id] = _subject(h.memory, fields, names, asked)
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now)
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
