@@ -2119,3 +2119,14 @@ def test_a_relation_known_by_name_is_someone_else_for_the_asker(
     _say(mem, "knee's done for football, signed up for padel lessons", MID)
     _say(mem, "Ana plays beach volleyball every weekend lol", NEW)
     assert "padel" in _first(mem, "Which sport do I play these days?")
+
+
+def test_what_a_change_moves_keeps_its_name(make_memory: Callable[..., Memory]) -> None:
+    # "switched Pickle to Greenside": Pickle is moved to a new vet, not left; the
+    # cat keeps its name and the new vet answers for now
+    mem = make_memory(settings=_rules())
+    cat = _say(mem, "We have a ginger cat called Pickle.", OLD)
+    _say(mem, "Pickle's vet is Meadowbank Vets, they're fine I guess", MID)
+    _say(mem, "switched Pickle to Greenside Vet Clinic, the old place kept cancelling", NEW)
+    assert mem.get(cat).status is Status.ACTIVE
+    assert "Greenside" in _first(mem, "Which vet do we take Pickle to now?")

@@ -1366,6 +1366,11 @@ _THEIR_OWN = frozenset("his her their its".split())
 _QUANTITIES = _NUMBER_WORDS | frozenset("half all most some many several part much of".split())
 
 
+#: The words after what a change moves, before where it moves it: "switched Pickle
+#: to Greenside Vets", "moved the Clio onto a new policy".
+_MOVED_TO = frozenset("to onto into over".split())
+
+
 #: The people a value moves on ("Nokia moved me to Espoo", "transferred us").
 _MOVED_PEOPLE = frozenset("me us him her them".split())
 
@@ -1436,6 +1441,8 @@ def _left_after(
             # "moved my Nokia shares", "left the Nokia party", "cancelled my Iron
             # Temple class": the ending acts on a thing the value only names
             end = next((j for j in range(i, len(after)) if after[j].low not in values), None)
+            if not holds and end is not None and after[end].low in _MOVED_TO:
+                return False  # what a change moves keeps its name: "switched Pickle to a new vet"
             # a value the text closes with a comma or a stop is left whole: "Finished
             # Dune, started The Three-Body Problem" ("started" names no Dune thing)
             if (
