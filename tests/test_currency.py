@@ -556,6 +556,11 @@ def test_a_question_or_request_never_answers_a_value_question(
         ("I was born in Porto.", False, False),
         ("I have a dog named Rex who was a rescue.", False, False),
         ("My dog's name was Rex.", False, True),
+        # "had" before an event's participle is an event told before another, no
+        # state; before a verb of state it still is one
+        ("Tried Clearview for my eye test; they found what nobody had noticed.", False, False),
+        ("I had lived in Paris for two years.", False, True),
+        ("I had been a teacher for years.", False, True),
     ],
 )
 def test_suppositions_and_past_states(text: str, supposed: bool, past: bool) -> None:

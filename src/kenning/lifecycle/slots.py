@@ -1071,6 +1071,8 @@ def past_state(text: str) -> bool:
             after = lows[i + 1] if i + 1 < len(lows) else ""
             if w in ("was", "were") and _event_participle(after):
                 return False  # "I was promoted to head nurse" is an event
+            if w == "had" and after not in _PAST_STATES | {"been"} and _event_participle(after):
+                continue  # an event before another: "... a problem nobody had mentioned"
             return not (before in _PRESENT_AUX or before.endswith("'ve"))
     return False
 
