@@ -2135,3 +2135,39 @@ def test_what_a_change_moves_keeps_its_name(make_memory: Callable[..., Memory]) 
     _say(mem, "switched Pickle to Greenside Vet Clinic, the old place kept cancelling", NEW)
     assert mem.get(cat).status is Status.ACTIVE
     assert "Greenside" in _first(mem, "Which vet do we take Pickle to now?")
+
+
+@pytest.mark.parametrize(
+    ("query", "anchor"),
+    [
+        ("Which network was I on before switching?", "switching"),
+        ("Where was our home before the move?", "the move"),
+        ("Where did I work before the career change?", "the career change"),
+        ("What car did I have before this one?", "this one"),
+        ("Where did my sister live before the move?", "the move"),
+    ],
+)
+def test_the_change_itself_as_anchor_asks_for_the_value_before(query: str, anchor: str) -> None:
+    q = question_of(query, False, anchor)
+    assert (q.aspect, q.window, q.reorders) == ("before", False, True)
+
+
+def test_an_event_or_a_named_persons_change_stays_a_window() -> None:
+    assert question_of("What did I do before the trip?", False, "the trip").window
+    assert question_of("What did Caroline do before the move?", False, "the move").window
+
+
+def test_the_value_before_switching_answers_before_switching(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem = make_memory(settings=_rules())
+    _say(mem, "Our broadband is BT Full Fibre, and my mobile is on Vodafone.", OLD)
+    _say(mem, "I drive a silver 2016 Ford Focus.", OLD)
+    _say(mem, "Priya switched her phone to Three for the unlimited data.", MID)
+    _say(
+        mem,
+        "My old network had no signal at all in the new house, so I've moved my mobile"
+        " to Smarty; Priya is staying put because hers works fine.",
+        NEW,
+    )
+    assert "Vodafone" in _first(mem, "Which network was I on before switching?")

@@ -121,6 +121,7 @@ from ..lifecycle.reconcile import (
 from ..lifecycle.slots import (
     Aspect,
     aspect_of,
+    change_cue,
     different_things,
     is_person,
     leaves_own_thing,
@@ -183,7 +184,9 @@ def question_of(query: str, window: bool, anchor: str | None = None) -> Question
     for an earlier value names no one); ``window``: the query names a time;
     ``anchor``: the event it places the answer before or after, if any. A value the
     asker names as the later one ("before Siemens", "before the Pixel 7") is no
-    time: the question asks for the value before it."""
+    time: the question asks for the value before it. So is the change itself
+    ("before switching", "before the move") or the value held now ("before this
+    one") in a question about the asker's own: it asks for the value before."""
     aspect = aspect_of(query)
     value = value_anchor(anchor) if aspect == "before" else None
     subject = question_subject(query)
@@ -192,9 +195,23 @@ def question_of(query: str, window: bool, anchor: str | None = None) -> Question
     # question about now, "Where are build logs kept?", stays a question of fact)
     if not subject and aspect in ("before", "first"):
         subject = "self"
+    own = subject == "self" or is_person(subject)
+    if aspect == "before" and own and anchor and _the_change_itself(anchor):
+        return Question(aspect, subject, window, says_now(query))
     if value is not None and (subject == "self" or is_person(subject)):
         return Question(aspect, subject, window and not anchor, says_now(query), value)
     return Question(aspect, subject, window or anchor is not None, says_now(query))
+
+
+#: Anchors that point at the value held now: "before this one".
+_THIS_ONE = frozenset({"this", "that", "this one", "that one"})
+
+
+def _the_change_itself(anchor: str) -> bool:
+    """Whether a question's anchor is the change of the value it asks about ("before
+    switching", "before the move", "before the career change") or the value held
+    now ("before this one"), not an event of its own ("before the trip")."""
+    return anchor.lower() in _THIS_ONE or change_cue(anchor) is not None
 
 
 def value_anchor(anchor: str | None) -> str | None:
