@@ -561,6 +561,9 @@ def test_a_question_or_request_never_answers_a_value_question(
         ("Tried Clearview for my eye test; they found what nobody had noticed.", False, False),
         ("I had lived in Paris for two years.", False, True),
         ("I had been a teacher for years.", False, True),
+        # a past state told as a detail of an event before it is no past state
+        ("went with Direct Line for the car this year, the quote was 800", False, False),
+        ("In my twenties, I lived in Paris.", False, True),
     ],
 )
 def test_suppositions_and_past_states(text: str, supposed: bool, past: bool) -> None:
@@ -2171,3 +2174,14 @@ def test_the_value_before_switching_answers_before_switching(
         NEW,
     )
     assert "Vodafone" in _first(mem, "Which network was I on before switching?")
+
+
+def test_the_first_value_of_three_when_one_tells_a_detail_in_the_past(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem = make_memory(settings=_rules())
+    _say(mem, "I drive a Renault Clio.", OLD)
+    _say(mem, "car insurance renewed with Admiral, £540 ugh", datetime(2022, 4, 1, tzinfo=UTC))
+    _say(mem, "went with Direct Line for the car this year, the renewal quote was 800", MID)
+    _say(mem, "car insurance moved to Aviva this time, saved £200", NEW)
+    assert "Admiral" in _first(mem, "Who was my first car insurer?")

@@ -1061,6 +1061,8 @@ def past_state(text: str) -> bool:
     lows = [w.lower() for w in _split_clitic(_words(text))]
     if any(w in _PRESENT_AFTER_ALL for w in lows) or update_cue(text) is not None:
         return False
+    if _event_then_state(text):
+        return False
     for i, w in enumerate(lows):
         if w in _PRESENT_STATES:
             return False  # "I have a dog named Rex who was a rescue"
@@ -1075,6 +1077,29 @@ def past_state(text: str) -> bool:
                 continue  # an event before another: "... a problem nobody had mentioned"
             return not (before in _PRESENT_AUX or before.endswith("'ve"))
     return False
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s")
+
+
+def _event_then_state(text: str) -> bool:
+    """Whether ``text`` tells an event in a clause before its first past state: the
+    state is a detail of the event ("went with Direct Line for the car this year,
+    the renewal quote was 800"), not how things were."""
+    for clause in _CLAUSE_BREAK.split(text):
+        lows = [w.lower() for w in _words(clause)]
+        if any(w in _PAST_STATES for w in lows):
+            return False
+        if len(lows) > 1 and any(_past_event(w) for w in lows):
+            return True  # (one word is no clause of an event: "Tired, I was ...")
+    return False
+
+
+def _past_event(low: str) -> bool:
+    """Whether ``low`` is a verb of an event in the simple past ("went", "tried")."""
+    if low in _PAST_STATES or low in _STATE_PARTICIPLES:
+        return False
+    return low in _IRREGULAR_PAST or (len(low) > 4 and low.endswith("ed"))
 
 
 @dataclass(frozen=True, slots=True)
