@@ -2157,6 +2157,11 @@ def test_the_change_itself_as_anchor_asks_for_the_value_before(query: str, ancho
 
 def test_an_event_or_a_named_persons_change_stays_a_window() -> None:
     assert question_of("What did I do before the trip?", False, "the trip").window
+    # one change of several, told as such, places the answer in time
+    q = "Which city were we in before the move up to Scotland?"
+    assert question_of(q, False, "the move up to Scotland").window
+    q = "Who was our dentist from before the practice got taken over?"
+    assert question_of(q, False, "the practice got taken over").window
     assert question_of("What did Caroline do before the move?", False, "the move").window
 
 

@@ -209,9 +209,12 @@ _THIS_ONE = frozenset({"this", "that", "this one", "that one"})
 
 def _the_change_itself(anchor: str) -> bool:
     """Whether a question's anchor is the change of the value it asks about ("before
-    switching", "before the move", "before the career change") or the value held
-    now ("before this one"), not an event of its own ("before the trip")."""
-    return anchor.lower() in _THIS_ONE or change_cue(anchor) is not None
+    switching", "before the move", "before the career change": a word of change
+    that closes it) or the value held now ("before this one"); not an event of its
+    own ("before the trip") or one change of several, told as such ("before the
+    move up to Scotland", "before the practice got taken over")."""
+    low = anchor.lower()
+    return low in _THIS_ONE or change_cue(low.split()[-1]) is not None
 
 
 def value_anchor(anchor: str | None) -> str | None:
