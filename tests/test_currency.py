@@ -79,6 +79,9 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Alice's home is in Rome.", "alice"),
         # a fact rewritten about a person names them later in the sentence
         ("Home for Olga is Helsinki, in a small flat near the river.", "olga"),
+        # the speaker's new one, named beside it
+        ("the new dentist, Dr. Okafor, is so much gentler", "self"),
+        ("The new boss, Hannah, is lovely.", "self"),
         ("New job: Olga is at Heineken now.", "olga"),
         ("Lunch with Tom was fun.", "self"),  # company, not the subject
         # a name before a verb in any tense or mood is the subject
@@ -2190,3 +2193,11 @@ def test_the_first_value_of_three_when_one_tells_a_detail_in_the_past(
     _say(mem, "went with Direct Line for the car this year, the renewal quote was 800", MID)
     _say(mem, "car insurance moved to Aviva this time, saved £200", NEW)
     assert "Admiral" in _first(mem, "Who was my first car insurer?")
+
+
+def test_the_new_one_named_beside_it_is_the_speakers(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory(settings=_rules())
+    _say(mem, "My dentist is Dr. Hallam.", OLD)
+    _say(mem, "the new dentist, Dr. Okafor, is so much gentler", MID)
+    _say(mem, "Tom's dentist wants him to get a crown, poor guy", NEW)
+    assert "Okafor" in _first(mem, "Who's my dentist these days?")

@@ -311,6 +311,10 @@ def subject_of(text: str) -> str:
     # name comes later ("Cancelled Spotify, Apple Music is better value")
     if lows and (lows[0] in _IRREGULAR_PAST or (len(lows[0]) > 5 and lows[0].endswith("ed"))):
         return "self"
+    # the speaker's new one named beside it: "the new dentist, Dr. Okafor, is so much
+    # gentler" is the speaker's dentist, not a fact about Dr. Okafor
+    if _NEW_ONE_NAMED.match(text):
+        return "self"
     # a name later in a sentence without a first person, followed by "is" or "was": a
     # fact rewritten about that person ("Home for Olga is Helsinki", "New job: Olga is
     # at Heineken"), unless it is company ("Lunch with Tom was fun")
@@ -327,6 +331,10 @@ def subject_of(text: str) -> str:
     return "self" if lows and lows[0] not in _WH and lows[0] not in _FUNCTION else ""
 
 
+#: "The new <thing>, <name>": the speaker's new one, named in apposition.
+_NEW_ONE_NAMED = re.compile(
+    r"\s*(?i:the\s+new\s+[a-z]+(?:\s+[a-z]+)?\s*,\s*(?:(?:dr|mr|mrs|ms|miss|prof)\.?\s+)?)[A-Z]"
+)
 #: The forms in which the speaker is the object of someone else's doing.
 _ME_AS_OBJECT = frozenset("me us myself".split())
 #: Adverbs between a subject and its verb ("Claire just got engaged").
