@@ -2201,3 +2201,17 @@ def test_the_new_one_named_beside_it_is_the_speakers(make_memory: Callable[..., 
     _say(mem, "the new dentist, Dr. Okafor, is so much gentler", MID)
     _say(mem, "Tom's dentist wants him to get a crown, poor guy", NEW)
     assert "Okafor" in _first(mem, "Who's my dentist these days?")
+
+
+def test_a_relation_introduced_by_name_answers_who_it_is(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Who's my manager?" asks the asker's own fact: "my manager Karen signed off my
+    # leave" states it, however much it tells of Karen's doing
+    mem = make_memory(settings=_rules())
+    _say(mem, "I work at Brightwell Logistics as a shift planner.", OLD)
+    _say(mem, "My dentist is Dr. Hallam.", OLD)
+    _say(mem, "my manager Karen signed off my leave, yay", MID)
+    _say(mem, "Tom's head of department is a nightmare as usual", NEW)
+    assert question_of("Who's my manager?", False).relation == "manager"
+    assert "Karen" in _first(mem, "Who's my manager?")

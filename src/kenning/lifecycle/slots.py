@@ -58,6 +58,7 @@ __all__ = [
     "named_subject",
     "now_for_long",
     "past_state",
+    "asked_relation",
     "question_subject",
     "relation_names",
     "says_changed",
@@ -417,6 +418,20 @@ def relation_names(text: str) -> tuple[tuple[str, str], ...]:
         if name[:1].isupper() and name.lower() not in _FUNCTION | _WH | _FIRST_PERSON:
             out.append((name.lower(), rel))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=20_000)
+def asked_relation(query: str) -> str | None:
+    """The relation a question asks the name of ("Who is my manager now?",
+    "What's my partner's name?" → ``"manager"``, ``"partner"``): the asker's own
+    fact, which "my manager Karen signed off my leave" answers; else None."""
+    lows = [w.lower() for w in _split_clitic(_words(query))]
+    for i, low in enumerate(lows):
+        if low in ("my", "our"):
+            rel, end = _relation_at(lows, i + 1)
+            if rel is not None and _asks_name(lows, i, end):
+                return rel
+    return None
 
 
 #: Relations that name more than one person: "my kids Ana and Leo" is no alias.

@@ -120,6 +120,7 @@ from ..lifecycle.reconcile import (
 )
 from ..lifecycle.slots import (
     Aspect,
+    asked_relation,
     aspect_of,
     change_cue,
     different_things,
@@ -161,6 +162,9 @@ class Question:
     #: The value a question about before names as the later one ("Where did I work
     #: before Siemens?" → ``"siemens"``), lower-cased; see :func:`value_anchor`.
     anchor: str | None = None
+    #: The relation whose name the question asks for ("Who is my manager now?" →
+    #: ``"manager"``; :func:`.slots.asked_relation`).
+    relation: str | None = None
 
     @property
     def about_asker(self) -> bool:
@@ -196,11 +200,14 @@ def question_of(query: str, window: bool, anchor: str | None = None) -> Question
     if not subject and aspect in ("before", "first"):
         subject = "self"
     own = subject == "self" or is_person(subject)
+    relation = asked_relation(query) if subject == "self" else None
     if aspect == "before" and own and anchor and _the_change_itself(anchor):
-        return Question(aspect, subject, window, says_now(query))
-    if value is not None and (subject == "self" or is_person(subject)):
-        return Question(aspect, subject, window and not anchor, says_now(query), value)
-    return Question(aspect, subject, window or anchor is not None, says_now(query))
+        return Question(aspect, subject, window, says_now(query), relation=relation)
+    if value is not None and own:
+        return Question(aspect, subject, window and not anchor, says_now(query), value, relation)
+    return Question(
+        aspect, subject, window or anchor is not None, says_now(query), relation=relation
+    )
 
 
 #: Anchors that point at the value held now: "before this one".
@@ -251,14 +258,19 @@ def _subject(
     fields: Sequence[str],
     names: Mapping[str, str] | None = None,
     asked: str | None = None,
+    own_relation: str | None = None,
 ) -> tuple[str, str | None]:
     """(whom the memory is about, its author's first name): "self" means its author,
     and so does the author's name ("Alice has a dog" written down from Alice's words).
     ``names``: people known by a relation (:func:`relation_names`), who are it;
     ``asked``: the one of them the question names, whom the speaker's own words
     naming her are about ("Priya has moved into hospital work, so we've reshuffled
-    the school runs")."""
+    the school runs"); ``own_relation``: the relation whose name the question asks
+    for, which a memory introducing someone by it answers as the speaker's own."""
     who = statement(record.content).subject
+    if own_relation and who == own_relation:
+        if any(rel == own_relation for _, rel in relation_names(record.content)):
+            who = "self"
     if names:
         who = names.get(who, who)
         if asked and who == "self" and asked in _NAME_WORD.findall(record.content.lower()):
@@ -325,7 +337,10 @@ def current_first(
     asked = q.subject if q.subject in names and not q.about_asker else None
     if asked is not None:  # and what the speaker says naming her is about her
         q = replace(q, subject=names[asked])
-    about = {h.memory.id: _subject(h.memory, fields, names, asked) for h in read}
+    # "Who is my manager now?" asks the asker's own fact, which "my manager Karen
+    # signed off my leave" states: the relation named there is the asker's value
+    own_relation = q.relation if q.subject == "self" else None
+    about = {h.memory.id: _subject(h.memory, fields, names, asked, own_relation) for h in read}
     match = {mid: _matches(q.subject, *who, q.says_now) for mid, who in about.items()}
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
@@ -371,7 +386,7 @@ def current_first(
         top = sorted(top, key=lambda h: -h.score)
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
-                about[h.memory.id] = _subject(h.memory, fields, names, asked)
+                about[h.memory.id] = _subject(h.memory, fields, names, asked, own_relation)
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now)
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
