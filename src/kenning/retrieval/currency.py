@@ -339,8 +339,7 @@ def current_first(
         q = replace(q, subject=names[asked])
     # "Who is my manager now?" asks the asker's own fact, which "my manager Karen
     # signed off my leave" states: the relation named there is the asker's value
-    own_relation = q.relation if q.subject == "self" else None
-    about = {h.memory.id: _subject(h.memory, fields, names, asked, own_relation) for h in read}
+    about = {h.memory.id: _subject(h.memory, fields, names, asked, q.relation) for h in read}
     match = {mid: _matches(q.subject, *who, q.says_now) for mid, who in about.items()}
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
@@ -386,7 +385,7 @@ def current_first(
         top = sorted(top, key=lambda h: -h.score)
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
-                about[h.memory.id] = _subject(h.memory, fields, names, asked, own_relation)
+                about[h.memory.id] = _subject(h.memory, fields, names, asked, q.relation)
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now)
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
