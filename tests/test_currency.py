@@ -2215,3 +2215,25 @@ def test_a_relation_introduced_by_name_answers_who_it_is(
     _say(mem, "Tom's head of department is a nightmare as usual", NEW)
     assert question_of("Who's my manager?", False).relation == "manager"
     assert "Karen" in _first(mem, "Who's my manager?")
+
+
+def test_a_speaker_known_by_relation_speaks_of_that_relation(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # in a transcript, Caroline's "my friend Melanie" makes a question about Melanie
+    # one about Caroline's friend; Melanie's own "I" speaks of that friend, so her
+    # words are not cut as someone else's (the cut takes a third of a priority)
+    mem = make_memory()
+
+    def said(text: str, speaker: str, at: datetime) -> None:
+        mem.write([{"content": text, "event_at": at, "metadata": {"speaker": speaker}}])
+
+    said("My friend Melanie loves running by the river.", "Caroline", OLD)
+    said("I work at Adidas in the design team.", "Melanie", OLD)
+    said("I'm thinking of painting my kitchen yellow.", "Caroline", MID)
+    said("New job! I started at Nike this week, on the design team.", "Melanie", NEW)
+    hits = mem.recall("Where does Melanie work now?", 5, explain=True).hits
+    hers = [h for h in hits if h.memory.metadata.get("speaker") == "Melanie"]
+    assert len(hers) == 2
+    for h in hers:
+        assert h.explain is not None and h.explain.signals["currency"] > -0.1

@@ -265,8 +265,10 @@ def _subject(
     ``names``: people known by a relation (:func:`relation_names`), who are it;
     ``asked``: the one of them the question names, whom the speaker's own words
     naming her are about ("Priya has moved into hospital work, so we've reshuffled
-    the school runs"); ``own_relation``: the relation whose name the question asks
-    for, which a memory introducing someone by it answers as the speaker's own."""
+    the school runs"); an author among them speaks of that relation ("Melanie: I
+    work at Nike" after "Caroline: my friend Melanie ..."); ``own_relation``: the
+    relation whose name the question asks for, which a memory introducing someone
+    by it answers as the speaker's own."""
     who = statement(record.content).subject
     if own_relation and who == own_relation:
         if any(rel == own_relation for _, rel in relation_names(record.content)):
@@ -277,6 +279,8 @@ def _subject(
             who = names[asked]
     author = author_of(record, fields)
     name = author.split()[0].lower() if author else None
+    if name and who in ("self", name) and names and name in names:
+        return names[name], name  # a speaker known by relation speaks of herself
     return ("self" if name and who == name else who), name
 
 
