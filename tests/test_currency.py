@@ -395,6 +395,15 @@ def _rules() -> Settings:
     return Settings(lifecycle=Lifecycle(reconcile="rules", reinforce_on_recall=False))
 
 
+def _ruled(
+    make_memory: Callable[..., Memory], said: list[tuple[str, datetime]]
+) -> tuple[Memory, list[str]]:
+    """A memory that reconciles by the rules, told ``said`` (text, when) in order,
+    and the ids of what it was told."""
+    mem = make_memory(settings=_rules())
+    return mem, [_say(mem, text, at) for text, at in said]
+
+
 def test_a_value_linked_on_write_is_no_earlier_value_of_another_kind(
     make_memory: Callable[..., Memory],
 ) -> None:
@@ -2100,20 +2109,16 @@ def test_a_question_naming_a_relation_by_name_asks_of_that_relation(
     # "my wife Priya": the question about Priya asks of the asker's wife, so her
     # newer group comes first, and what the speaker says naming her is about her
     # even with a "we" in it
-    mem = make_memory(settings=_rules())
-    _say(mem, "My wife Priya plays cello with the Didsbury Sinfonia.", OLD)
-    _say(mem, "I go to PureGym on Oxford Road before work.", OLD)
-    _say(
-        mem,
-        "Priya played her last concert with the Sinfonia at Christmas; the rehearsals"
-        " clashed with her shifts.",
-        MID,
-    )
-    _say(
-        mem,
-        "Priya has found a string quartet that rehearses on Sunday afternoons, the"
-        " Fallowfield Strings, so we've moved the school runs.",
-        NEW,
+    last = "Priya played her last concert with the Sinfonia at Christmas; the rehearsals"
+    found = "Priya has found a string quartet that rehearses on Sunday afternoons, the"
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My wife Priya plays cello with the Didsbury Sinfonia.", OLD),
+            ("I go to PureGym on Oxford Road before work.", OLD),
+            (last + " clashed with her shifts.", MID),
+            (found + " Fallowfield Strings, so we've moved the school runs.", NEW),
+        ],
     )
     first = _first(mem, "Which group does Priya play cello with nowadays?")
     assert "Fallowfield" in first
@@ -2124,21 +2129,29 @@ def test_a_relation_known_by_name_is_someone_else_for_the_asker(
 ) -> None:
     # Ana is the asker's sister: her sport is not the asker's, however well it
     # answers "Which sport do I play?"
-    mem = make_memory(settings=_rules())
-    _say(mem, "My sister Ana lives in Porto.", OLD)
-    _say(mem, "5-a-side on Tuesdays is the highlight of my week", datetime(2023, 3, 15, tzinfo=UTC))
-    _say(mem, "knee's done for football, signed up for padel lessons", MID)
-    _say(mem, "Ana plays beach volleyball every weekend lol", NEW)
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My sister Ana lives in Porto.", OLD),
+            ("5-a-side on Tuesdays is the highlight of my week", datetime(2023, 3, 15, tzinfo=UTC)),
+            ("knee's done for football, signed up for padel lessons", MID),
+            ("Ana plays beach volleyball every weekend lol", NEW),
+        ],
+    )
     assert "padel" in _first(mem, "Which sport do I play these days?")
 
 
 def test_what_a_change_moves_keeps_its_name(make_memory: Callable[..., Memory]) -> None:
     # "switched Pickle to Greenside": Pickle is moved to a new vet, not left; the
     # cat keeps its name and the new vet answers for now
-    mem = make_memory(settings=_rules())
-    cat = _say(mem, "We have a ginger cat called Pickle.", OLD)
-    _say(mem, "Pickle's vet is Meadowbank Vets, they're fine I guess", MID)
-    _say(mem, "switched Pickle to Greenside Vet Clinic, the old place kept cancelling", NEW)
+    mem, (cat, *_) = _ruled(
+        make_memory,
+        [
+            ("We have a ginger cat called Pickle.", OLD),
+            ("Pickle's vet is Meadowbank Vets, they're fine I guess", MID),
+            ("switched Pickle to Greenside Vet Clinic, the old place kept cancelling", NEW),
+        ],
+    )
     assert mem.get(cat).status is Status.ACTIVE
     assert "Greenside" in _first(mem, "Which vet do we take Pickle to now?")
 
@@ -2171,15 +2184,15 @@ def test_an_event_or_a_named_persons_change_stays_a_window() -> None:
 def test_the_value_before_switching_answers_before_switching(
     make_memory: Callable[..., Memory],
 ) -> None:
-    mem = make_memory(settings=_rules())
-    _say(mem, "Our broadband is BT Full Fibre, and my mobile is on Vodafone.", OLD)
-    _say(mem, "I drive a silver 2016 Ford Focus.", OLD)
-    _say(mem, "Priya switched her phone to Three for the unlimited data.", MID)
-    _say(
-        mem,
-        "My old network had no signal at all in the new house, so I've moved my mobile"
-        " to Smarty; Priya is staying put because hers works fine.",
-        NEW,
+    moved = "My old network had no signal at all in the new house, so I've moved my mobile"
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Our broadband is BT Full Fibre, and my mobile is on Vodafone.", OLD),
+            ("I drive a silver 2016 Ford Focus.", OLD),
+            ("Priya switched her phone to Three for the unlimited data.", MID),
+            (moved + " to Smarty; Priya is staying put because hers works fine.", NEW),
+        ],
     )
     assert "Vodafone" in _first(mem, "Which network was I on before switching?")
 
@@ -2187,19 +2200,27 @@ def test_the_value_before_switching_answers_before_switching(
 def test_the_first_value_of_three_when_one_tells_a_detail_in_the_past(
     make_memory: Callable[..., Memory],
 ) -> None:
-    mem = make_memory(settings=_rules())
-    _say(mem, "I drive a Renault Clio.", OLD)
-    _say(mem, "car insurance renewed with Admiral, £540 ugh", datetime(2022, 4, 1, tzinfo=UTC))
-    _say(mem, "went with Direct Line for the car this year, the renewal quote was 800", MID)
-    _say(mem, "car insurance moved to Aviva this time, saved £200", NEW)
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I drive a Renault Clio.", OLD),
+            ("car insurance renewed with Admiral, £540 ugh", datetime(2022, 4, 1, tzinfo=UTC)),
+            ("went with Direct Line for the car this year, the renewal quote was 800", MID),
+            ("car insurance moved to Aviva this time, saved £200", NEW),
+        ],
+    )
     assert "Admiral" in _first(mem, "Who was my first car insurer?")
 
 
 def test_the_new_one_named_beside_it_is_the_speakers(make_memory: Callable[..., Memory]) -> None:
-    mem = make_memory(settings=_rules())
-    _say(mem, "My dentist is Dr. Hallam.", OLD)
-    _say(mem, "the new dentist, Dr. Okafor, is so much gentler", MID)
-    _say(mem, "Tom's dentist wants him to get a crown, poor guy", NEW)
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My dentist is Dr. Hallam.", OLD),
+            ("the new dentist, Dr. Okafor, is so much gentler", MID),
+            ("Tom's dentist wants him to get a crown, poor guy", NEW),
+        ],
+    )
     assert "Okafor" in _first(mem, "Who's my dentist these days?")
 
 
@@ -2208,11 +2229,15 @@ def test_a_relation_introduced_by_name_answers_who_it_is(
 ) -> None:
     # "Who's my manager?" asks the asker's own fact: "my manager Karen signed off my
     # leave" states it, however much it tells of Karen's doing
-    mem = make_memory(settings=_rules())
-    _say(mem, "I work at Brightwell Logistics as a shift planner.", OLD)
-    _say(mem, "My dentist is Dr. Hallam.", OLD)
-    _say(mem, "my manager Karen signed off my leave, yay", MID)
-    _say(mem, "Tom's head of department is a nightmare as usual", NEW)
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I work at Brightwell Logistics as a shift planner.", OLD),
+            ("My dentist is Dr. Hallam.", OLD),
+            ("my manager Karen signed off my leave, yay", MID),
+            ("Tom's head of department is a nightmare as usual", NEW),
+        ],
+    )
     assert question_of("Who's my manager?", False).relation == "manager"
     assert "Karen" in _first(mem, "Who's my manager?")
 
