@@ -28,10 +28,12 @@ from kenning.lifecycle.reconcile import (
     Neighbour,
     ReconcileKnobs,
     RuleReconciler,
+    ends_a_value_only,
     ends_too,
     names_a_value,
     normalise_for_compare,
     only_ends,
+    says_an_end,
     time_name,
 )
 from kenning.lifecycle.writer import _batch_candidates
@@ -1201,6 +1203,44 @@ def test_a_first_day_or_a_new_job_elsewhere_changes_where_i_work() -> None:
     assert act("My sister's new job at Philips is great.", "I work at Nokia.", 0.33) is Action.ADD
     assert act("My day at the beach was great.", "I work at Nokia.", 0.14) is Action.ADD
     assert act("Today was my first day at FitX gym.", "I work at Nokia.", 0.19) is Action.ADD
+
+
+def test_a_role_between_work_as_and_its_employer_keeps_the_slot() -> None:
+    """ "I work as a data analyst at Ocado" fills the employer slot as "I work at
+    Ocado" does: the role between names no place."""
+    for new, sim in (
+        ("Today was my first day at Zoopla.", 0.23),
+        ("My new job at Zoopla starts Monday.", 0.3),
+    ):
+        d = decide(new, nb("m1", "I work as a data analyst at Ocado in Hatfield.", sim))
+        assert (d.action, d.target) == (Action.SUPERSEDE, "m1"), new
+        assert d.reason.startswith("contradiction: employer changed 'Ocado in Hatfield'"), new
+    # a role with no employer after it fills no slot
+    assert act("Today was my first day at Zoopla.", "I work as a volunteer on weekends.", 0.23) is (
+        Action.ADD
+    )
+
+
+def test_a_title_is_no_value_two_people_share() -> None:
+    """ "Dr." of "Dr. Hallam" and "Dr. Ibarra" is no value both name, so the
+    therapist is no change of the dentist; two people with a title are of one kind,
+    half the evidence of a shared name."""
+    therapist = "first session with my therapist, Dr. Ibarra, went ok"
+    assert act(therapist, "My dentist is Dr. Hallam.", 0.32) is Action.ADD
+    registered = "I'm registered with Dr. Yilmaz's practice now."
+    assert act(registered, "My dentist is Dr. Hoffmann.", 0.38) is Action.SUPERSEDE
+    assert act(registered, "My dentist is Dr. Hoffmann.", 0.33) is Action.ADD
+
+
+def test_an_announced_retirement_or_resignation_ends_a_value() -> None:
+    for text in (
+        "Our dentist is retiring at the end of September.",
+        "Maya's piano teacher is retiring at Christmas. Sad face.",
+        "My manager resigns next month.",
+    ):
+        assert says_an_end(text), text
+        assert ends_a_value_only(text), text
+    assert not ends_a_value_only("My GP is retiring, so we've moved to Dr. Patel.")
 
 
 def test_slot_family_catches_far_apart_paraphrased_changes() -> None:

@@ -214,6 +214,7 @@ from .slots import (
     named_subject,
     now_for_long,
     past_state,
+    says_changed,
     statement,
     subject_of,
 )
@@ -353,7 +354,8 @@ _LACKING = frozenset("miss misses skip skips fail fails forget forgets".split())
 #: update it.
 _ENDINGS = frozenset(
     """anymore stopped stops quit quits left leave leaves leaving sold sells cancelled
-    canceled cancels closed closes replaced replaces retired resigned divorced separated
+    canceled cancels closed closes replaced replaces retired retires retiring resigned
+    resigns resigning divorced separated
     died passed ended dropped lost moved relocated switched changed swapped traded
     transferred upgraded graduated fired outgrew outgrown expired ditched stolen finished
     split separating divorcing""".split()
@@ -706,7 +708,8 @@ class _Text:
                 for i, t in enumerate(toks)
                 if t.number or ((i or _names_mine(lows, own_name)) and not t.text.islower())
             )
-            - _I_FORMS,
+            - _I_FORMS
+            - HONORIFICS,  # "Dr." of "Dr. Hallam" and of "Dr. Ibarra" is no shared value
             # a value's possessive names it too: "the Volvo's winter tyres"
             named=present | {w[:-2] for w in lows if w.endswith("'s")} if "'s" in norm else present,
             adds=_adds_another(lows)
@@ -1948,6 +1951,11 @@ def _family_slot(
                 # the noun's value named right after it: "My new workplace is Meta",
                 # "my home is Lisbon"; not "my home is a mess", "my job is teaching"
                 family = _BARE_NOUN_FAMILY_OF.get(toks[i].stem)
+        if family is None and toks[i].stem == "work" and toks[i + 1].low == "as":
+            # the role between: "I work as a data analyst at Ocado", read as "work at"
+            at = _employer_after_role(toks, i + 2)
+            if at is not None:
+                family, toks = "employer", (*toks[: i + 1], *toks[at:])
         if family is None and i and toks[i - 1].low == "new":
             # "our new apartment in Lisbon": a new one of the slot's noun, where it is
             family = _NOUN_FAMILY_OF.get((toks[i].stem, toks[i + 1].low))
@@ -1972,6 +1980,21 @@ def _family_slot(
             subject = ("i",) if speaker else tuple(t.stem for t in said)
             obj = toks[i + 2 :]
             return family, subject, _content_of(obj), _phrase(obj)
+    return None
+
+
+#: How many words a role may take between "work as" and its employer.
+_ROLE_WORDS = 5
+
+
+def _employer_after_role(toks: Sequence[_Tok], start: int) -> int | None:
+    """Where "at" or "for" follows a role of a few words from ``start`` ("a data
+    analyst at Ocado"), or None ("as a volunteer on weekends")."""
+    for j in range(start, min(start + _ROLE_WORDS + 1, len(toks) - 1)):
+        if toks[j].low in ("at", "for"):
+            return j if j > start else None
+        if not toks[j].text.isalpha():
+            return None
     return None
 
 
@@ -2519,6 +2542,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
     leaves = _leaves(old, new)
+    if not leaves and _news_of_the_change(old, new):
+        return None  # "new stylist nailed it" / "my stylist moved away, trying Jules"
     if not leaves and _moves_along(old, new):
         return None  # "Mia and I moved to Berlin" / "My partner is Mia"
     if not leaves and _moves_in_with(old, new):
@@ -2569,6 +2594,12 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # lower when the new text names the old value, and again when it ends it: "Traded
     # in the Orbea for a Brompton" / "I cycle everywhere on my Orbea" (cos 0.25)
     gate = k.update_similarity - _NAMED_GATE * (names_old + leaves)
+    if not names_old and _titled(old) and _titled(new):
+        # two people of one kind, not one value: "I'm registered with Dr. Yilmaz's
+        # practice now" / "My dentist is Dr. Hoffmann" (0.38), half the evidence of a
+        # name both say; "first session with my therapist, Dr. Ibarra" (0.32) is no
+        # change of the dentist
+        gate -= _NAMED_GATE / 2
     # a denial is no update ("I'm not moving to Lisbon"), but a negation that ends
     # a value is ("I quit Nokia and joined Philips" / "I work at Nokia"; then "I
     # left Philips for Spotify")
@@ -2581,6 +2612,27 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if not brings or not (names_old or old.content - new.content):
         return None
     return f"contradiction: the same subject's value changed ('{cue}', cos {sim:.2f})"
+
+
+def _titled(text: _Text) -> bool:
+    """Whether ``text`` names someone by a title ("Dr.", "Mrs.")."""
+    return not HONORIFICS.isdisjoint(text.named)
+
+
+def _news_of_the_change(old: _Text, new: _Text) -> bool:
+    """Whether ``new``, naming no value, tells of the value ``old`` changed to:
+    "new stylist nailed it, booked a standing appt." after "my stylist moved to
+    Cincy, trying Jules at Rove Salon" is about Jules. A plain statement names the
+    value news of a new one change ("Got a new phone today!" / "My phone is a Pixel
+    6"), and a change or an ending of its own changes it."""
+    if new.ends or names_by_name(new.text) or _a_change(new.cue):
+        return False
+    return _a_change(old.cue) and names_by_name(old.text)
+
+
+def _a_change(cue: str | None) -> bool:
+    """Whether ``cue`` is a word of change, not only of news ("new", "now")."""
+    return cue is not None and says_changed(cue)
 
 
 #: Phrases of time that sit outside the slot, as the adverbs do ("These days my
@@ -2751,18 +2803,40 @@ def _name_spans(text: str) -> frozenset[str]:
     return frozenset(m.group(0).lower() for m in _NAME_SPAN.finditer(text) if m.group(0) != "I")
 
 
+def names_by_name(text: str) -> bool:
+    """Whether ``text`` names a value by a capitalised word that opens no sentence,
+    or a number, no month or day: "trying Jules at Rove Salon", "1418 Wexford Ave";
+    not "new stylist nailed it. Booked a standing appt." (:func:`names_a_value`
+    counts a sentence's opening word as a name too), nor "helped Mom move in" (a
+    relation called by name)."""
+    words = (w for span in _name_spans(text) for w in span.split())
+    return any(_is_value(w) and w not in RELATIONS for w in words)
+
+
 def one_name_in_another(a: str, b: str) -> bool:
     """Whether a name of ``a`` is a word of a longer name of ``b``, or the other way
     round: two things that share a word, not one value ("I live in Leeds with my
     partner Tom" / "I support Leeds United"; not "I'm a member of the Alpine Club"
-    / "I let my Alpine Club membership lapse")."""
+    / "I let my Alpine Club membership lapse"). Two longer names that end on the
+    word they share are two of a kind, not one name in another ("Bright Smile
+    Dental" / "Riverside Dental")."""
     sa, sb = _name_spans(a), _name_spans(b)
     words_a = {w for s in sa for w in s.split()}
     words_b = {w for s in sb for w in s.split()}
     shared = words_a & words_b
     if not shared:
         return False
-    return any(w in x.split() and w in y.split() and x != y for w in shared for x in sa for y in sb)
+    return any(
+        _one_name_in(w, x.split(), y.split()) for w in shared for x in sa for y in sb if x != y
+    )
+
+
+def _one_name_in(word: str, x: list[str], y: list[str]) -> bool:
+    """Whether names ``x`` and ``y`` (their words) both hold ``word``, and not only
+    as the kind both end on."""
+    if word not in x or word not in y:
+        return False
+    return not (x[-1] == y[-1] == word and len(x) > 1 and len(y) > 1)
 
 
 def names_more(whole: str, part: str, author: str | None = None) -> bool:
