@@ -30,8 +30,10 @@ from kenning.lifecycle.slots import (
     change_cue,
     cue_things,
     different_things,
+    kin,
     leaves_own_thing,
     left_words,
+    people_named,
     question_subject,
     relation_names,
     renews_its_thing,
@@ -1859,6 +1861,11 @@ def test_two_things_of_one_name_are_no_change_of_each_other(
     assert not one_name_in_another(
         "I'm a member of the Alpine Club.", "I let my Alpine Club membership lapse."
     )
+    # two of a kind, each named in full: no name in the other
+    assert not one_name_in_another(
+        "Our dentist is Dr. Okafor at Bright Smile Dental.", "We're with Riverside Dental."
+    )
+    assert one_name_in_another("I work at Google Cloud.", "I use Google Maps daily.")
 
 
 def test_an_ending_with_a_reason_yields_to_a_newer_value_of_the_same_thing(
@@ -2262,3 +2269,154 @@ def test_a_speaker_known_by_relation_speaks_of_that_relation(
     assert len(hers) == 2
     for h in hers:
         assert h.explain is not None and h.explain.signals["currency"] > -0.1
+
+
+def test_a_relation_asked_by_its_name_known_from_the_hits(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "our daughter Maya" makes what the speaker says naming Maya ("Maya's new piano
+    # teacher", a possessive) about the daughter a question names by relation
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Our daughter Maya is in Year 3 at St. Anne's Primary.", OLD),
+            ("Maya's started piano with Mrs. Grant on Wednesdays after school.", OLD),
+            ("Maya's piano teacher is retiring at Christmas. Sad face.", MID),
+            ("First lesson with Maya's new piano teacher, Mr. Delacroix. He's strict.", NEW),
+        ],
+    )
+    assert "Delacroix" in _first(mem, "Who teaches our daughter piano now?")
+    assert "Grant" in _first(mem, "Who was Maya's piano teacher before?")
+
+
+def test_an_announced_retirement_names_no_earlier_value(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "is retiring" ends the dentist as "retired" would: for "before", the letter
+    # states no value, the dentist it ends does
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Our dentist is Dr. Okafor at Bright Smile Dental.", OLD),
+            ("Letter from the dental practice: our dentist is retiring in September.", MID),
+            ("Registered the three of us with Dr. Patel at Riverside Dental.", NEW),
+        ],
+    )
+    assert "Patel" in _first(mem, "Who is our dentist now?")
+    assert "Okafor" in _first(mem, "Which dentist did we use before?")
+
+
+def test_being_married_is_no_change_of_the_job_said_beside_it(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "I'm married to Marcus" tells how things are, as "My husband is Marcus" does:
+    # no word of change, so its job clause pairs it with no job of the speaker's
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I'm a product manager at Brightline Freight in Columbus.", OLD),
+            ("I'm married to Marcus, who works as an ER nurse.", OLD + timedelta(minutes=1)),
+            ("Our dog is a beagle named Biscuit.", OLD + timedelta(minutes=2)),
+        ],
+    )
+    assert change_cue("I'm married to Marcus, who works as an ER nurse.") is None
+    assert change_cue("We got married in June.") == "got"
+    assert "Brightline" in _first(mem, "Which company do I work for these days?")
+
+
+def test_news_of_a_new_one_names_the_value_the_change_before_it_named(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "new carrier activated" names no carrier: the change before it named Visible.
+    # ("new office" in that change is a detail; "moving" tells the change)
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Verizon bill = $94 for ONE line. absurd.", OLD),
+            ("ported my number to Mint Mobile, $30/mo.", OLD + timedelta(days=30)),
+            ("cell coverage at the new office is garbage. moving to Visible next month.", MID),
+            ("new carrier activated via eSIM, took 5 min. full bars at my desk now.", NEW),
+        ],
+    )
+    cue = change_cue("cell coverage at the new office is garbage. moving to Visible next month.")
+    assert cue == "moving"
+    assert "Visible" in _first(mem, "Which cell carrier am I on now?")
+
+
+def test_news_of_a_new_one_changes_no_change_that_named_it(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # on write, "new stylist nailed it" is about Jules, whom the change named: it
+    # retires nothing; after a plain statement, news of a new one still changes it
+    mem, (becca, jules, news) = _ruled(
+        make_memory,
+        [
+            ("haircut w/ Becca at Salon Lofts, every 6 wks", OLD),
+            ("my stylist moved to Cincy :( trying Jules at Rove Salon", MID),
+            ("new stylist nailed it. booked a standing appt.", NEW),
+        ],
+    )
+    assert mem.get(becca).superseded_by == jules
+    assert mem.get(jules).status is Status.ACTIVE
+    assert "Jules" in _first(mem, "Who cuts my hair now?")
+    mem, (pixel, phone) = _ruled(
+        make_memory, [("My phone is a Pixel 6.", OLD), ("Got a new phone today!", NEW)]
+    )
+    assert mem.get(pixel).superseded_by == phone
+
+
+def test_the_end_of_the_old_one_gives_its_place_to_the_change_before_it(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "old checking closed" ended Chase; the change before it named the bank now
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Chase checking hit me w/ a $12 maintenance fee. again.", OLD),
+            ("switched bank -> Ally, closing the old acct next wk", MID),
+            ("old checking closed; direct deposit landing in the new one. no fees!", NEW),
+        ],
+    )
+    assert "Ally" in _first(mem, "Which bank is my checking account with now?")
+
+
+def test_a_name_given_a_person_is_someones_whatever_it_may_name(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "My closest friend at work is Keisha Tran" makes Keisha a person, so her new
+    # mentor is no answer to "Who's my mentor?"; "My partner is Sam" names a
+    # person but, a value that may change, no alias of the relation
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My closest friend at work is Keisha Tran.", OLD),
+            ("mentor (informal): Priya Raman, VP Product @ Root Insurance.", MID),
+            ("Keisha's new mentor is Aaron Blum, some eng VP", NEW),
+        ],
+    )
+    assert people_named("My closest friend at work is Keisha Tran.") == {"keisha"}
+    assert people_named("My partner is Sam.") == {"sam"}
+    assert people_named("We have two kids: Leo, who's 7, and Nora, who's 3.") == {"leo", "nora"}
+    assert people_named("My parents live in Dublin and Cork.") == set()
+    assert relation_names("My partner is Sam.") == ()
+    assert "Raman" in _first(mem, "Who's my mentor?")
+
+
+def test_a_relation_called_by_name_or_by_another_of_its_words(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Mom", capitalised and nobody's, names the mother a question calls "my
+    # mother"; "helped Mom move in" tells the move again, naming no home
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My mom Linda lives in Dublin, Ohio, about twenty minutes from us.", OLD),
+            ("Mom thinking about selling her house, too many stairs", OLD + timedelta(days=200)),
+            ("Mom moving to Friendship Village (independent living) in Jan", MID),
+            ("helped Mom move in. unit 214, nice view of the pond", NEW),
+        ],
+    )
+    assert kin("mum") == kin("mother") == "mother"
+    assert kin("boss") == "manager"
+    assert "Friendship Village" in _first(mem, "Where does my mother live now?")
+    assert "Dublin" in _first(mem, "What town did Mom live in before she moved?")

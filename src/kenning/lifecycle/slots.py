@@ -39,7 +39,7 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -83,10 +83,33 @@ RELATIONS: frozenset[str] = frozenset(
     neighbours neighbors roommate flatmate housemate classmate teammate mentor gran nan
     nana grandad granddad stepdad stepmom stepmum auntie aunty""".split()
 )
+#: Relation nouns that name one relation ("my mum" / "my mother", "my boss" / "my
+#: manager"), by the one they stand for.
+_KIN = {
+    **dict.fromkeys("mom mum mommy mummy".split(), "mother"),
+    **dict.fromkeys("dad daddy".split(), "father"),
+    **dict.fromkeys("grandma granny gran nan nana".split(), "grandmother"),
+    **dict.fromkeys("grandpa grandad granddad".split(), "grandfather"),
+    **dict.fromkeys("stepmom stepmum".split(), "stepmother"),
+    "stepdad": "stepfather",
+    **dict.fromkeys("auntie aunty".split(), "aunt"),
+    "boss": "manager",
+    "neighbor": "neighbour",
+    "coworker": "colleague",
+    "kid": "child",
+}
+
+
+def kin(word: str) -> str:
+    """The relation ``word`` stands for ("mum" → "mother", "boss" → "manager"); any
+    other word as it is."""
+    return _KIN.get(word, word)
+
+
 #: Words that may sit between "my" and the relation noun ("my older sister").
 _RELATION_ADJ = frozenset(
     "best old older oldest young younger youngest little big baby twin eldest late new "
-    "former ex close dear".split()
+    "former ex close closest dear".split()
 )
 #: Of those, the ones that name a person on their own ("my ex", "my twin").
 _RELATION_NOUN_ADJ = frozenset({"ex", "twin"})
@@ -404,7 +427,47 @@ def relation_names(text: str) -> tuple[tuple[str, str], ...]:
     """The people ``text`` introduces by the speaker's relation and name ("My wife
     Priya plays cello", "our son, Arjun"): (name, relation) pairs, folded. Told
     so, the name and the relation are one person: a question about Priya asks of
-    the speaker's wife."""
+    the speaker's wife. "My partner is Sam" gives the relation's value, which may
+    change, and no alias (:func:`people_named`)."""
+    return _introduced(text, False)
+
+
+@functools.lru_cache(maxsize=20_000)
+def people_named(text: str) -> frozenset[str]:
+    """The names ``text`` gives people of the speaker's ("My wife Priya ...", "My
+    closest friend at work is Keisha Tran"), folded: whatever else the name may
+    be, here it is a person's, so "Keisha's new mentor is Aaron Blum" is about
+    someone else."""
+    named = {name for name, _ in _introduced(text, True)}
+    return frozenset(named | _named_in_plural(text))
+
+
+def _named_in_plural(text: str) -> set[str]:
+    """The names right after a relation of several ("We have two kids: Leo, who's
+    7, and Nora", "my parents Ann and Bob"), folded: the first after it, and each
+    after an "and" that follows."""
+    words = _split_clitic(_words(text))
+    lows = [w.lower() for w in words]
+    out: set[str] = set()
+    for j, low in enumerate(lows[:-1]):
+        if low not in _PLURAL_RELATIONS or not _a_name(words[j + 1]):
+            continue
+        out.add(lows[j + 1])
+        out.update(
+            lows[k + 1]
+            for k in range(j + 2, len(lows) - 1)
+            if lows[k] == "and" and _a_name(words[k + 1])
+        )
+    return out
+
+
+def _a_name(word: str) -> bool:
+    return word[:1].isupper() and word.lower() not in _FUNCTION | _WH | _FIRST_PERSON
+
+
+def _introduced(text: str, values: bool) -> tuple[tuple[str, str], ...]:
+    """(name, relation) of the people ``text`` introduces by relation and name, with
+    ``values`` also those named as the relation's value ("My best friend is Keisha")."""
     words = _split_clitic(_words(text))
     lows = [w.lower() for w in words]
     out: list[tuple[str, str]] = []
@@ -414,10 +477,33 @@ def relation_names(text: str) -> tuple[tuple[str, str], ...]:
         rel, end = _relation_at(lows, i + 1)
         if rel is None or end >= len(words) or rel in _PLURAL_RELATIONS:
             continue
-        name = words[end]
-        if name[:1].isupper() and name.lower() not in _FUNCTION | _WH | _FIRST_PERSON:
+        if values:
+            end = _named_after(lows, end)
+        name = words[end] if end < len(words) else ""
+        if _a_name(name):
             out.append((name.lower(), rel))
     return tuple(out)
+
+
+#: Places a relation is of before its name: "my closest friend at work is Keisha".
+_WHERE_FROM = frozenset("at from".split())
+
+
+def _named_after(lows: list[str], end: int) -> int:
+    """Where the name of a relation ending at ``end`` stands: right after it ("my
+    wife Priya"), or after "is" ("My best friend is Keisha", "my closest friend at
+    work is Keisha Tran", "my boss is called Dana"); a title before it is skipped."""
+    j = end
+    if lows[j : j + 1] and lows[j] in _WHERE_FROM and lows[j + 2 : j + 3] == ["is"]:
+        j += 2  # "at work", "from school"
+    if lows[j : j + 1] != ["is"]:
+        return end
+    j += 1
+    if lows[j : j + 1] and lows[j] in _NAMING:
+        j += 1
+    if lows[j : j + 1] and lows[j] in HONORIFICS:
+        j += 1
+    return j
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -590,20 +676,35 @@ def change_cue(text: str) -> str | None:
 
 def _cue(text: str, changes: bool) -> str | None:
     """The first cue of ``text``; ``changes``: only one that says a value changed or
-    is new (:func:`change_cue`), not how long it has held."""
+    is new (:func:`change_cue`), not how long it has held. A "new" that a word of
+    change follows gives way to it: "cell coverage at the new office is garbage.
+    moving to Visible next month" tells a move."""
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     if _CUE_OPENERS.isdisjoint(lows):
         return None  # most texts: no word that opens a cue
     weak = None
+    cues = _cues(lows, changes)
+    for w in cues:
+        if w in _WEAK_CUES:
+            weak = weak or w
+            continue
+        if w == "new":
+            return next((c for c in cues if says_changed(c) and c not in _WEAK_CUES), w)
+        return w
+    return weak
+
+
+def _cues(lows: list[str], changes: bool) -> Iterator[str]:
+    """The cues of the words ``lows`` in order (see :func:`_cue`)."""
     for i, w in enumerate(lows):
-        if w in _WEAK_CUES and weak is None and denial_before(lows, i) is None:
-            weak = w
+        if w in _WEAK_CUES and denial_before(lows, i) is None:
+            yield w
             continue
         if w in _PHRASE_HEADS and (w, lows[i + 1] if i + 1 < len(lows) else "") in _CHANGE_PHRASES:
             if w == "back" and i and lows[i - 1] not in _BEING:
                 continue  # "went back to Berlin for a conference": a trip, no return
             if denial_before(lows, i) is None:
-                return f"{w} {lows[i + 1]}"
+                yield f"{w} {lows[i + 1]}"
             continue
         if w == "first" and lows[i + 1 : i + 2] and lows[i + 1] in _FIRST_COMPOUNDS:
             continue  # "My evening class is first aid": no first time
@@ -616,10 +717,12 @@ def _cue(text: str, changes: bool) -> str | None:
         if changes and w == "got" and _got_no_value(lows, i):
             continue  # "got too excited", "got them checked", "I've got a dog"
         if w in _STARTING and _starts_from(lows, i):  # "From this month my insurer is Aviva"
-            return " ".join(lows[i : i + (4 if w == "as" else 3)])
+            yield " ".join(lows[i : i + (4 if w == "as" else 3)])
+            continue
+        if w in _PARTNERED and i and lows[i - 1] in _BEING:
+            continue  # "I'm married to Marcus": how things are, not a wedding
         if w in _CUES and denial_before(lows, i) is None:
-            return w
-    return weak
+            yield w
 
 
 #: Words around "close" that make it near, not shut: "up close", "so close",
@@ -848,9 +951,27 @@ def different_things(a: str, b: str) -> bool:
     """Whether texts ``a`` and ``b`` say the same word of change or novelty of
     different things: "My new car is a Honda Civic" / "My new phone is a Galaxy
     S21", "I switched gyms" / "I switched programmes" are two changes, neither the
-    other's."""
-    x, y = cue_things(a), cue_things(b)
+    other's. A "new" beside a word of change is a detail of the change, not its
+    news: "cell coverage at the new office is garbage. moving to Visible" tells no
+    new office against "new carrier activated"."""
+    x, y = _news_things(a), _news_things(b)
     return any(y.get(cue, thing) != thing for cue, thing in x.items())
+
+
+def _news_things(text: str) -> dict[str, str]:
+    """:func:`cue_things` of ``text``, without a "new" its word of change tells."""
+    things = cue_things(text)
+    if "new" in things and _new_gives_way(text):
+        return {c: t for c, t in things.items() if c != "new"}
+    return things
+
+
+def _new_gives_way(text: str) -> bool:
+    """Whether the first cue of ``text`` is a "new" that a later word of change tells
+    the change for (:func:`_cue`); not "Picked up my new Brompton", the new thing
+    what the change took."""
+    first = next(_cues(_LOWER_WORD.findall(text.lower()), True), None)
+    return first == "new" and change_cue(text) != "new"
 
 
 def says_changed(cue: str) -> bool:
@@ -1013,6 +1134,8 @@ _STATE_PARTICIPLES = frozenset(
     "based located stationed employed enrolled married engaged registered subscribed "
     "signed named called known allowed".split()
 )
+#: Participles of being someone's partner: "I'm married to Marcus" is a state.
+_PARTNERED = frozenset({"married", "engaged"})
 _IRREGULAR_PARTICIPLES = frozenset(
     "born bitten chosen driven given hit hurt made paid sent shown stolen taken told "
     "thrown won written".split()

@@ -78,6 +78,10 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    its place for "now" to a newer statement of the same thing that says it is
    new ("Signed up for Disney+"). A fact ``ingest`` drew from part of a turn
    gives its place to the turn when the turn names a value the fact does not.
+   News after a change that names its value, naming none itself ("new carrier
+   activated via eSIM" after "moving to Visible next month"), and the end of
+   what it calls the old one ("old checking closed" after "switched bank ->
+   Ally"), tell of the value that change named: for "now" the change goes first.
 
 0. **Which memory holds the value now** (first, for a "now" question about
    the asker or their relation; ``successors``). Superseded memories are
@@ -113,6 +117,7 @@ from ..config import CurrencyRecall
 from ..lifecycle.reconcile import (
     ends_a_value_only,
     ends_with_no_news,
+    names_by_name,
     names_more,
     one_name_in_another,
     says_an_end,
@@ -125,8 +130,10 @@ from ..lifecycle.slots import (
     change_cue,
     different_things,
     is_person,
+    kin,
     leaves_own_thing,
     left_words,
+    people_named,
     question_subject,
     relation_names,
     says_changed,
@@ -259,6 +266,7 @@ def _subject(
     names: Mapping[str, str] | None = None,
     asked: str | None = None,
     own_relation: str | None = None,
+    kin_asked: str | None = None,
 ) -> tuple[str, str | None]:
     """(whom the memory is about, its author's first name): "self" means its author,
     and so does the author's name ("Alice has a dog" written down from Alice's words).
@@ -268,14 +276,18 @@ def _subject(
     the school runs"); an author among them speaks of that relation ("Melanie: I
     work at Nike" after "Caroline: my friend Melanie ..."); ``own_relation``: the
     relation whose name the question asks for, which a memory introducing someone
-    by it answers as the speaker's own."""
+    by it answers as the speaker's own; ``kin_asked``: the relation the question
+    asks of, which the speaker's words calling her by it as a name are about
+    ("helped Mom move in" for "Where does my mother live now?")."""
     who = statement(record.content).subject
-    if own_relation and who == own_relation:
-        if any(rel == own_relation for _, rel in relation_names(record.content)):
+    if kin_asked and who == "self" and _called(record.content, kin_asked):
+        who = kin_asked
+    if own_relation and kin(who) == kin(own_relation):
+        if any(kin(rel) == kin(own_relation) for _, rel in relation_names(record.content)):
             who = "self"
     if names:
         who = names.get(who, who)
-        if asked and who == "self" and asked in _NAME_WORD.findall(record.content.lower()):
+        if asked and who == "self" and asked in _names_in(record.content):
             who = names[asked]
     author = author_of(record, fields)
     name = author.split()[0].lower() if author else None
@@ -287,22 +299,59 @@ def _subject(
 _NAME_WORD = re.compile(r"[a-z][a-z'-]*")
 
 
-def _matches(q: str, who: str, author: str | None, now: bool = False) -> bool | None:
+def _names_in(text: str) -> set[str]:
+    """The words of ``text``, lower-cased, a possessive's "'s" dropped ("Maya's new
+    piano teacher" names Maya)."""
+    words = _NAME_WORD.findall(text.lower().replace("\u2019", "'"))
+    return {w.removesuffix("'s") for w in words}
+
+
+#: Words before a relation noun that make it no name: "my mum", "his mom".
+_WHOSE = frozenset("my our your his her their the a".split())
+_WORD_AS_WRITTEN = re.compile(r"[A-Za-z]+")
+
+
+def _called(text: str, relation: str) -> bool:
+    """Whether ``text`` calls someone by ``relation`` as by a name, capitalised and
+    nobody's ("helped Mom move in", "Mum's given up her shifts"; not "my mum")."""
+    words = _WORD_AS_WRITTEN.findall(text)
+    return any(
+        w[0].isupper()
+        and kin(w.lower()) == kin(relation)
+        and (i == 0 or words[i - 1].lower() not in _WHOSE)
+        for i, w in enumerate(words)
+    )
+
+
+def _name_of(relation: str, names: Mapping[str, str]) -> str | None:
+    """The one name the hits know ``relation`` by ("Our daughter Maya ..." for
+    "Who teaches our daughter piano now?"), or None for none or several."""
+    known = {name for name, rel in names.items() if kin(rel) == kin(relation)}
+    return next(iter(known)) if len(known) == 1 else None
+
+
+def _matches(
+    q: str, who: str, author: str | None, now: bool = False, people: Set[str] = frozenset()
+) -> bool | None:
     """True: about the question's subject; False: about someone else; None: can't say.
+    ``people``: names known as people's (:func:`.slots.people_named`), whose
+    statements are someone's ("Keisha's new mentor is Aaron Blum"), where a name
+    alone may be a thing ("Tesco's prices went up").
 
     ``now``: the question asks about the present in so many words, so another
     speaker's own words are about that speaker ("Melanie: I live in Munich" for
     "Where does Caroline live now?"). A question without them ("What is
     Caroline's job?") is mostly about the events of a dialogue, where one
     speaker's turn is often the evidence about the other."""
+    person = is_person(who) or who in people
     if q == "self":
         if who == "self":
             return True
-        return False if is_person(who) else None
+        return False if person else None
     if is_person(q):
-        if who == q:
-            return True
-        return False if who == "self" or is_person(who) else None
+        if kin(who) == kin(q):
+            return True  # "Mom moving to Friendship Village" for "my mother"
+        return False if who == "self" or person else None
     if who == q or (who == "self" and author == q):
         return True
     if now and who == "self" and author is not None:
@@ -341,10 +390,17 @@ def current_first(
     asked = q.subject if q.subject in names and not q.about_asker else None
     if asked is not None:  # and what the speaker says naming her is about her
         q = replace(q, subject=names[asked])
+    elif is_person(q.subject):  # so is it when the question names the relation
+        asked = _name_of(q.subject, names)
     # "Who is my manager now?" asks the asker's own fact, which "my manager Karen
     # signed off my leave" states: the relation named there is the asker's value
-    about = {h.memory.id: _subject(h.memory, fields, names, asked, q.relation) for h in read}
-    match = {mid: _matches(q.subject, *who, q.says_now) for mid, who in about.items()}
+    kin_asked = q.subject if is_person(q.subject) else None
+    about = {
+        h.memory.id: _subject(h.memory, fields, names, asked, q.relation, kin_asked) for h in read
+    }
+    # and a name the hits give a person is someone's, whatever else it may name
+    people = frozenset(n for h in read for n in people_named(h.memory.content))
+    match = {mid: _matches(q.subject, *who, q.says_now, people) for mid, who in about.items()}
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
         for h in read:
@@ -359,12 +415,13 @@ def current_first(
         """Whether the hit states a value: a question, a request or a supposition
         ("I might move to Lisbon") states none, and for a question about now
         neither does one that held once ("I lived in Paris for two years"); for one
-        about before, an ending that names no value ("I quit the choir") neither."""
+        about before, an ending that names no value ("I quit the choir") or ends
+        the old one ("old checking closed; ... in the new one") neither."""
         text = h.memory.content
         said = statement(text)
         if now:
             return said.states_now
-        return said.states and not ends_a_value_only(text)
+        return said.states and not ends_a_value_only(text) and not _ends_the_old(text)
 
     def answers(h: Hit) -> float:
         """The hit's cosine to the question plus its share of the question's terms
@@ -389,8 +446,8 @@ def current_first(
         top = sorted(top, key=lambda h: -h.score)
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
-                about[h.memory.id] = _subject(h.memory, fields, names, asked, q.relation)
-                match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now)
+                about[h.memory.id] = _subject(h.memory, fields, names, asked, q.relation, kin_asked)
+                match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now, people)
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
         best = max((meaning(ctx, h.memory.id) for h in own), default=0.0)
@@ -467,7 +524,9 @@ def _past_the_end(
     the replacement of a value at least ``pair_similarity`` alike to the ending
     ("I've had to stop the Saturday volunteering for now" / "Started helping out
     at the RSPCA shelter", which replaced "On Saturdays I volunteer at the food
-    bank"). ``own``: whether a hit is the speaker's statement."""
+    bank"). An ending of what it calls the old one ("old checking closed") gives
+    its place as well to a change named between the value it ended and it
+    ("switched bank -> Ally"). ``own``: whether a hit is the speaker's statement."""
     ended = {h.memory.id: ctx.replaced.get(h.memory.id) or h.memory.supersedes for h in top}
     ends = [h for h in top if ended[h.memory.id] and says_an_end(h.memory.content)]
     if not ends:
@@ -482,11 +541,17 @@ def _past_the_end(
         mid = ended[end.memory.id] or ""
         old = ctx.records.get(mid) or fetched.get(mid)
         floor = ctx.dense.get(end.memory.id, 0.0) - opts.query_band
+        # the end of "the old" one follows the change that named the next: "switched
+        # bank -> Ally" / "old checking closed" (which ended "Chase checking ...")
+        since = old.said_at if old is not None and _ends_the_old(end.memory.content) else None
         later = [
             h
             for h in top
             if h.score < end.score
-            and h.memory.said_at >= end.memory.said_at
+            and (
+                h.memory.said_at >= end.memory.said_at
+                or (since is not None and h.memory.said_at > since and _named_change(h))
+            )
             and own(h)
             and statement(h.memory.content).cue is not None
             and meaning(ctx, h.memory.id) >= floor
@@ -494,7 +559,10 @@ def _past_the_end(
         if not later:
             continue
         speaker = speaker_of(end.memory, fields)
-        if old is None or not ends_with_no_news(end.memory.content, old.content, speaker):
+        # (the old one's end: a named change after what it ended is the next)
+        if since is None and (
+            old is None or not ends_with_no_news(end.memory.content, old.content, speaker)
+        ):
             if not ends_a_value_only(end.memory.content, old.content if old else None, speaker):
                 continue  # it names the next value itself: "we live in Oslo now"
             if vectors is None:
@@ -1000,14 +1068,76 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
 
     newest = sorted(group, key=lambda h: (when(h), best(h), h.memory.id), reverse=True)
     order = newest
+    current = _named_before_news(newest)  # the value now: the news after a change are its
+    if aspect == "now":
+        order = current
     if aspect == "first":  # the oldest first: in a session its best answer, else the first written
         order = sorted(group, key=lambda h: (when(h), -best(h), h.memory.id))
     if aspect == "before":  # the newest statements last: a turn and its drawn fact are one
-        said, at = _said_as(newest[0].memory), when(newest[0])
-        last = [h for h in newest if _said_as(h.memory) == said or when(h) == at]
+        said, at = _said_as(current[0].memory), when(current[0])
+        last = [h for h in newest if _said_as(h.memory) == said or when(h) >= at]
         order = [h for h in newest if h not in last] + last
     for h, value in zip(order, slots, strict=True):
         h.score = value
+
+
+def _named_before_news(newest: list[Hit]) -> list[Hit]:
+    """``newest`` (newest first), the newest change that names its value ahead of the
+    news after it that name none: "new carrier activated via eSIM, took 5 min"
+    tells of the value "moving to Visible next month" named, so the named one
+    answers "Which carrier am I on now?". So do the end of what they call the old
+    one ("old checking closed; direct deposit landing in the new one") and the
+    change told again ("helped Mom move in" after "Mom moving to Friendship
+    Village"). Only a change names the value the news after it are about ("my
+    stylist moved away, trying Jules at Rove Salon" / "new stylist nailed it"): a
+    plain statement before news of a new one is the old value ("My phone is a
+    Pixel 6" / "Got a new phone today!"); and another change or an ending after
+    it, named or not, is one of its own ("I've joined a padel club")."""
+    news: set[str] = set()  # the words of change of the news read so far
+    for i, h in enumerate(newest):
+        if restated_turn(h.memory):
+            continue  # a drawn fact stands with its turn ("Kim's" is no value)
+        text = h.memory.content
+        cue = statement(text).cue
+        changed = cue is not None and says_changed(cue)
+        if names_by_name(text):
+            if i and changed and news <= {_root(cue or "")}:
+                return [h, *newest[:i], *newest[i + 1 :]]
+            return newest
+        if _ends_the_old(text):
+            continue  # "old checking closed": the end of the value before the change
+        if says_an_end(text):
+            return newest
+        if changed:  # the change told again ("helped Mom move in"), or one of its own
+            news.add(_root(cue or ""))  # ("I've joined a padel club")
+    return newest
+
+
+def _root(cue: str) -> str:
+    """The first word of ``cue`` without its ending: "moving", "move", "moved" → "mov"."""
+    word = cue.split()[0]
+    for ending in ("ing", "ed", "es", "e", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def _named_change(hit: Hit) -> bool:
+    """Whether the hit says with a word of change that its value changed, and names
+    the value by name ("switched bank -> Ally")."""
+    return _says_changed(hit) and names_by_name(hit.memory.content)
+
+
+#: Words that call a value the one before: "the old practice", "my previous bank".
+_OLD = frozenset("old previous former".split())
+
+
+def _ends_the_old(text: str) -> bool:
+    """Whether ``text`` ends a value it calls the old one, naming none: "old checking
+    closed; direct deposit landing in the new one", "Cancelled w/ the old practice"."""
+    if not says_an_end(text) or names_by_name(text):
+        return False
+    return not _OLD.isdisjoint(_NAME_WORD.findall(text.lower()))
 
 
 def _conversation(record: MemoryRecord) -> str:
