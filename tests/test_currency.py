@@ -2420,3 +2420,31 @@ def test_a_relation_called_by_name_or_by_another_of_its_words(
     assert kin("boss") == "manager"
     assert "Friendship Village" in _first(mem, "Where does my mother live now?")
     assert "Dublin" in _first(mem, "What town did Mom live in before she moved?")
+
+
+def test_the_old_one_left_is_told_by_its_kind(make_memory: Callable[..., Memory]) -> None:
+    # "Cancelled w/ the old practice" names no value it left ("w/" is "with", and
+    # "the old practice" the kind): the change pairs with the practice before it
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("We have two kids: Leo, who's 7, and Nora, who's 3.", OLD),
+            ("cleaning at Bellamy Dental 5/23, 8:30am", OLD + timedelta(days=60)),
+            ("new dentist: Dr. Ahn, Pine St. Cancelled w/ the old practice after they", MID),
+            ("Leo's 1st visit w/ the pediatric dentist Dr. Feld - no cavities!", NEW),
+        ],
+    )
+    assert left_words("Cancelled w/ the old practice after they double-billed me") == set()
+    assert leaves_own_thing("closed the old account, all moved over")
+    assert "Ahn" in _first(mem, "Who do I go to for my teeth now?")
+    assert "Bellamy" in _first(mem, "Which dental office did I use before my current dentist?")
+
+
+def test_a_drawn_fact_speaks_for_the_speaker_it_names(make_memory: Callable[..., Memory]) -> None:
+    # "Kim's dog is a beagle named Biscuit", drawn from Kim's "Our dog ...", is Kim's
+    # own: no answer to a question about Kim's sister
+    mem = make_memory(settings=_rules())
+    _kim_says(mem, "Our dog is a beagle named Biscuit.", OLD, "s1")
+    _kim_says(mem, "My younger sister Tessa lives in Pittsburgh.", OLD + timedelta(minutes=1), "s2")
+    _kim_says(mem, "Tessa got a puppy - corgi named Waffles. sends 40 pics/day", NEW, "s3")
+    assert "Waffles" in _first(mem, "What's the name of my sister's dog?")

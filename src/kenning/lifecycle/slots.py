@@ -897,7 +897,9 @@ _LEAVING_SKIPS = frozenset(
 #: Words of change before "from" and what was left ("moved on from latte").
 _FROM_AFTER = frozenset("on away switched changed moved swapped upgraded".split())
 #: Words after which no thing left follows ("left for", "moved to", "so").
-_NOT_LEFT = frozenset("to for with from and so it that this".split())
+_NOT_LEFT = frozenset("to for with w from and so it that this".split())  # "w/": with
+#: Words that tell a thing left by its kind, as the one before: "the old practice".
+_BEFORE_ONE = frozenset("old previous former".split())
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -920,7 +922,8 @@ def _left(text: str) -> tuple[tuple[bool, str], ...]:
             while k < len(lows) and lows[k] in _LEAVING_SKIPS:
                 k += 1
             if k < len(lows) and lows[k] not in _NOT_LEFT:
-                out.append((not _OWN.isdisjoint(lows[i + 1 : k]), lows[k]))
+                own = not _OWN.isdisjoint(lows[i + 1 : k]) or lows[k] in _BEFORE_ONE
+                out.append((own, lows[k]))
         elif (w == "more" and i > 1 and lows[i - 1] == "any") or (w == "anymore" and i > 0):
             out.append((False, lows[i - 2 if w == "more" else i - 1]))
     return tuple(out)
@@ -938,8 +941,9 @@ def left_words(text: str) -> frozenset[str]:
 def leaves_own_thing(text: str) -> bool:
     """Whether what ``text`` says the speaker left is a thing of their own told by
     its kind, not its name ("Traded in my old car for a Kia Niro", "Sold my folding
-    bike", "Cancelled my gym membership"): the words name the attribute, which an
-    earlier value of it need not say ("I drive a little red Fiat 500")."""
+    bike", "Cancelled my gym membership", "closed the old account"): the words name
+    the attribute, which an earlier value of it need not say ("I drive a little red
+    Fiat 500")."""
     return any(own for own, _ in _left(text))
 
 

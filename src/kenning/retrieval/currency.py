@@ -268,8 +268,9 @@ def _subject(
     own_relation: str | None = None,
     kin_asked: str | None = None,
 ) -> tuple[str, str | None]:
-    """(whom the memory is about, its author's first name): "self" means its author,
-    and so does the author's name ("Alice has a dog" written down from Alice's words).
+    """(whom the memory is about, its speaker's first name): "self" means its speaker
+    (its author, or for a fact ``ingest`` drew, whose "I" it rewrote as a name), and
+    so does the speaker's name ("Alice has a dog" written down from Alice's words).
     ``names``: people known by a relation (:func:`relation_names`), who are it;
     ``asked``: the one of them the question names, whom the speaker's own words
     naming her are about ("Priya has moved into hospital work, so we've reshuffled
@@ -289,7 +290,7 @@ def _subject(
         who = names.get(who, who)
         if asked and who == "self" and asked in _names_in(record.content):
             who = names[asked]
-    author = author_of(record, fields)
+    author = speaker_of(record, fields)
     name = author.split()[0].lower() if author else None
     if name and who in ("self", name) and names and name in names:
         return names[name], name  # a speaker known by relation speaks of herself
