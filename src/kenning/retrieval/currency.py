@@ -143,7 +143,7 @@ from ..lifecycle.slots import (
 from ..models import EXTRACTED, Hit, MemoryRecord, Status
 from .calibration import coverage
 from .collapse import evidence_turns, restated_turn
-from .context import author_of, speaker_of
+from .context import speaker_of
 from .signals.base import RecallContext
 from .successors import CHAIN, meaning, replaced_by_drawn, successors_answer
 from .text import query_terms, term_stem
