@@ -2542,8 +2542,6 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
     leaves = _leaves(old, new)
-    if not leaves and _news_of_the_change(old, new):
-        return None  # "new stylist nailed it" / "my stylist moved away, trying Jules"
     if not leaves and _moves_along(old, new):
         return None  # "Mia and I moved to Berlin" / "My partner is Mia"
     if not leaves and _moves_in_with(old, new):
@@ -2611,6 +2609,8 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     brings = bool(new.content - old.content) or leaves
     if not brings or not (names_old or old.content - new.content):
         return None
+    if not leaves and _news_of_the_change(old, new):
+        return None  # "new stylist nailed it" / "my stylist moved away, trying Jules"
     return f"contradiction: the same subject's value changed ('{cue}', cos {sim:.2f})"
 
 
@@ -2627,7 +2627,7 @@ def _news_of_the_change(old: _Text, new: _Text) -> bool:
     6"), and a change or an ending of its own changes it."""
     if new.ends or names_by_name(new.text) or _a_change(new.cue):
         return False
-    return _a_change(old.cue) and names_by_name(old.text)
+    return names_by_name(old.text) and _a_change(old.cue)
 
 
 def _a_change(cue: str | None) -> bool:
