@@ -13,7 +13,10 @@ parent); `-c` was read once, before any rule was written from it, as a check
 on phrasings the rules had not seen. So were `twentyfifth-a`, `-b` and `-c`
 (texting-style updates that do not repeat the attribute's word; long messages
 with updates told through events and reasons; a mix, with family and friends
-named by relation and name); `-c` was read once, after the round's rules.
+named by relation and name); `-c` was read once, after the round's rules. And
+`twentysixth-a` and `-b` (a professional's terse notes; a retired person's
+polite, rambling sentences to a voice assistant); `-b` was read once, after
+the round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the
