@@ -508,6 +508,12 @@ class _Tok(NamedTuple):
     content: bool
 
 
+def word_stem(word: str) -> str:
+    """``word`` folded and lightly stemmed, as the rules compare words: "moving",
+    "moved" and "move" → "mov"."""
+    return _stem(word.lower())
+
+
 @functools.lru_cache(maxsize=100_000)
 def _stem(low: str) -> str:
     """A light suffix stemmer: enough to match allergic/allergy, lives/living, moved/move."""
@@ -2625,14 +2631,9 @@ def _news_of_the_change(old: _Text, new: _Text) -> bool:
     Cincy, trying Jules at Rove Salon" is about Jules. A plain statement names the
     value news of a new one change ("Got a new phone today!" / "My phone is a Pixel
     6"), and a change or an ending of its own changes it."""
-    if new.ends or names_by_name(new.text) or _a_change(new.cue):
+    if new.ends or names_by_name(new.text) or says_changed(new.cue):
         return False
-    return names_by_name(old.text) and _a_change(old.cue)
-
-
-def _a_change(cue: str | None) -> bool:
-    """Whether ``cue`` is a word of change, not only of news ("new", "now")."""
-    return cue is not None and says_changed(cue)
+    return names_by_name(old.text) and says_changed(old.cue)
 
 
 #: Phrases of time that sit outside the slot, as the adverbs do ("These days my

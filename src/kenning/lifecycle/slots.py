@@ -898,8 +898,9 @@ _LEAVING_SKIPS = frozenset(
 _FROM_AFTER = frozenset("on away switched changed moved swapped upgraded".split())
 #: Words after which no thing left follows ("left for", "moved to", "so").
 _NOT_LEFT = frozenset("to for with w from and so it that this".split())  # "w/": with
-#: Words that tell a thing left by its kind, as the one before: "the old practice".
-_BEFORE_ONE = frozenset("old previous former".split())
+#: Words that call a thing the one before, telling it by its kind: "the old
+#: practice", "my previous bank".
+OLD_WORDS = frozenset("old previous former".split())
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -922,7 +923,7 @@ def _left(text: str) -> tuple[tuple[bool, str], ...]:
             while k < len(lows) and lows[k] in _LEAVING_SKIPS:
                 k += 1
             if k < len(lows) and lows[k] not in _NOT_LEFT:
-                own = not _OWN.isdisjoint(lows[i + 1 : k]) or lows[k] in _BEFORE_ONE
+                own = not _OWN.isdisjoint(lows[i + 1 : k]) or lows[k] in OLD_WORDS
                 out.append((own, lows[k]))
         elif (w == "more" and i > 1 and lows[i - 1] == "any") or (w == "anymore" and i > 0):
             out.append((False, lows[i - 2 if w == "more" else i - 1]))
@@ -970,6 +971,7 @@ def _news_things(text: str) -> dict[str, str]:
     return things
 
 
+@functools.lru_cache(maxsize=20_000)
 def _new_gives_way(text: str) -> bool:
     """Whether the first cue of ``text`` is a "new" that a later word of change tells
     the change for (:func:`_cue`); not "Picked up my new Brompton", the new thing
@@ -978,11 +980,11 @@ def _new_gives_way(text: str) -> bool:
     return first == "new" and change_cue(text) != "new"
 
 
-def says_changed(cue: str) -> bool:
+def says_changed(cue: str | None) -> bool:
     """Whether an update cue (:func:`update_cue`) says a value changed ("switched",
     "sold", "instead", "gave up"), not only that one is new or current ("new",
-    "now", "since", "first")."""
-    return cue not in _NEW_OR_NOW
+    "now", "since", "first"); no cue (None) says neither."""
+    return cue is not None and cue not in _NEW_OR_NOW
 
 
 @functools.lru_cache(maxsize=20_000)

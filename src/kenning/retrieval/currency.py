@@ -122,8 +122,10 @@ from ..lifecycle.reconcile import (
     one_name_in_another,
     says_an_end,
     time_name,
+    word_stem,
 )
 from ..lifecycle.slots import (
+    OLD_WORDS,
     Aspect,
     asked_relation,
     aspect_of,
@@ -663,8 +665,7 @@ def _whole_turns_up(ctx: RecallContext, top: list[Hit], fields: Sequence[str]) -
 def _says_changed(hit: Hit) -> bool:
     """Whether the hit says with a word of change that its value changed
     ("switched", "instead", "sold"), not only that it is new or current."""
-    cue = statement(hit.memory.content).cue
-    return cue is not None and says_changed(cue)
+    return says_changed(statement(hit.memory.content).cue)
 
 
 def _band(hit: Hit, opts: CurrencyRecall) -> float:
@@ -1069,13 +1070,12 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
 
     newest = sorted(group, key=lambda h: (when(h), best(h), h.memory.id), reverse=True)
     order = newest
-    current = _named_before_news(newest)  # the value now: the news after a change are its
-    if aspect == "now":
-        order = current
     if aspect == "first":  # the oldest first: in a session its best answer, else the first written
         order = sorted(group, key=lambda h: (when(h), -best(h), h.memory.id))
-    if aspect == "before":  # the newest statements last: a turn and its drawn fact are one
-        said, at = _said_as(current[0].memory), when(current[0])
+    elif aspect in ("now", "before"):  # the value now: the news after a change are its
+        order = _named_before_news(newest)
+    if aspect == "before":  # the value now last: a turn and its drawn fact are one
+        said, at = _said_as(order[0].memory), when(order[0])
         last = [h for h in newest if _said_as(h.memory) == said or when(h) >= at]
         order = [h for h in newest if h not in last] + last
     for h, value in zip(order, slots, strict=True):
@@ -1100,7 +1100,7 @@ def _named_before_news(newest: list[Hit]) -> list[Hit]:
             continue  # a drawn fact stands with its turn ("Kim's" is no value)
         text = h.memory.content
         cue = statement(text).cue
-        changed = cue is not None and says_changed(cue)
+        changed = says_changed(cue)
         if names_by_name(text):
             if i and changed and news <= {_root(cue or "")}:
                 return [h, *newest[:i], *newest[i + 1 :]]
@@ -1115,12 +1115,8 @@ def _named_before_news(newest: list[Hit]) -> list[Hit]:
 
 
 def _root(cue: str) -> str:
-    """The first word of ``cue`` without its ending: "moving", "move", "moved" → "mov"."""
-    word = cue.split()[0]
-    for ending in ("ing", "ed", "es", "e", "s"):
-        if word.endswith(ending) and len(word) - len(ending) >= 3:
-            return word[: -len(ending)]
-    return word
+    """The stem of the first word of ``cue``: "moving", "move", "moved" → "mov"."""
+    return word_stem(cue.split()[0])
 
 
 def _named_change(hit: Hit) -> bool:
@@ -1129,16 +1125,12 @@ def _named_change(hit: Hit) -> bool:
     return _says_changed(hit) and names_by_name(hit.memory.content)
 
 
-#: Words that call a value the one before: "the old practice", "my previous bank".
-_OLD = frozenset("old previous former".split())
-
-
 def _ends_the_old(text: str) -> bool:
     """Whether ``text`` ends a value it calls the old one, naming none: "old checking
     closed; direct deposit landing in the new one", "Cancelled w/ the old practice"."""
     if not says_an_end(text) or names_by_name(text):
         return False
-    return not _OLD.isdisjoint(_NAME_WORD.findall(text.lower()))
+    return not OLD_WORDS.isdisjoint(_NAME_WORD.findall(text.lower()))
 
 
 def _conversation(record: MemoryRecord) -> str:
