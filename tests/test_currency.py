@@ -40,6 +40,8 @@ from kenning.lifecycle.slots import (
     says_changed,
     statement,
     subject_of,
+    supposes,
+    told_of,
     update_cue,
 )
 from kenning.models import EXTRACTED, Hit, MemoryRecord, MemoryType, Principal, Role, Scope, Status
@@ -2448,3 +2450,162 @@ def test_a_drawn_fact_speaks_for_the_speaker_it_names(make_memory: Callable[...,
     _kim_says(mem, "My younger sister Tessa lives in Pittsburgh.", OLD + timedelta(minutes=1), "s2")
     _kim_says(mem, "Tessa got a puppy - corgi named Waffles. sends 40 pics/day", NEW, "s3")
     assert "Waffles" in _first(mem, "What's the name of my sister's dog?")
+
+
+def test_a_clause_about_someone_named_is_theirs_whatever_i_says_later(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Raj has switched his health plan to Kaiser ..., since I ..." opens on Raj and
+    # tells of him as "his": Raj's plan changed, not the speaker's, so the write
+    # retires nothing of hers and the read puts her own plan first
+    mem, (_, blue, raj) = _ruled(
+        make_memory,
+        [
+            ("My husband Raj and I moved to Fresno in 2019.", OLD),
+            ("I switched my health plan to Blue Shield during open enrollment.", MID),
+            (
+                "Raj has switched his health plan to Kaiser for the gym perks, which is "
+                "funny, since I have never once seen him in a gym.",
+                NEW,
+            ),
+        ],
+    )
+    assert mem.get(blue).status is Status.ACTIVE
+    assert mem.get(raj).supersedes is None
+    assert "Blue Shield" in _first(mem, "Which health plan am I on now?")
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        (
+            "Raj has switched his health plan to Kaiser, which is funny, since I never see him.",
+            "raj",
+        ),
+        ("Raj's doctor has moved him over to a statin. I've had no such trouble, luckily.", "raj"),
+        # what followed for the speaker, or her own change, keeps the text hers
+        ("Dolores has moved to Tampa to be near her son, so I'm partnering with Jean.", "self"),
+        ("Lena's knee is acting up and she's resting, and I'm now playing with Ruth.", "self"),
+        ("Dr. Hahn retired and sold his practice, so my check-ups are with Dr. Pohl.", "self"),
+        # someone taking a role over is a change of who holds it
+        (
+            "Donna has retired and moved near her grandkids, and I miss her. Her niece Kim has "
+            "taken over.",
+            "self",
+        ),
+        # what followed for the speaker names a value; a plain aside does not
+        ("Raj still picks up his own pills at Walgreens, so some weeks we make two stops.", "raj"),
+        # an adverb between a name and its verb: "Claire still lives in Leeds"
+        ("Claire still lives in Leeds.", "claire"),
+        ("Claire usually drives a Golf.", "claire"),
+        # a relation's doing that leads to the speaker's own change is the speaker's
+        (
+            "My daughter insisted I change, because they kept running out, so as of this "
+            "month my pharmacy is the Boots on King Street instead.",
+            "self",
+        ),
+        ("My sister moved to Rome, so now I visit her more.", "sister"),
+        # no "he" or "she" in the clause: a name there may be a thing
+        ("Netflix put the price up again, so I cancelled.", "self"),
+        ("Tom sold his Golf and I bought it.", "self"),
+    ],
+)
+def test_whom_a_text_about_someone_and_the_speaker_is_about(text: str, who: str) -> None:
+    assert subject_of(text) == who
+
+
+def test_a_clause_about_a_person_the_hits_name_is_theirs(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Ana sees a dermatologist too now" has no "she", but "My wife Ana" makes Ana a
+    # person: the memory is the wife's, and the speaker's own dermatologist comes
+    # first (the read step alone: nothing linked on write)
+    mem = make_memory()
+    for text, at in (
+        ("My wife Ana teaches at the high school.", OLD),
+        ("Dr. Brooks at Valley Skin does my skin checks every spring.", MID),
+        ("Ana sees a dermatologist too now, a Dr. Lee at Northside. We're a pair.", NEW),
+    ):
+        _say(mem, text, at)
+    assert told_of("Ana and Raj bank with PNC, but I have just got used to my app.") is None
+    assert (
+        told_of("Ana and Raj bank with PNC, but I'm used to my app.", frozenset({"ana"})) == "ana"
+    )
+    assert told_of("Ana sees a dermatologist too now, a Dr. Lee. We're a pair.") is None
+    assert (
+        told_of("Ana sees a dermatologist too now, a Dr. Lee. We're a pair.", frozenset({"ana"}))
+        == "ana"
+    )
+    assert "Brooks" in _first(mem, "Who does my skin checks now?")
+
+
+@pytest.mark.parametrize(
+    ("text", "weighed"),
+    [
+        (
+            "A salesman tried to talk me into British Gas, but in the end I stayed with Octopus.",
+            True,
+        ),
+        (
+            "Ben talked about moving to the bigger club, but after the trial he decided to stay.",
+            True,
+        ),
+        (
+            "We considered going electric, but the numbers didn't work, so we're keeping the "
+            "one we have.",
+            True,
+        ),
+        ("I almost quit my job at Nokia, but I decided to stay.", True),
+        # nothing weighed: the speaker's change happened, another kept theirs
+        ("I switched to Vodafone, but my wife is sticking with O2.", False),
+        ("I moved to Lisbon but kept the flat in Porto.", False),
+    ],
+)
+def test_a_change_weighed_and_not_made_states_no_value(text: str, weighed: bool) -> None:
+    assert supposes(text) is weighed
+    assert statement(text).states is not weighed
+
+
+def test_a_change_weighed_and_not_made_leaves_the_value(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, (octopus, weighed) = _ruled(
+        make_memory,
+        [
+            ("Our energy supplier is Octopus, on their fixed tariff.", OLD),
+            (
+                "We talked about moving our energy to British Gas, but in the end we stayed with "
+                "Octopus.",
+                NEW,
+            ),
+        ],
+    )
+    assert mem.get(octopus).status is Status.ACTIVE
+    assert mem.get(weighed).supersedes is None
+    assert mem.recall("Which energy supplier are we with now?", 3).hits[0].memory.id == octopus
+
+
+def test_an_aside_if_supposes_nothing(make_memory: Callable[..., Memory]) -> None:
+    # "if you can imagine" is an aside, no condition: the statement still states the
+    # pharmacy, which answers for before; a relation's insisting that leads to the
+    # speaker's own change is the speaker's change
+    assert not supposes("My GP is Dr. Ames, if I'm honest the best in town.")
+    assert supposes("I'd switch to O2 if they had signal here.")
+    assert supposes("If I moved to Lisbon I would be happier.")
+    mem, _ = _ruled(
+        make_memory,
+        [
+            (
+                "I get my prescriptions filled at the Walgreens on Main Street; the pharmacist "
+                "has known me since my hair was brown, if you can imagine.",
+                OLD,
+            ),
+            (
+                "My son insisted I change, because they kept running out, so as of this month "
+                "my pharmacy is the CVS on Elm Street instead.",
+                NEW,
+            ),
+        ],
+    )
+    assert "Walgreens" in _first(mem, "Where did I used to get my prescriptions filled?")
+    assert "CVS" in _first(mem, "Which pharmacy do I use now?")

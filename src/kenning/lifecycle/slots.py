@@ -65,6 +65,7 @@ __all__ = [
     "says_now",
     "statement",
     "subject_of",
+    "told_of",
     "supposes",
     "update_cue",
     "change_cue",
@@ -282,6 +283,8 @@ def subject_of(text: str) -> str:
     opener = _named_opener(words, lows)
     if opener is not None:
         return opener
+    if (not _FIRST_PERSON.isdisjoint(lows) or len(lows) >= _HEAD) and (other := told_of(text)):
+        return other  # "Walter has switched his plan, ... since I ...": Walter's
     possessive = False  # a "my"/"our" the loop went past
     for i, low in enumerate(lows if not _FIRST_PERSON.isdisjoint(lows) else ()):
         if low in ("my", "our"):
@@ -298,6 +301,8 @@ def subject_of(text: str) -> str:
             if all(w in _LEADING for w in lows[:i]) or (
                 _asks(text, lows) and not any(w in _FIRST_PERSON for w in lows[:i])
             ):
+                if _speaker_changes_later(text):
+                    return "self"  # "My daughter insisted I change, so ... is X instead"
                 return rel  # "My sister lives in Rome", "Where does my cousin live?"
             continue  # "Went hiking with my sister": the speaker's
         if _mine(words[i], low):
@@ -363,7 +368,8 @@ _NEW_ONE_NAMED = re.compile(
 _ME_AS_OBJECT = frozenset("me us myself".split())
 #: Adverbs between a subject and its verb ("Claire just got engaged").
 _ADVERBS_BEFORE_VERB = frozenset(
-    "just finally recently suddenly also already actually really".split()
+    "just finally recently suddenly also already actually really still now never usually "
+    "often sometimes always currently mostly rarely".split()
 )
 
 
@@ -400,6 +406,104 @@ def _named_opener(words: list[str], lows: list[str]) -> str | None:
             return low
         return None
     return None
+
+
+#: Where a sentence's first clause ends: a punctuation mark, or a word that opens a
+#: clause of its own ("..., which is amusing, since I have never ...").
+_CLAUSE_OPENS = re.compile(
+    r"[,;:.!?()\u2014\u2013]|\s-\s|\b(?:since|because|which|while|although|though"
+    r"|whereas|but|so)\b",
+    re.IGNORECASE,
+)
+#: Someone taking over a role: a change of who holds it, whoever says it.
+_TAKES_OVER = re.compile(r"\b(?:took|taken|takes|taking)\s+over\b", re.IGNORECASE)
+#: How a clause tells of a person it has named: "Walter has switched his plan".
+_TOLD_AS_PERSON = frozenset("he he's him his himself she she's her hers herself".split())
+
+
+def _first_clause(text: str) -> str:
+    """``text`` up to where its first clause ends (:data:`_CLAUSE_OPENS`)."""
+    found = _CLAUSE_OPENS.search(text)
+    return text[: found.start()] if found else text
+
+
+@functools.lru_cache(maxsize=20_000)
+def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
+    """The person ``text``'s first clause is about, when that clause opens on their
+    name as its subject ("Walter has switched his Medicare plan to Anthem, which is
+    amusing, since I have never seen that man inside a gym"; "Walter's doctor has
+    put him on a water pill"; "Helen and Greg bank with PNC, but ..."), says no
+    "I", "my" or "we", and tells of them as a person: "he", "his", "she", "her",
+    or by a name in ``known`` (people the caller knows by name). The speaker's
+    "I" in a later clause is a comment on that person's fact, unless a later
+    clause of the speaker's says what followed for them ("Jean's hip is acting up,
+    so I've been paired with Ruth") or that their own value is new or changed
+    ("..., and I'm now with Jean"), or a later clause has someone take a role over
+    ("Donna has retired, and I'm heartbroken. Her niece Kim has taken over her
+    chair"). Folded; else None."""
+    clause = _first_clause(_first_person(text))
+    words = _split_clitic(_head(clause))
+    lows = [w.lower() for w in words]
+    if not _FIRST_PERSON.isdisjoint(lows):
+        return None
+    i = 0
+    while i < len(lows) and lows[i] in _LEADING:
+        i += 1
+    if i < len(lows) and lows[i] in HONORIFICS:
+        i += 1  # "Dr. Hoffman moved her practice"
+    if i >= len(lows) or not _a_name(words[i]) or not lows[i].isalpha():
+        return None
+    name = lows[i]
+    if name in _IRREGULAR_PAST or name in _SAME_PAST or name.endswith("ed") or name in _LEADING:
+        return None  # "Cancelled Spotify, ...": the speaker's doing
+    after = i + 1
+    two = (
+        lows[after : after + 1] == ["and"] and after + 1 < len(words) and _a_name(words[after + 1])
+    )
+    if two:
+        after += 2  # "Helen and Greg bank with PNC": a verb of two in its plain form
+    verb = _verb_at(lows, after)
+    plain = two and verb < len(words) and words[verb].isalpha() and words[verb].islower()
+    if lows[after : after + 1] != ["'s"] and not (_verb_like(lows, verb) or plain):
+        return None
+    if name not in known and _TOLD_AS_PERSON.isdisjoint(lows[after:]):
+        return None
+    for opening, part in _later_clauses(text, len(clause)):
+        if _TAKES_OVER.search(part):
+            return None  # "Donna has retired ... Her niece Kim has taken over her chair"
+        if subject_of(part) != "self":
+            continue
+        if update_cue(part) or (opening == "so" and _names_a_value(part)):
+            return None  # "..., so I'm now partnering with Jean": the speaker's change
+    return name
+
+
+def _later_clauses(text: str, start: int) -> Iterator[tuple[str, str]]:
+    """The clauses of ``text`` after ``start`` (where its first one ends): each with
+    the mark or word that opens it, lower-cased."""
+    rest = text[start:]
+    opens = list(_CLAUSE_OPENS.finditer(rest))
+    for at, opening in enumerate(opens):
+        part = rest[opening.end() : opens[at + 1].start() if at + 1 < len(opens) else None]
+        if part.strip():
+            yield opening.group(0).lower(), part
+
+
+def _names_a_value(clause: str) -> bool:
+    """Whether ``clause`` names something after its first word ("I've been paired
+    with Ruth"; not "some weeks we make two stops")."""
+    words = _words(clause)
+    return any(_a_name(w) and not _mine(w) for w in words[1:])
+
+
+def _speaker_changes_later(text: str) -> bool:
+    """Whether a clause after ``text``'s first says, as the speaker's, that a value
+    changed ("My daughter Helen insisted I change, ..., so as of this month my
+    pharmacy is the Kroger instead")."""
+    return any(
+        subject_of(part) == "self" and says_changed(change_cue(part))
+        for _, part in _later_clauses(text, len(_first_clause(text)))
+    )
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -1106,11 +1210,15 @@ def asserts(text: str) -> bool:
 
 #: Words that make a text suppose, wish or weigh a value rather than state it ("I
 #: might move to Lisbon", "If I sold my Volvo ...").
-_SUPPOSING = frozenset("if might could would should wish maybe perhaps considering".split())
+_SUPPOSING = frozenset(
+    "if might could would should wish maybe perhaps considering considered".split()
+)
 _SUPPOSING_PHRASES = frozenset(
     {
         ("thinking", "about"),
         ("thinking", "of"),
+        ("thought", "about"),
+        ("thought", "of"),
         ("planning", "to"),
         ("hoping", "to"),
         ("want", "to"),
@@ -1118,6 +1226,28 @@ _SUPPOSING_PHRASES = frozenset(
     }
 )
 _SUPPOSING_OPENERS = frozenset(a for a, _ in _SUPPOSING_PHRASES)
+#: An "if" that opens an aside, no condition: "if you can imagine", "if I'm honest",
+#: "if you ask me", "if memory serves".
+_ASIDE_IF = re.compile(
+    r"\bif\s+(?:you\s+(?:can\s+(?:imagine|believe\s+it)|ask\s+me|will|like|must\s+know)"
+    r"|i(?:'|\u2019)?m\s+(?:being\s+)?honest|i\s+(?:may\s+say\s+so|remember\s+(?:right|correctly))"
+    r"|memory\s+serves|that\s+makes\s+sense|nothing\s+else|anything)\b",
+    re.IGNORECASE,
+)
+#: A change weighed ("considered", "talked about", "tried to talk me into", "nearly")
+#: and then not made: "..., but in the end I stayed with the plan I've got", "...,
+#: but after the trial training he decided to stay", "..., but the numbers didn't
+#: work out, so we're keeping the one we have". Not "I switched to Vodafone, but my
+#: wife is sticking with O2": nothing was weighed.
+_KEPT_AFTER_ALL = re.compile(
+    r"\b(?:consider(?:ed|ing)|(?:thought|thinking|talked|talking)\s+(?:about|of)"
+    r"|talk(?:ed|ing)?\s+\w+\s+into|tried\s+to|nearly|almost|tempted|toyed\s+with"
+    r"|looked\s+into|debated)\b"
+    r".*?\b(?:but|though|however)\b.*?\b(?:stay(?:s|ed|ing)?\s+(?:put|with)|decided\s+to\s+stay"
+    r"|(?:keep|keeps|keeping|kept)\s+(?:the\s+one|the\s+same|it\b|what)"
+    r"|stick(?:s|ing)?\s+with|stuck\s+with)",
+    re.IGNORECASE | re.DOTALL,
+)
 #: Verbs of a state in the simple past ("I was based in Munich", "I had a Volvo",
 #: "I lived in Paris"), and what makes one the present after all ("I have lived
 #: here since March", "I've had an account at N26 since I was a student").
@@ -1167,7 +1297,13 @@ def supposes(text: str) -> bool:
     or tells a change that has not happened: one to come or meant ("I'm going to
     quit Nokia", "We plan to move to Lisbon", "I refuse to leave Nokia"; "I had to
     sell my Volvo" did), one that will ("I'll sell my Volvo") or one that almost
-    did ("I nearly sold my Volvo", "I was about to quit Nokia")."""
+    did ("I nearly sold my Volvo", "I was about to quit Nokia"), or one weighed and
+    then not made ("The agent tried to talk me into an Anthem plan, and I very
+    nearly did it, but in the end I stayed with the plan I've got")."""
+    if _KEPT_AFTER_ALL.search(text):
+        return True
+    if "if" in text.lower():  # "..., if you can imagine": an aside supposes nothing
+        text = _ASIDE_IF.sub(" ", text)
     original = [w.replace("\u2019", "'") for w in _WORD.findall(text)]
     lows = [w.lower() for w in original]
     present = set(lows)

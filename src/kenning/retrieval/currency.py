@@ -141,6 +141,7 @@ from ..lifecycle.slots import (
     says_changed,
     says_now,
     statement,
+    told_of,
 )
 from ..models import EXTRACTED, Hit, MemoryRecord, Status
 from .calibration import coverage
@@ -269,6 +270,7 @@ def _subject(
     asked: str | None = None,
     own_relation: str | None = None,
     kin_asked: str | None = None,
+    known: frozenset[str] = frozenset(),
 ) -> tuple[str, str | None]:
     """(whom the memory is about, its speaker's first name): "self" means its speaker
     (its author, or for a fact ``ingest`` drew, whose "I" it rewrote as a name), and
@@ -281,8 +283,12 @@ def _subject(
     relation whose name the question asks for, which a memory introducing someone
     by it answers as the speaker's own; ``kin_asked``: the relation the question
     asks of, which the speaker's words calling her by it as a name are about
-    ("helped Mom move in" for "Where does my mother live now?")."""
+    ("helped Mom move in" for "Where does my mother live now?"); ``known``: the
+    names the hits give people, whose fact a memory opening on one is, whatever
+    "I" a later clause says (:func:`.slots.told_of`)."""
     who = statement(record.content).subject
+    if who == "self" and known:  # "Walter sees a dermatologist too now, ... and I ..."
+        who = told_of(record.content, known) or who
     if kin_asked and who == "self" and _called(record.content, kin_asked):
         who = kin_asked
     if own_relation and kin(who) == kin(own_relation):
@@ -398,11 +404,13 @@ def current_first(
     # "Who is my manager now?" asks the asker's own fact, which "my manager Karen
     # signed off my leave" states: the relation named there is the asker's value
     kin_asked = q.subject if is_person(q.subject) else None
-    about = {
-        h.memory.id: _subject(h.memory, fields, names, asked, q.relation, kin_asked) for h in read
-    }
     # and a name the hits give a person is someone's, whatever else it may name
     people = frozenset(n for h in read for n in people_named(h.memory.content))
+    known = people | frozenset(names)
+    about = {
+        h.memory.id: _subject(h.memory, fields, names, asked, q.relation, kin_asked, known)
+        for h in read
+    }
     match = {mid: _matches(q.subject, *who, q.says_now, people) for mid, who in about.items()}
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
@@ -449,7 +457,9 @@ def current_first(
         top = sorted(top, key=lambda h: -h.score)
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
-                about[h.memory.id] = _subject(h.memory, fields, names, asked, q.relation, kin_asked)
+                about[h.memory.id] = _subject(
+                    h.memory, fields, names, asked, q.relation, kin_asked, known
+                )
                 match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now, people)
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
