@@ -2609,3 +2609,11 @@ def test_an_aside_if_supposes_nothing(make_memory: Callable[..., Memory]) -> Non
     )
     assert "Walgreens" in _first(mem, "Where did I used to get my prescriptions filled?")
     assert "CVS" in _first(mem, "Which pharmacy do I use now?")
+
+
+def test_a_word_of_change_that_describes_someone_is_no_cue() -> None:
+    # "a retired schoolteacher" says what she is, not that anything ended
+    assert update_cue("so I've been paired with Ruth Oyelaran, a retired math teacher") is None
+    assert update_cue("We walked past the closed branch on Main Street.") is None
+    assert update_cue("My dentist has retired.") == "retired"
+    assert update_cue("The branch closed in May.") == "closed"

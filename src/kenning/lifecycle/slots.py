@@ -825,10 +825,14 @@ def _cues(lows: list[str], changes: bool) -> Iterator[str]:
             continue
         if w in _PARTNERED and i and lows[i - 1] in _BEING:
             continue  # "I'm married to Marcus": how things are, not a wedding
+        if i and lows[i - 1] in _DETERMINERS and w.endswith("ed") and w in _CHANGE:
+            continue  # "a retired math teacher", "the closed branch": what someone is
         if w in _CUES and denial_before(lows, i) is None:
             yield w
 
 
+#: Words before a word of change that make it describe a noun ("a retired teacher").
+_DETERMINERS = frozenset("a an the my our his her their your this that".split())
 #: Words around "close" that make it near, not shut: "up close", "so close",
 #: "close to", "close friends".
 _NEAR_BEFORE = frozenset("up so very too quite really pretty".split())
