@@ -441,6 +441,10 @@ def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
     ("..., and I'm now with Jean"), or a later clause has someone take a role over
     ("Donna has retired, and I'm heartbroken. Her niece Kim has taken over her
     chair"). Folded; else None."""
+    opening = _WORD.search(text)
+    if opening is None or not opening.group(0)[:1].isupper() or _mine(opening.group(0)):
+        if opening is None or opening.group(0).lower() not in _LEADING:
+            return None  # most texts: "I ...", "My ...", "switched to ..."
     clause = _first_clause(_first_person(text))
     words = _split_clitic(_head(clause))
     lows = [w.lower() for w in words]
@@ -1252,6 +1256,11 @@ _KEPT_AFTER_ALL = re.compile(
     r"|stick(?:s|ing)?\s+with|stuck\s+with)",
     re.IGNORECASE | re.DOTALL,
 )
+#: The first words of a weighing in :data:`_KEPT_AFTER_ALL`, to test before it.
+_WEIGHING = frozenset(
+    "considered considering thought thinking talked talking talk tried nearly almost tempted "
+    "toyed looked debated".split()
+)
 #: Verbs of a state in the simple past ("I was based in Munich", "I had a Volvo",
 #: "I lived in Paris"), and what makes one the present after all ("I have lived
 #: here since March", "I've had an account at N26 since I was a student").
@@ -1304,13 +1313,15 @@ def supposes(text: str) -> bool:
     did ("I nearly sold my Volvo", "I was about to quit Nokia"), or one weighed and
     then not made ("The agent tried to talk me into an Anthem plan, and I very
     nearly did it, but in the end I stayed with the plan I've got")."""
-    if _KEPT_AFTER_ALL.search(text):
-        return True
-    if "if" in text.lower():  # "..., if you can imagine": an aside supposes nothing
-        text = _ASIDE_IF.sub(" ", text)
     original = [w.replace("\u2019", "'") for w in _WORD.findall(text)]
     lows = [w.lower() for w in original]
     present = set(lows)
+    if not _WEIGHING.isdisjoint(present) and _KEPT_AFTER_ALL.search(text):
+        return True
+    if "if" in present and _ASIDE_IF.search(text):  # "..., if you can imagine": an aside
+        original = [w.replace("\u2019", "'") for w in _WORD.findall(_ASIDE_IF.sub(" ", text))]
+        lows = [w.lower() for w in original]
+        present = set(lows)
     if not _SUPPOSING.isdisjoint(present) or any(w.endswith("'d") for w in lows):
         return True
     if not _SUPPOSING_OPENERS.isdisjoint(present) and any(
