@@ -441,9 +441,9 @@ def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
     ("..., and I'm now with Jean"), or a later clause has someone take a role over
     ("Donna has retired, and I'm heartbroken. Her niece Kim has taken over her
     chair"). Folded; else None."""
-    opening = _WORD.search(text)
-    if opening is None or not opening.group(0)[:1].isupper() or _mine(opening.group(0)):
-        if opening is None or opening.group(0).lower() not in _LEADING:
+    found = _WORD.search(text)
+    if found is None or not found.group(0)[:1].isupper() or _mine(found.group(0)):
+        if found is None or found.group(0).lower() not in _LEADING:
             return None  # most texts: "I ...", "My ...", "switched to ..."
     clause = _first_clause(_first_person(text))
     words = _split_clitic(_head(clause))
