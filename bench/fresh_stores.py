@@ -16,7 +16,9 @@ with updates told through events and reasons; a mix, with family and friends
 named by relation and name); `-c` was read once, after the round's rules. And
 `twentysixth-a` and `-b` (a professional's terse notes; a retired person's
 polite, rambling sentences to a voice assistant); `-b` was read once, after
-the round's rules.
+the round's rules. And `twentyseventh-a` (a mother whose messages mix what
+her family did with her own changes), read once after the twenty-seventh
+round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the
