@@ -2617,3 +2617,43 @@ def test_a_word_of_change_that_describes_someone_is_no_cue() -> None:
     assert update_cue("We walked past the closed branch on Main Street.") is None
     assert update_cue("My dentist has retired.") == "retired"
     assert update_cue("The branch closed in May.") == "closed"
+
+
+def test_the_first_sentence_that_speaks_decides_a_supposition(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "I'd rather have a pharmacist I can talk to" is a reason given after the
+    # statement, which still names the pharmacy; "Dad's prescriptions" are Dad's
+    assert not supposes(
+        "Sick of the queues, I've nominated Hardy's Chemist as my pharmacy. I did think "
+        "about the delivery thing, but I'd rather have a pharmacist I can talk to."
+    )
+    assert supposes("Big news! I might move to Lisbon.")
+    assert supposes(
+        "My contract was up so I had a good look at Vodafone's offers, but in the end I "
+        "just renewed where I was."
+    )
+    assert supposes(
+        "Tom wanted to move us to EDF, but I talked him out of it, so we're staying where we are."
+    )
+    assert (
+        subject_of("Dad's prescriptions are delivered by Pharmacy2U, which saves me a trip.")
+        == "dad"
+    )
+    mem, (_, _, hardy) = _ruled(
+        make_memory,
+        [
+            ("I collect my tablets from Boots on King Street every month.", OLD),
+            (
+                "Dad's prescriptions come from Pharmacy2U these days, which saves me a trip.",
+                MID,
+            ),
+            (
+                "Sick of the queues, I've nominated Hardy's Chemist on Mill Road as my pharmacy. "
+                "I did think about the delivery thing like Dad, but I'd rather have a "
+                "pharmacist I can talk to.",
+                NEW,
+            ),
+        ],
+    )
+    assert mem.recall("Which pharmacy do I use at the moment?", 3).hits[0].memory.id == hardy

@@ -434,7 +434,8 @@ def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
     amusing, since I have never seen that man inside a gym"; "Walter's doctor has
     put him on a water pill"; "Helen and Greg bank with PNC, but ..."), says no
     "I", "my" or "we", and tells of them as a person: "he", "his", "she", "her",
-    or by a name in ``known`` (people the caller knows by name). The speaker's
+    or by a name in ``known`` (people the caller knows by name) or a relation
+    called by name ("Dad's prescriptions are delivered by Pharmacy2U"). The speaker's
     "I" in a later clause is a comment on that person's fact, unless a later
     clause of the speaker's says what followed for them ("Jean's hip is acting up,
     so I've been paired with Ruth") or that their own value is new or changed
@@ -470,8 +471,8 @@ def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
     plain = two and verb < len(words) and words[verb].isalpha() and words[verb].islower()
     if lows[after : after + 1] != ["'s"] and not (_verb_like(lows, verb) or plain):
         return None
-    if name not in known and _TOLD_AS_PERSON.isdisjoint(lows[after:]):
-        return None
+    if name not in known and name not in RELATIONS and _TOLD_AS_PERSON.isdisjoint(lows[after:]):
+        return None  # a relation called by name is a person: "Dad's prescriptions are ..."
     for opening, part in _later_clauses(text, len(clause)):
         if _TAKES_OVER.search(part):
             return None  # "Donna has retired ... Her niece Kim has taken over her chair"
@@ -1249,17 +1250,18 @@ _ASIDE_IF = re.compile(
 #: wife is sticking with O2": nothing was weighed.
 _KEPT_AFTER_ALL = re.compile(
     r"\b(?:consider(?:ed|ing)|(?:thought|thinking|talked|talking)\s+(?:about|of)"
-    r"|talk(?:ed|ing)?\s+\w+\s+into|tried\s+to|nearly|almost|tempted|toyed\s+with"
-    r"|looked\s+into|debated)\b"
-    r".*?\b(?:but|though|however)\b.*?\b(?:stay(?:s|ed|ing)?\s+(?:put|with)|decided\s+to\s+stay"
+    r"|talk(?:ed|ing)?\s+\w+\s+into|tried\s+to|wanted\s+to|nearly|almost|tempted"
+    r"|toyed\s+with|looked\s+(?:into|at)|had\s+a\s+(?:good\s+)?look\s+at|debated)\b"
+    r".*?\b(?:but|though|however)\b.*?\b(?:stay(?:s|ed|ing)?\s+(?:put|with|where)"
+    r"|decided\s+to\s+stay|renew(?:ed|ing)?\s+(?:with|where)"
     r"|(?:keep|keeps|keeping|kept)\s+(?:the\s+one|the\s+same|it\b|what)"
     r"|stick(?:s|ing)?\s+with|stuck\s+with)",
     re.IGNORECASE | re.DOTALL,
 )
 #: The first words of a weighing in :data:`_KEPT_AFTER_ALL`, to test before it.
 _WEIGHING = frozenset(
-    "considered considering thought thinking talked talking talk tried nearly almost tempted "
-    "toyed looked debated".split()
+    "considered considering thought thinking talked talking talk tried wanted nearly almost "
+    "tempted toyed looked look debated".split()
 )
 #: Verbs of a state in the simple past ("I was based in Munich", "I had a Volvo",
 #: "I lived in Paris"), and what makes one the present after all ("I have lived
@@ -1306,6 +1308,35 @@ _HEDGES = frozenset("probably definitely soon finally really just also".split())
 
 
 def supposes(text: str) -> bool:
+    """Whether ``text`` supposes, wishes or weighs a value instead of stating it
+    (:func:`_supposes`). In a text of several sentences the first that speaks of
+    the speaker or names something decides: "Sick of the queues, I've nominated
+    Hardy's Chemist as my pharmacy. I did think about the online delivery thing,
+    but I'd rather have a pharmacist I can talk to" states the pharmacy, and "Big
+    news! I might move to Lisbon" supposes the move. A change weighed and not
+    made is read over the whole text."""
+    sentences = _SENTENCE.findall(text)
+    if len(sentences) > 1 and not _kept_after_all(text):
+        first = next((s for s in sentences if _speaks_of_something(s)), None)
+        if first is not None:
+            return _supposes(first)
+    return _supposes(text)
+
+
+def _speaks_of_something(sentence: str) -> bool:
+    """Whether ``sentence`` has a first-person word or a name after its first word."""
+    words = _words(sentence)
+    return any(_mine(w) for w in words) or any(_a_name(w) for w in words[1:])
+
+
+def _kept_after_all(text: str) -> bool:
+    """Whether ``text`` weighs a change and keeps the value (:data:`_KEPT_AFTER_ALL`)."""
+    present = {w.lower() for w in _WORD.findall(text)}
+    return not _WEIGHING.isdisjoint(present) and _KEPT_AFTER_ALL.search(text) is not None
+
+
+@functools.lru_cache(maxsize=50_000)
+def _supposes(text: str) -> bool:
     """Whether ``text`` supposes, wishes or weighs a value instead of stating it,
     or tells a change that has not happened: one to come or meant ("I'm going to
     quit Nokia", "We plan to move to Lisbon", "I refuse to leave Nokia"; "I had to
@@ -1316,7 +1347,7 @@ def supposes(text: str) -> bool:
     original = [w.replace("\u2019", "'") for w in _WORD.findall(text)]
     lows = [w.lower() for w in original]
     present = set(lows)
-    if not _WEIGHING.isdisjoint(present) and _KEPT_AFTER_ALL.search(text):
+    if _kept_after_all(text):
         return True
     if "if" in present and _ASIDE_IF.search(text):  # "..., if you can imagine": an aside
         original = [w.replace("\u2019", "'") for w in _WORD.findall(_ASIDE_IF.sub(" ", text))]
