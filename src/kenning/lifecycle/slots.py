@@ -408,11 +408,12 @@ def _named_opener(words: list[str], lows: list[str]) -> str | None:
     return None
 
 
-#: Where a sentence's first clause ends: a punctuation mark, or a word that opens a
-#: clause of its own ("..., which is amusing, since I have never ...").
+#: The marks between clauses: a stop, a comma, a colon, a bracket or a dash.
+_CLAUSE_BREAK = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s")
+#: Where a clause ends: one of those marks, or a word that opens a clause of its own
+#: ("..., which is amusing, since I have never ...").
 _CLAUSE_OPENS = re.compile(
-    r"[,;:.!?()\u2014\u2013]|\s-\s|\b(?:since|because|which|while|although|though"
-    r"|whereas|but|so)\b",
+    _CLAUSE_BREAK.pattern + r"|\b(?:since|because|which|while|although|though|whereas|but|so)\b",
     re.IGNORECASE,
 )
 #: Someone taking over a role: a change of who holds it, whoever says it.
@@ -427,7 +428,6 @@ def _first_clause(text: str) -> str:
     return text[: found.start()] if found else text
 
 
-@functools.lru_cache(maxsize=20_000)
 def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
     """The person ``text``'s first clause is about, when that clause opens on their
     name as its subject ("Walter has switched his Medicare plan to Anthem, which is
@@ -442,11 +442,25 @@ def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
     ("..., and I'm now with Jean"), or a later clause has someone take a role over
     ("Donna has retired, and I'm heartbroken. Her niece Kim has taken over her
     chair"). Folded; else None."""
+    found = _opening_person(text)
+    if found is None:
+        return None
+    name, told_as_person = found
+    return name if told_as_person or name in known else None
+
+
+@functools.lru_cache(maxsize=20_000)
+def _opening_person(text: str) -> tuple[str, bool] | None:
+    """For :func:`told_of`, read once per text whoever asks: the name its first
+    clause opens on as a subject with no first person in that clause and no later
+    clause making the text the speaker's, and whether the clause tells of them as a
+    person by itself ("he", "her", or a relation called by name)."""
     found = _WORD.search(text)
     if found is None or not found.group(0)[:1].isupper() or _mine(found.group(0)):
         if found is None or found.group(0).lower() not in _LEADING:
             return None  # most texts: "I ...", "My ...", "switched to ..."
-    clause = _first_clause(_first_person(text))
+    text = _first_person(text)
+    clause = _first_clause(text)
     words = _split_clitic(_head(clause))
     lows = [w.lower() for w in words]
     if not _FIRST_PERSON.isdisjoint(lows):
@@ -471,8 +485,6 @@ def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
     plain = two and verb < len(words) and words[verb].isalpha() and words[verb].islower()
     if lows[after : after + 1] != ["'s"] and not (_verb_like(lows, verb) or plain):
         return None
-    if name not in known and name not in RELATIONS and _TOLD_AS_PERSON.isdisjoint(lows[after:]):
-        return None  # a relation called by name is a person: "Dad's prescriptions are ..."
     for opening, part in _later_clauses(text, len(clause)):
         if _TAKES_OVER.search(part):
             return None  # "Donna has retired ... Her niece Kim has taken over her chair"
@@ -480,7 +492,8 @@ def told_of(text: str, known: frozenset[str] = frozenset()) -> str | None:
             continue
         if update_cue(part) or (opening == "so" and _names_a_value(part)):
             return None  # "..., so I'm now partnering with Jean": the speaker's change
-    return name
+    # a relation called by name is a person: "Dad's prescriptions are ..."
+    return name, name in RELATIONS or not _TOLD_AS_PERSON.isdisjoint(lows[after:])
 
 
 def _later_clauses(text: str, start: int) -> Iterator[tuple[str, str]]:
@@ -497,8 +510,7 @@ def _later_clauses(text: str, start: int) -> Iterator[tuple[str, str]]:
 def _names_a_value(clause: str) -> bool:
     """Whether ``clause`` names something after its first word ("I've been paired
     with Ruth"; not "some weeks we make two stops")."""
-    words = _words(clause)
-    return any(_a_name(w) and not _mine(w) for w in words[1:])
+    return any(_a_name(w) for w in _words(clause)[1:])
 
 
 def _speaker_changes_later(text: str) -> bool:
@@ -1325,8 +1337,7 @@ def supposes(text: str) -> bool:
 
 def _speaks_of_something(sentence: str) -> bool:
     """Whether ``sentence`` has a first-person word or a name after its first word."""
-    words = _words(sentence)
-    return any(_mine(w) for w in words) or any(_a_name(w) for w in words[1:])
+    return any(_mine(w) for w in _words(sentence)) or _names_a_value(sentence)
 
 
 def _kept_after_all(text: str) -> bool:
@@ -1344,15 +1355,12 @@ def _supposes(text: str) -> bool:
     did ("I nearly sold my Volvo", "I was about to quit Nokia"), or one weighed and
     then not made ("The agent tried to talk me into an Anthem plan, and I very
     nearly did it, but in the end I stayed with the plan I've got")."""
+    if _kept_after_all(text):
+        return True
+    text = _ASIDE_IF.sub(" ", text)  # "..., if you can imagine": an aside supposes nothing
     original = [w.replace("\u2019", "'") for w in _WORD.findall(text)]
     lows = [w.lower() for w in original]
     present = set(lows)
-    if _kept_after_all(text):
-        return True
-    if "if" in present and _ASIDE_IF.search(text):  # "..., if you can imagine": an aside
-        original = [w.replace("\u2019", "'") for w in _WORD.findall(_ASIDE_IF.sub(" ", text))]
-        lows = [w.lower() for w in original]
-        present = set(lows)
     if not _SUPPOSING.isdisjoint(present) or any(w.endswith("'d") for w in lows):
         return True
     if not _SUPPOSING_OPENERS.isdisjoint(present) and any(
@@ -1411,9 +1419,6 @@ def past_state(text: str) -> bool:
                 continue  # an event before another: "... a problem nobody had mentioned"
             return not (before in _PRESENT_AUX or before.endswith("'ve"))
     return False
-
-
-_CLAUSE_BREAK = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s")
 
 
 def _event_then_state(text: str) -> bool:
