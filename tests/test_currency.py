@@ -30,6 +30,8 @@ from kenning.lifecycle.slots import (
     change_cue,
     cue_things,
     different_things,
+    first_of_its_kind,
+    introduced_names,
     kin,
     leaves_own_thing,
     left_words,
@@ -45,7 +47,7 @@ from kenning.lifecycle.slots import (
     update_cue,
 )
 from kenning.models import EXTRACTED, Hit, MemoryRecord, MemoryType, Principal, Role, Scope, Status
-from kenning.retrieval.currency import _stems, _window, question_of, value_anchor
+from kenning.retrieval.currency import _opens_on, _stems, _window, question_of, value_anchor
 
 OLD = datetime(2022, 3, 1, tzinfo=UTC)
 MID = datetime(2023, 6, 1, tzinfo=UTC)
@@ -2611,6 +2613,31 @@ def test_an_aside_if_supposes_nothing(make_memory: Callable[..., Memory]) -> Non
     assert "CVS" in _first(mem, "Which pharmacy do I use now?")
 
 
+@pytest.mark.parametrize(
+    ("text", "supposed"),
+    [
+        ("I see Dr. Sandhu now, even if he does talk a mile a minute.", False),
+        ("My new dentist is Mr. Achebe. He seems thorough, if a bit brusque.", False),
+        ("The YMCA is the best gym around, if not the cheapest.", False),
+        ("She looked at me as if I had two heads, but I joined the choir anyway.", False),
+        ("If not Rogers, I'd go with Bell.", True),
+        ("I'd switch to O2 even if it cost more.", True),
+        ("Dr. Ames says I might need a new crown.", True),
+    ],
+)
+def test_a_concession_is_no_condition(text: str, supposed: bool) -> None:
+    # "even if", "if a bit", ", if not", "as if" concede or compare: the statement
+    # still states its value; a title's dot ends no sentence, so "Dr. Sandhu" is
+    # read with the rest of the sentence it opens
+    assert supposes(text) is supposed
+
+
+def test_a_title_ends_no_sentence() -> None:
+    assert asserts("Dr. Sandhu? He is my dentist now.")
+    assert not asserts("Is Dr. Sandhu still taking patients?")
+    assert not asserts("Could you book me in with Mrs. Lee?")
+
+
 def test_a_word_of_change_that_describes_someone_is_no_cue() -> None:
     # "a retired schoolteacher" says what she is, not that anything ended
     assert update_cue("so I've been paired with Ruth Oyelaran, a retired math teacher") is None
@@ -2657,3 +2684,300 @@ def test_the_first_sentence_that_speaks_decides_a_supposition(
         ],
     )
     assert mem.recall("Which pharmacy do I use at the moment?", 3).hits[0].memory.id == hardy
+
+
+# ------------------------------------------------ the twenty-eighth round's phrasings
+
+
+def test_a_person_the_asker_tells_of_has_their_newest_value_first(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # a name the asker tells of, no speaker of the memory: questions about them are
+    # reordered as the asker's own are, and the asker's words naming them count
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("We have two daughters, Noor and Lina, and a very patient cat.", OLD),
+            (
+                "Noor plays for Hackney Wick under-11s on Saturday mornings, so my weekends "
+                "are spent on freezing touchlines.",
+                OLD + timedelta(days=30),
+            ),
+            (
+                "Noor's moved to Clapton Juniors this season because her coach left, and "
+                "she's already scored twice.",
+                NEW,
+            ),
+            ("I play five-a-side with the Dalston Dynamos on Thursdays.", NEW),
+        ],
+    )
+    assert "Clapton" in _first(mem, "Which football team does Noor play for these days?")
+    assert "Hackney" in _first(mem, "Which team did Noor play for before?")
+    assert "Dynamos" in _first(mem, "Which team do I play for?")
+
+
+def test_a_name_in_a_store_of_facts_about_people_is_left_to_the_search(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # no one of the asker's: Mia's facts are of different things, and the newest
+    # of them is no newer value of the one asked for
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Mia collects old postcards from Portugal.", OLD),
+            ("Mia plays the cello in a string quartet.", MID),
+            ("Mia works as a nurse at the city hospital.", NEW),
+        ],
+    )
+    assert "postcards" in _first(mem, "What does Mia collect?")
+    assert "cello" in _first(mem, "Which instrument does Mia play?")
+
+
+def test_a_speaker_of_a_conversation_is_no_person_told_of() -> None:
+    from kenning.retrieval.currency import _told_of
+
+    # a question about someone whose own words the hits hold (a speaker of a
+    # transcript) is left to the search; one about a person only told of is not
+    assert _told_of("noor", [("noor", None), ("self", None)])
+    assert not _told_of("caroline", [("caroline", "caroline"), ("self", "melanie")])
+    assert not _told_of("caroline", [("self", "melanie")])
+    assert not _told_of("", [("", None)])
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("Good news at last: Martin starts at Siemens on Monday.", "martin"),
+        ("Quick update: Anna has moved to Rome.", "anna"),
+        ("Phew: the broker's got us a fix with Barclays.", "self"),
+        ("My new address: 12 Baker Street, London.", "self"),
+        # a topic before the colon is no heading: a terse note about one's own things
+        ("car ins: State Farm, $142/mo", "self"),
+        ("insuring the new car: Progressive quoted $118 -> switching", "self"),
+    ],
+)
+def test_a_heading_names_no_one(text: str, who: str) -> None:
+    assert subject_of(text) == who
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        (
+            "Since Dad's in the care home, he's had to register with the GP that covers it, "
+            "Dr. Ferreira. I'm keeping my own doctor, thank goodness.",
+            "dad",
+        ),
+        ("When Anna left the choir, she gave me her folder.", "anna"),
+        ("Since Dad moved in, I have switched us to Octopus.", "self"),
+        ("Since I moved, my gym is FitX.", "self"),
+    ],
+)
+def test_a_fronted_clause_names_whom_the_main_clause_is_about(text: str, who: str) -> None:
+    # the main clause's "he" or "she" is the person the clause before it names
+    assert subject_of(text) == who
+
+
+@pytest.mark.parametrize(
+    ("query", "who"),
+    [
+        ("Who is Dad's GP now?", "dad"),
+        ("Where does Mum live now?", "mum"),
+        ("Where does my sister live?", "sister"),
+        ("Where does Alice's sister live now?", "alice"),
+    ],
+)
+def test_a_relation_called_by_name_in_a_question_is_the_askers(query: str, who: str) -> None:
+    assert question_subject(query) == who
+
+
+def test_a_relation_of_several_names_each_person() -> None:
+    assert people_named(
+        "I live in Leeds with my husband Tom and our two teenagers, Ava and Finn."
+    ) >= {
+        "ava",
+        "finn",
+        "tom",
+    }
+    assert people_named("My twins Rosa and Ines start school in May.") >= {"rosa", "ines"}
+
+
+def test_who_holds_a_relation_of_mine_changes_when_they_leave(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "my boss has transferred, so I report to Desmond" says who my boss is now,
+    # though it opens on the boss who left: the asker's, above the asker's job
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I work as the office manager at a firm of solicitors in Leeds.", OLD),
+            ("My boss is a woman called Harriet who never stops.", OLD + timedelta(days=30)),
+            (
+                "My boss has transferred to the York office, so I report to a chap called "
+                "Desmond, who is much calmer. Tom's manager, Gary, is still a nightmare.",
+                NEW,
+            ),
+        ],
+    )
+    assert "Desmond" in _first(mem, "Who is my boss now?")
+
+
+def test_introducing_a_relation_states_no_fact_of_theirs(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "I live in Leeds with my husband Tom" is the speaker's home: for "Who does my
+    # husband work for now?" the newest of Tom's own news answers
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I'm Jo, and I live in Leeds with my husband Tom and our dog.", OLD),
+            ("Tom's been made redundant from Kellogg's after twenty years.", MID),
+            ("Good news at last: Tom starts at Siemens as an engineer on Monday.", NEW),
+        ],
+    )
+    assert "Siemens" in _first(mem, "Who does my husband work for now?")
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("Noor's got her first Saturday job, at the bakery on Mill Road.", True),
+        ("We bought our first house in 2019.", True),
+        ("I sold the Golf and bought my first electric car, a Tesla.", False),
+        ("Today was my first day at Philips.", False),
+        ("Noor's gone off her first choice and it's Bristol she wants now.", False),
+        ("Our first nanny has left, so we have a new one, Carmen.", False),
+        ("My first name is Jo.", False),
+    ],
+)
+def test_a_first_of_its_kind_changes_nothing_earlier(text: str, first: bool) -> None:
+    assert first_of_its_kind(text) is first
+
+
+def test_a_first_job_is_the_first_whatever_else_was_said_before(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Noor's got her first Saturday job" pairs with nothing earlier about Noor,
+    # so the first job answers "first", not the oldest thing said about her
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("We have two daughters, Noor and Lina.", OLD - timedelta(days=30)),
+            ("Noor is fifteen and Lina is twelve, so the house is never quiet.", OLD),
+            (
+                "Noor's got her first Saturday job, at the bakery on Mill Road, and she "
+                "smells of bread permanently.",
+                MID,
+            ),
+            (
+                "Noor's packed in the bakery and is waitressing at Pizza Luca instead, the "
+                "tips are much better.",
+                NEW,
+            ),
+        ],
+    )
+    assert "bakery on Mill Road" in _first(mem, "Where was Noor's first job?")
+    assert "Pizza Luca" in _first(mem, "Where does Noor work now?")
+
+
+def test_a_relation_called_by_name_has_the_newest_value_first(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Dad" called by name is the asker's dad, in the question and the statements
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My GP is Dr. Okafor at the Barlow Medical Centre.", OLD),
+            ("Took Dad to see his GP, Dr. Mensah, about his swollen ankles.", MID),
+            (
+                "Since Dad's in the care home, he's had to register with the GP that covers "
+                "it, Dr. Ferreira. I'm keeping my own doctor, thank goodness.",
+                NEW,
+            ),
+        ],
+    )
+    assert "Ferreira" in _first(mem, "Who is Dad's GP now?")
+    assert "Mensah" in _first(mem, "Which doctor did Dad have before his current one?")
+    assert "Okafor" in _first(mem, "Who is my GP?")
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        # a person taken up again by "he" or "she", as some speakers say it
+        ("Fernanda she did the switch though, she went to Freedom.", "fernanda"),
+        ("My wife she changed her job, now she is at Deloitte.", "wife"),
+        ("Then she left the band.", "she"),
+        # a change the speaker only thinks of makes nobody's news the speaker's
+        (
+            "My colleague Jorge pays only 50 dollars at one of the small carriers. I am "
+            "thinking to port my number.",
+            "colleague",
+        ),
+        (
+            "My daughter insisted I change, so as of this month my pharmacy is the Kroger instead.",
+            "self",
+        ),
+    ],
+)
+def test_whom_a_speakers_own_phrasing_is_about(text: str, who: str) -> None:
+    assert subject_of(text) == who
+
+
+def test_news_of_a_household_is_no_change_of_the_speakers() -> None:
+    # "so dinners are half and half in our house now" says what followed for the
+    # household, no change of the speaker's; "and I'm now with Ruth" is one
+    known = frozenset({"fernanda", "jean"})
+    said = "Fernanda went vegetarian, so dinners are half and half in our house now."
+    assert told_of(said, known) == "fernanda"
+    assert told_of("Jean moved to the Tuesday group, and I'm now with Ruth.", known) is None
+    assert supposes("I am thinking to port my number to Freedom.")
+
+
+def test_introducing_by_name_states_no_fact_of_theirs(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "We have a ginger cat called Pickle" says who Pickle is, no earlier vet of
+    # Pickle's, through either door
+    assert introduced_names("We have a ginger cat called Pickle.") == {"pickle"}
+    assert introduced_names("My wife Priya plays cello.") == {"priya"}
+    assert introduced_names("Pickle's vet is Meadowbank Vets.") == frozenset()
+    mem = make_memory(settings=_rules())
+    _kim_says(mem, "We have a ginger cat called Pickle.", OLD, "s0")
+    _kim_says(mem, "Pickle's vet is Meadowbank Vets, they're fine I guess", MID, "s1")
+    _kim_says(
+        mem, "switched Pickle to Greenside Vet Clinic, the old place kept cancelling", NEW, "s2"
+    )
+    assert "Meadowbank" in _first(mem, "Which vet did Pickle use before?")
+    assert "Greenside" in _first(mem, "Which vet do we take Pickle to now?")
+
+
+def test_the_askers_pet_is_told_of_and_its_introduction_is_its_fact(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "Our beagle Pepper" makes Pepper the asker's, so a question about Pepper is
+    # ordered as one about the asker's own; the introduction opens on Pepper and
+    # is Pepper's first vet
+    assert introduced_names("Our beagle Pepper is registered with Elm Vets.") == {"pepper"}
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Our beagle Pepper is registered with Elm Vets on the high street.", OLD),
+            ("Our cat Miso sleeps all day.", OLD + timedelta(days=1)),
+            (
+                "Pepper has moved to Oakfield Vet Practice because our old practice stopped "
+                "doing Saturday appointments.",
+                MID,
+            ),
+            (
+                "Now that we are in the new house, Pepper is registered at Brookside, where "
+                "Dr. Moyo is brilliant with nervous dogs.",
+                NEW,
+            ),
+        ],
+    )
+    assert "Brookside" in _first(mem, "Which vet practice is Pepper with now?")
+    # an introduction that opens on the one it names is theirs; one that names them
+    # further on ("I live in Leeds with my husband Tom") is the speaker's
+    assert _opens_on("Our beagle Pepper is registered with Elm Vets.", "pepper")
+    assert not _opens_on("I live in Leeds with my husband Tom.", "tom")

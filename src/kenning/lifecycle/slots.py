@@ -43,7 +43,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..graph.rules import HONORIFICS
+from ..graph.rules import COMMON_WORDS, HONORIFICS
 
 __all__ = [
     "Aspect",
@@ -271,15 +271,43 @@ def _first_person(text: str) -> str:
 _ANYONE = frozenset("everyone everybody nobody anyone anybody people".split())
 
 
+#: Words that make a few words before a colon a heading of news ("Good news at
+#: last:", "Phew:", "Quick update:"), which names no one: the sentence after it says
+#: whom the text is about. Without one they name a topic: "car ins: State Farm",
+#: "Nora: ballet at BalletMet".
+_NEWS = frozenset("news update updates phew fyi psst yay ugh wow guess".split())
+#: At most this many words (and characters) before a heading's colon.
+_HEADING_WORDS, _HEADING_CHARS = 5, 60
+
+
+def _without_heading(text: str) -> str:
+    """``text`` after a heading of news of no one's (:data:`_NEWS`) before a colon
+    and a space; "My news: ..." is the speaker's heading, and "car ins: ..." a
+    topic, kept."""
+    colon = text.find(":", 0, _HEADING_CHARS)
+    if colon < 0 or not text[colon + 1 : colon + 2].isspace():
+        return text  # most texts; "at 12:30" is no heading
+    words = text[:colon].lower().split()
+    if len(words) > _HEADING_WORDS or _NEWS.isdisjoint(words):
+        return text
+    if any(_mine(w) for w in words) or any(c in text[:colon] for c in ".!?,;"):
+        return text
+    return text[colon + 1 :].lstrip()
+
+
 @functools.lru_cache(maxsize=50_000)
 def subject_of(text: str) -> str:
     """Whom ``text`` is about: ``"self"``, a relation noun, a pronoun or name, or ``""``.
-    A fact rewritten about "the user" is the speaker's, as in the speaker's words."""
-    text = _first_person(text)
+    A fact rewritten about "the user" is the speaker's, as in the speaker's words; a
+    heading before a colon names no one ("Good news at last: Martin starts at
+    Siemens on Monday" is Martin's)."""
+    text = _without_heading(_first_person(text))
     words = _split_clitic(_head(text))
     lows = [w.lower() for w in words]
     if lows and lows[0] in _ANYONE:
         return ""  # "Everyone I know is moving out of Berlin": no one in particular
+    if (resumed := _resumed(words, lows)) is not None:
+        return resumed  # "Fernanda she did the switch", "My wife she changed her job"
     opener = _named_opener(words, lows)
     if opener is not None:
         return opener
@@ -381,6 +409,24 @@ def _verb_at(lows: list[str], j: int) -> int:
     return j
 
 
+def _resumed(words: list[str], lows: list[str]) -> str | None:
+    """The person a text opens on and takes up again with "he" or "she" as the
+    subject, as some speakers do ("Fernanda she did the switch though", "My wife
+    she changed her job"): a name or the speaker's relation, folded; else None."""
+    if "he" not in lows and "she" not in lows:
+        return None  # most texts
+    i = 0
+    while i < len(lows) and lows[i] in _LEADING:
+        i += 1
+    if lows[i : i + 1] in (["my"], ["our"]) and i + 2 < len(lows) and lows[i + 1] in RELATIONS:
+        who, at = lows[i + 1], i + 2
+    elif i + 1 < len(lows) and _a_name(words[i]) and lows[i].isalpha():
+        who, at = lows[i], i + 1
+    else:
+        return None
+    return who if lows[at] in ("he", "she") and who not in COMMON_WORDS else None
+
+
 def _named_opener(words: list[str], lows: list[str]) -> str | None:
     """The name that opens the head as the subject of a verb, when the speaker is
     in it only as an object ("Mark joined TrainMore and is suddenly very into
@@ -422,6 +468,16 @@ _TAKES_OVER = re.compile(r"\b(?:took|taken|takes|taking)\s+over\b", re.IGNORECAS
 _TOLD_AS_PERSON = frozenset("he he's him his himself she she's her hers herself".split())
 
 
+#: A clause put before the main one ("Since Dad's in the care home, he's had to
+#: register with Dr. Ferreira"), with the main clause's "he" or "she" (the person
+#: the fronted clause names) as ``pronoun``.
+_FRONTED = re.compile(
+    r"\s*(?:since|as|because|now\s+that|once|after|when|while)\s+(?=[A-Z])"
+    r"(?=[^,;.!?]*,\s*(?P<pronoun>(?:he|she)(?:'s|\u2019s)?\b))?",
+    re.IGNORECASE,
+)
+
+
 def _first_clause(text: str) -> str:
     """``text`` up to where its first clause ends (:data:`_CLAUSE_OPENS`)."""
     found = _CLAUSE_OPENS.search(text)
@@ -459,6 +515,10 @@ def _opening_person(text: str) -> tuple[str, bool] | None:
     if found is None or not found.group(0)[:1].isupper() or _mine(found.group(0)):
         if found is None or found.group(0).lower() not in _LEADING:
             return None  # most texts: "I ...", "My ...", "switched to ..."
+    fronted = _FRONTED.match(text)
+    if fronted is not None:  # "Since Dad's in the care home, he's had to ...": Dad's
+        main = _opening_person(text[fronted.end() :]) if fronted.group("pronoun") else None
+        return (main[0], True) if main else None  # told of by the main clause's "he"
     text = _first_person(text)
     clause = _first_clause(text)
     words = _split_clitic(_head(clause))
@@ -490,7 +550,11 @@ def _opening_person(text: str) -> tuple[str, bool] | None:
             return None  # "Donna has retired ... Her niece Kim has taken over her chair"
         if subject_of(part) != "self":
             continue
-        if update_cue(part) or (opening == "so" and _names_a_value(part)):
+        cue = update_cue(part)
+        # a word of change, or news said in the speaker's own first words ("..., and
+        # I'm now with Jean"; not "..., so dinners are half and half in our house now")
+        own = says_changed(cue) or (cue is not None and _opens_on_speaker(part))
+        if own or (opening == "so" and _names_a_value(part)):
             return None  # "..., so I'm now partnering with Jean": the speaker's change
     # a relation called by name is a person: "Dad's prescriptions are ..."
     return name, name in RELATIONS or not _TOLD_AS_PERSON.isdisjoint(lows[after:])
@@ -507,6 +571,12 @@ def _later_clauses(text: str, start: int) -> Iterator[tuple[str, str]]:
             yield opening.group(0).lower(), part
 
 
+def _opens_on_speaker(clause: str) -> bool:
+    """Whether ``clause``'s first word past the leading ones is the speaker's."""
+    lows = (w.lower() for w in _words(clause))
+    return next((w for w in lows if w not in _LEADING), None) in _SPEAKER_OPENERS
+
+
 def _names_a_value(clause: str) -> bool:
     """Whether ``clause`` names something after its first word ("I've been paired
     with Ruth"; not "some weeks we make two stops")."""
@@ -516,9 +586,10 @@ def _names_a_value(clause: str) -> bool:
 def _speaker_changes_later(text: str) -> bool:
     """Whether a clause after ``text``'s first says, as the speaker's, that a value
     changed ("My daughter Helen insisted I change, ..., so as of this month my
-    pharmacy is the Kroger instead")."""
+    pharmacy is the Kroger instead"), not that it may ("My colleague Jorge pays
+    only 50 dollars. I am thinking to port my number" is Jorge's)."""
     return any(
-        subject_of(part) == "self" and says_changed(change_cue(part))
+        subject_of(part) == "self" and says_changed(change_cue(part)) and not _supposes(part)
         for _, part in _later_clauses(text, len(_first_clause(text)))
     )
 
@@ -561,6 +632,29 @@ def people_named(text: str) -> frozenset[str]:
     someone else."""
     named = {name for name, _ in _introduced(text, True)}
     return frozenset(named | _named_in_plural(text))
+
+
+@functools.lru_cache(maxsize=20_000)
+def introduced_names(text: str) -> frozenset[str]:
+    """The names ``text`` introduces, folded: people of the speaker's by relation
+    (:func:`people_named`), whatever it says is "called" or "named" so ("We have a
+    ginger cat called Pickle") and a name right after the speaker's own noun ("Our
+    spaniel Biscuit is registered with Riverside Vets"). Such a text tells who
+    they are, no fact of theirs; the names are the speaker's people and pets."""
+    words = _split_clitic(_words(text))
+    lows = [w.lower() for w in words]
+    called = {
+        lows[i + 1] for i, low in enumerate(lows[:-1]) if low in _NAMING and _a_name(words[i + 1])
+    }
+    owned = {
+        lows[i + 2]
+        for i, low in enumerate(lows[:-2])
+        if low in ("my", "our")
+        and words[i + 1].islower()
+        and _a_name(words[i + 2])
+        and lows[i + 2].isalpha()
+    }
+    return people_named(text) | called | owned
 
 
 def _named_in_plural(text: str) -> set[str]:
@@ -644,7 +738,8 @@ def asked_relation(query: str) -> str | None:
 #: Relations that name more than one person: "my kids Ana and Leo" is no alias.
 _PLURAL_RELATIONS = frozenset(
     "parents siblings children kids grandparents friends colleagues coworkers neighbours "
-    "neighbors".split()
+    "neighbors teenagers teens twins sons daughters boys girls grandchildren grandkids "
+    "brothers sisters cousins".split()
 )
 
 
@@ -951,6 +1046,54 @@ _FIRST_COMPOUNDS = frozenset(
 )
 
 
+#: Nouns after "first" that make it a first time of a value held, not the first
+#: value of its kind: "Today was my first day at Philips", "my first lesson with
+#: Sonia" tell a change.
+_FIRST_TIMES = frozenset(
+    "day days week weeks month year shift lesson lessons session sessions class classes "
+    "practice time night morning evening visit appointment game match term semester "
+    "training run check-up checkup".split()
+)
+#: Nouns after "first" that rank a value, not count it: "her first choice", "my first
+#: love" is the one before another.
+_FIRST_RANKS = frozenset("choice choices pick option preference love".split())
+#: Words of change that take a value up ("got", "joined", "bought"), not end one.
+_TAKING = frozenset(
+    "join joined joining start started starting adopt adopted became become bought buy got "
+    "picked brought hired opened open opening enrolled accepted".split()
+)
+_TAKES_UP = "|".join(sorted(_TAKING | {"landed", "found", "signed", "gets", "getting"}))
+_WHOSE_FIRST = re.compile(
+    rf"\b(?i:{_TAKES_UP})\s+(?:(?i:my|our|his|her|their)|[A-Z][a-z]+'s)\s+"
+    r"(?i:(?:very\s+)?first(?:\s+ever)?)\s+(?:[A-Za-z-]+\s+){0,2}[A-Za-z-]+\b"
+)
+
+
+#: Words of change that end a value, which a first value of a kind never tells.
+_ENDS_A_VALUE = (_CHANGE - _TAKING) | {"instead", "anymore"}
+
+
+@functools.lru_cache(maxsize=20_000)
+def first_of_its_kind(text: str) -> bool:
+    """Whether ``text`` tells someone taking up their first value of a kind ("Ellie's
+    got her first Saturday job, at Costa", "We bought our first house in 2019"),
+    which changes no earlier one (not a first time: "My first lecture at ETH was
+    today"): nothing in it ends a value ("I sold the Golf and bought my first
+    electric car" changed the car), and "first" is not of a time ("my first day at
+    Philips" tells a new job) nor of a rank ("Ellie's gone off her first choice"),
+    and nothing is new ("Our first aide has been reassigned, so we have a new one")."""
+    found = _WHOSE_FIRST.search(text.replace("\u2019", "'"))
+    if found is None:
+        return False
+    words = _LOWER_WORD.findall(text.lower())
+    if {w.lower() for w in found.group(0).split()} & (
+        _FIRST_TIMES | _FIRST_COMPOUNDS | _FIRST_RANKS
+    ):
+        return False
+    ends = _ENDS_A_VALUE.isdisjoint(words) and "new" not in words  # "..., so we have a new one"
+    return ends and "no longer" not in text.lower()
+
+
 #: Words after a cue that name no thing it is about ("moved to", "switched my").
 _NOT_A_THING = (
     _FUNCTION
@@ -1156,7 +1299,12 @@ _REQUEST_OBJECTS = frozenset("me us".split())
 _YOU = frozenset("you u".split())
 #: Irregular past forms that take "me"/"us" ("Gave me a lift", "Told us to wait").
 _PAST_FORMS = frozenset("gave told sent made took showed taught found kept lent paid".split())
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+#: A sentence: up to its final marks; a title's dot ("Dr. Sandhu", "Mrs. Lee") and a
+#: decimal point ("2.5 GB") end none.
+_AFTER_TITLE = "|".join(rf"(?<=\b{t})" for t in sorted(HONORIFICS | {"st"}))
+_SENTENCE = re.compile(
+    rf"[^.!?]+(?:(?:{_AFTER_TITLE}|(?<=\d)(?=\.\d))\.[^.!?]*)*[.!?]*", re.IGNORECASE
+)
 #: Opening words that are no request's verb ("I", "Can", "What", "Today", "The").
 _NOT_VERBS = _FIRST_PERSON | _AUX | _WH | _LEADING | _FUNCTION
 
@@ -1238,6 +1386,7 @@ _SUPPOSING_PHRASES = frozenset(
     {
         ("thinking", "about"),
         ("thinking", "of"),
+        ("thinking", "to"),  # "I am thinking to port my number"
         ("thought", "about"),
         ("thought", "of"),
         ("planning", "to"),
@@ -1247,10 +1396,13 @@ _SUPPOSING_PHRASES = frozenset(
     }
 )
 _SUPPOSING_OPENERS = frozenset(a for a, _ in _SUPPOSING_PHRASES)
-#: An "if" that opens an aside, no condition: "if you can imagine", "if I'm honest",
-#: "if you ask me", "if memory serves".
+#: An "if" that opens an aside or a concession, no condition: "if you can imagine",
+#: "if I'm honest", "if you ask me", "if memory serves"; "even if he does talk a mile
+#: a minute", "thorough, if a bit brusque", "one of the best, if not the best", "as
+#: if I had a choice".
 _ASIDE_IF = re.compile(
-    r"\bif\s+(?:you\s+(?:can\s+(?:imagine|believe\s+it)|ask\s+me|will|like|must\s+know)"
+    r"\b(?:even|as)\s+if\b|,\s*if\s+not\b|\bif\s+(?:(?:a\s+)?(?:bit|little|tad|touch)\b"
+    r"|(?:slightly|somewhat|rather)\b|you\s+(?:can\s+(?:imagine|believe\s+it)|ask\s+me|will|like|must\s+know)"
     r"|i(?:'|\u2019)?m\s+(?:being\s+)?honest|i\s+(?:may\s+say\s+so|remember\s+(?:right|correctly))"
     r"|memory\s+serves|that\s+makes\s+sense|nothing\s+else|anything)\b",
     re.IGNORECASE,
@@ -1357,7 +1509,8 @@ def _supposes(text: str) -> bool:
     nearly did it, but in the end I stayed with the plan I've got")."""
     if _kept_after_all(text):
         return True
-    text = _ASIDE_IF.sub(" ", text)  # "..., if you can imagine": an aside supposes nothing
+    if "if" in text.lower():  # "..., if you can imagine": an aside supposes nothing
+        text = _ASIDE_IF.sub(" ", text)
     original = [w.replace("\u2019", "'") for w in _WORD.findall(text)]
     lows = [w.lower() for w in original]
     present = set(lows)
@@ -1479,6 +1632,19 @@ def is_person(subject: str) -> bool:
     return subject in ("he", "she", "they") or subject.rsplit(" ", 1)[-1] in RELATIONS
 
 
+def _called_by(words: Sequence[str], relation: str) -> bool:
+    """Whether ``words`` call someone by ``relation`` as by a name, capitalised after
+    a first word and nobody's ("Who is Dad's GP now?"; not "Is Alice's Dad ...")."""
+    return any(
+        w[:1].isupper()
+        and kin(w.lower()) == kin(relation)
+        and words[i - 1] != "'s"
+        and words[i - 1].lower() not in _DETERMINERS
+        for i, w in enumerate(words)
+        if i > 0
+    )
+
+
 @functools.lru_cache(maxsize=20_000)
 def question_subject(query: str) -> str:
     """Whom a question asks about: ``"self"`` ("Where do I live?"), a relation
@@ -1491,7 +1657,7 @@ def question_subject(query: str) -> str:
         if mine:
             return "self"
     elif found:  # "my sister", not "Alice's sister" (that is Alice's business)
-        return found if mine or found not in RELATIONS else ""
+        return found if mine or found not in RELATIONS or _called_by(words, found) else ""
     for w in words[1:]:
         if w[:1].isupper() and w.lower() not in _FUNCTION and w.lower() not in _FIRST_PERSON:
             return w.lower()

@@ -107,7 +107,7 @@ beside the other signals.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -131,6 +131,8 @@ from ..lifecycle.slots import (
     aspect_of,
     change_cue,
     different_things,
+    first_of_its_kind,
+    introduced_names,
     is_person,
     kin,
     leaves_own_thing,
@@ -175,6 +177,11 @@ class Question:
     #: The relation whose name the question asks for ("Who is my manager now?" →
     #: ``"manager"``; :func:`.slots.asked_relation`).
     relation: str | None = None
+    #: The subject is one of the asker's people or pets (:func:`.slots.introduced_names`:
+    #: "our two teenagers, Ellie and Sam") whom the memory tells of, no speaker of it
+    #: ("Which team does Sam play for now?" of "Sam's moved to Whalley Range");
+    #: set by :func:`current_first` from the hits.
+    told_of: bool = False
 
     @property
     def about_asker(self) -> bool:
@@ -185,12 +192,17 @@ class Question:
     @property
     def reorders(self) -> bool:
         """Whether hits of the same group are reordered by time: questions about the
-        present or an earlier value of the asker or the asker's relation, naming no time.
+        present or an earlier value of the asker, the asker's relation or one of
+        the asker's people the memory tells of (:attr:`told_of`), naming no time.
+        A name in a store of facts about people ("What does Mia like?") is left
+        to the search.
 
-        Questions about a named third person ("What is Caroline's job?") are left
-        alone: in a multi-party transcript they mostly ask about events, and on
-        the LoCoMo dev split reordering them cost recall@10 0.08."""
-        return self.aspect in ("now", "before", "first") and not self.window and self.about_asker
+        Questions about a speaker of the memory ("What is Caroline's job?" of a
+        conversation with Caroline) are left alone: in a multi-party transcript
+        they mostly ask about events, and on the LoCoMo dev split reordering them
+        cost recall@10 0.08."""
+        mine = self.about_asker or self.told_of
+        return self.aspect in ("now", "before", "first") and not self.window and mine
 
 
 def question_of(query: str, window: bool, anchor: str | None = None) -> Question:
@@ -292,12 +304,24 @@ def _subject(
     if kin_asked and who == "self" and _called(record.content, kin_asked):
         who = kin_asked
     if own_relation and kin(who) == kin(own_relation):
-        if any(kin(rel) == kin(own_relation) for _, rel in relation_names(record.content)):
+        # "My boss is Harriet" names the asker's boss, and "My boss has transferred to
+        # London, so I report to Desmond" says who holds the role changed
+        said = statement(record.content)
+        if says_changed(said.cue) or any(
+            kin(rel) == kin(own_relation) for _, rel in relation_names(record.content)
+        ):
             who = "self"
     if names:
         who = names.get(who, who)
         if asked and who == "self" and asked in _names_in(record.content):
-            who = names[asked]
+            # not where the speaker only introduces her: "I live in Chorlton with my
+            # husband Martin" is the speaker's home, no fact of Martin's, and "We have
+            # two kids: Leo, who's 7, and Nora" or "We have a cat called Pickle" no
+            # fact of theirs
+            # ("Our spaniel Biscuit is registered with Riverside Vets" opens on her,
+            # and is hers)
+            if asked not in introduced_names(record.content) or _opens_on(record.content, asked):
+                who = names[asked]
     author = speaker_of(record, fields)
     name = author.split()[0].lower() if author else None
     if name and who in ("self", name) and names and name in names:
@@ -306,6 +330,13 @@ def _subject(
 
 
 _NAME_WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def _opens_on(text: str, name: str) -> bool:
+    """Whether ``name`` stands among the first three words of ``text`` ("Our spaniel
+    Biscuit is ...", "My wife Priya plays ..."): the text is about them."""
+    words = _NAME_WORD.findall(text[:80].lower().replace("\u2019", "'"))[:3]
+    return any(w.removesuffix("'s") == name for w in words)
 
 
 def _names_in(text: str) -> set[str]:
@@ -339,13 +370,28 @@ def _name_of(relation: str, names: Mapping[str, str]) -> str | None:
     return next(iter(known)) if len(known) == 1 else None
 
 
+def _told_of(name: str, about: Iterable[tuple[str, str | None]]) -> bool:
+    """Whether the hits tell of ``name`` (one is about them) and none is in their
+    own words: a person the asker tells of, not a speaker of the memory."""
+    about = list(about)
+    told = any(who == name for who, _ in about)
+    return bool(name) and told and all(author != name for _, author in about)
+
+
 def _matches(
-    q: str, who: str, author: str | None, now: bool = False, people: Set[str] = frozenset()
+    q: str,
+    who: str,
+    author: str | None,
+    now: bool = False,
+    people: Set[str] = frozenset(),
+    told: bool = False,
 ) -> bool | None:
     """True: about the question's subject; False: about someone else; None: can't say.
     ``people``: names known as people's (:func:`.slots.people_named`), whose
     statements are someone's ("Keisha's new mentor is Aaron Blum"), where a name
-    alone may be a thing ("Tesco's prices went up").
+    alone may be a thing ("Tesco's prices went up"); ``told``: ``q`` is a person
+    the asker tells of (:attr:`Question.told_of`), so the asker's own facts are not
+    theirs.
 
     ``now``: the question asks about the present in so many words, so another
     speaker's own words are about that speaker ("Melanie: I live in Munich" for
@@ -363,6 +409,8 @@ def _matches(
         return False if who == "self" or person else None
     if who == q or (who == "self" and author == q):
         return True
+    if told:
+        return False if who == "self" or person else None
     if now and who == "self" and author is not None:
         return False
     return None
@@ -411,7 +459,24 @@ def current_first(
         h.memory.id: _subject(h.memory, fields, names, asked, q.relation, kin_asked, known)
         for h in read
     }
-    match = {mid: _matches(q.subject, *who, q.says_now, people) for mid, who in about.items()}
+    if (
+        asked is None
+        and not q.about_asker
+        and _told_of(q.subject, about.values())
+        and any(q.subject in introduced_names(h.memory.content) for h in read)
+    ):
+        # one of the asker's people or pets ("our two teenagers, Ellie and Sam", "Our
+        # spaniel Biscuit"), told of and no speaker: what the asker says naming them
+        # is about them too, as for a relation (a name in a store of facts about
+        # people is left to the search)
+        q, asked, names = replace(q, told_of=True), q.subject, {**names, q.subject: q.subject}
+        about = {
+            h.memory.id: _subject(h.memory, fields, names, asked, q.relation, kin_asked, known)
+            for h in read
+        }
+    match = {
+        mid: _matches(q.subject, *who, q.says_now, people, q.told_of) for mid, who in about.items()
+    }
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
         for h in read:
@@ -460,7 +525,9 @@ def current_first(
                 about[h.memory.id] = _subject(
                     h.memory, fields, names, asked, q.relation, kin_asked, known
                 )
-                match[h.memory.id] = _matches(q.subject, *about[h.memory.id], q.says_now, people)
+                match[h.memory.id] = _matches(
+                    q.subject, *about[h.memory.id], q.says_now, people, q.told_of
+                )
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
         best = max((meaning(ctx, h.memory.id) for h in own), default=0.0)
@@ -774,7 +841,11 @@ def _groups(
     sims = m @ m.T
     sims = _as_said(ctx, own, vectors, sims)
     words = [_words(h.memory.content) for h in own]
-    stems = [_stems(h.memory.content) for h in own]
+    # the name of whom both are about is no word of the attribute they share: "Ellie
+    # is fifteen" and "Ellie's got her first Saturday job" share only Ellie
+    whom = {term_stem(who) for who, _ in about.values()}
+    stems = [_stems(h.memory.content) - whom for h in own]
+    firsts = [first_of_its_kind(h.memory.content) for h in own]
     pairs: list[tuple[int, int, int]] = []  # (i, j, the newer of the two)
     apart: set[tuple[int, int]] = set()  # two changes of different things
     for i in range(len(own)):
@@ -790,6 +861,8 @@ def _groups(
             same_speaker = a is None or b is None or a == b
             differ = bool(words[i] - words[j]) and bool(words[j] - words[i])
             n = max((i, j), key=lambda x: (own[x].memory.said_at, own[x].memory.id))
+            if firsts[n]:
+                continue  # "Ellie's got her first Saturday job" changes no earlier one
             older = j if n == i else i
             # an update's cue lowers the floor only for what was said before it,
             # in another conversation
