@@ -18,7 +18,9 @@ named by relation and name); `-c` was read once, after the round's rules. And
 polite, rambling sentences to a voice assistant); `-b` was read once, after
 the round's rules. And `twentyseventh-a` (a mother whose messages mix what
 her family did with her own changes), read once after the twenty-seventh
-round's rules.
+round's rules, and `twentyeighth-a` (a father writing in his second
+language, with questions about his wife and children by name), read once
+after the twenty-eighth round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the
