@@ -1632,16 +1632,17 @@ def is_person(subject: str) -> bool:
     return subject in ("he", "she", "they") or subject.rsplit(" ", 1)[-1] in RELATIONS
 
 
-def _called_by(words: Sequence[str], relation: str) -> bool:
-    """Whether ``words`` call someone by ``relation`` as by a name, capitalised after
-    a first word and nobody's ("Who is Dad's GP now?"; not "Is Alice's Dad ...")."""
+@functools.lru_cache(maxsize=20_000)
+def called_by_name(text: str, relation: str) -> bool:
+    """Whether ``text`` calls someone by ``relation`` as by a name, capitalised and
+    nobody's: "helped Mom move in", "Mum's given up her shifts", "Who is Dad's GP
+    now?"; not "my mum", "Alice's Dad"."""
+    words = _split_clitic(_words(text))
     return any(
         w[:1].isupper()
         and kin(w.lower()) == kin(relation)
-        and words[i - 1] != "'s"
-        and words[i - 1].lower() not in _DETERMINERS
+        and (i == 0 or (words[i - 1] != "'s" and words[i - 1].lower() not in _DETERMINERS))
         for i, w in enumerate(words)
-        if i > 0
     )
 
 
@@ -1657,7 +1658,7 @@ def question_subject(query: str) -> str:
         if mine:
             return "self"
     elif found:  # "my sister", not "Alice's sister" (that is Alice's business)
-        return found if mine or found not in RELATIONS or _called_by(words, found) else ""
+        return found if mine or found not in RELATIONS or called_by_name(query, found) else ""
     for w in words[1:]:
         if w[:1].isupper() and w.lower() not in _FUNCTION and w.lower() not in _FIRST_PERSON:
             return w.lower()

@@ -107,7 +107,7 @@ beside the other signals.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -129,6 +129,7 @@ from ..lifecycle.slots import (
     Aspect,
     asked_relation,
     aspect_of,
+    called_by_name,
     change_cue,
     different_things,
     first_of_its_kind,
@@ -301,7 +302,7 @@ def _subject(
     who = statement(record.content).subject
     if who == "self" and known:  # "Walter sees a dermatologist too now, ... and I ..."
         who = told_of(record.content, known) or who
-    if kin_asked and who == "self" and _called(record.content, kin_asked):
+    if kin_asked and who == "self" and called_by_name(record.content, kin_asked):
         who = kin_asked
     if own_relation and kin(who) == kin(own_relation):
         # "My boss is Harriet" names the asker's boss, and "My boss has transferred to
@@ -314,12 +315,10 @@ def _subject(
     if names:
         who = names.get(who, who)
         if asked and who == "self" and asked in _names_in(record.content):
-            # not where the speaker only introduces her: "I live in Chorlton with my
-            # husband Martin" is the speaker's home, no fact of Martin's, and "We have
-            # two kids: Leo, who's 7, and Nora" or "We have a cat called Pickle" no
-            # fact of theirs
-            # ("Our spaniel Biscuit is registered with Riverside Vets" opens on her,
-            # and is hers)
+            # not where the speaker only introduces her further on: "I live in
+            # Chorlton with my husband Martin" is the speaker's home, and "We have a
+            # cat called Pickle" no fact of Pickle's ("Our spaniel Biscuit is
+            # registered with Riverside Vets" opens on her, and is hers)
             if asked not in introduced_names(record.content) or _opens_on(record.content, asked):
                 who = names[asked]
     author = speaker_of(record, fields)
@@ -346,23 +345,6 @@ def _names_in(text: str) -> set[str]:
     return {w.removesuffix("'s") for w in words}
 
 
-#: Words before a relation noun that make it no name: "my mum", "his mom".
-_WHOSE = frozenset("my our your his her their the a".split())
-_WORD_AS_WRITTEN = re.compile(r"[A-Za-z]+")
-
-
-def _called(text: str, relation: str) -> bool:
-    """Whether ``text`` calls someone by ``relation`` as by a name, capitalised and
-    nobody's ("helped Mom move in", "Mum's given up her shifts"; not "my mum")."""
-    words = _WORD_AS_WRITTEN.findall(text)
-    return any(
-        w[0].isupper()
-        and kin(w.lower()) == kin(relation)
-        and (i == 0 or words[i - 1].lower() not in _WHOSE)
-        for i, w in enumerate(words)
-    )
-
-
 def _name_of(relation: str, names: Mapping[str, str]) -> str | None:
     """The one name the hits know ``relation`` by ("Our daughter Maya ..." for
     "Who teaches our daughter piano now?"), or None for none or several."""
@@ -370,10 +352,9 @@ def _name_of(relation: str, names: Mapping[str, str]) -> str | None:
     return next(iter(known)) if len(known) == 1 else None
 
 
-def _told_of(name: str, about: Iterable[tuple[str, str | None]]) -> bool:
-    """Whether the hits tell of ``name`` (one is about them) and none is in their
-    own words: a person the asker tells of, not a speaker of the memory."""
-    about = list(about)
+def _told_of(name: str, about: Collection[tuple[str, str | None]]) -> bool:
+    """Whether the hits (whom each is about, and its speaker) tell of ``name`` and
+    none is in their own words: a person the asker tells of, no speaker of the memory."""
     told = any(who == name for who, _ in about)
     return bool(name) and told and all(author != name for _, author in about)
 
