@@ -460,6 +460,50 @@ def test_a_move_a_layoff_and_a_birthday_change_the_value(
     assert (d.action, d.target, d.reason) == (Action.SUPERSEDE, "m1", reason)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "We have two daughters, Noor and Lina.",
+            "Noor is fifteen and Lina has just turned twelve.",
+        ),
+        ("We have two daughters, Noor and Lina.", "Noor is 15 and Lina has just turned 12."),
+        ("My two boys play for Ashford Juniors.", "Sam is nine now and loves it."),
+    ],
+)
+def test_an_age_is_no_new_count(old: str, new: str) -> None:
+    """A number standing alone after "is" or "turned" is an age, not a new count of
+    the older statement's noun: the introduction of two daughters stays."""
+    assert act(new, old, 0.6) is Action.ADD
+
+
+def test_ages_spelled_out_still_change_an_age() -> None:
+    d = decide("My son turned eight today.", nb("m1", "My son is seven years old.", 0.85))
+    assert (d.action, d.reason) == (
+        Action.SUPERSEDE,
+        "contradiction: age changed 'seven' -> 'eight'",
+    )
+    # and a count against a count is still a change
+    assert act("We have three cats now.", "We have two cats.", 0.8) is Action.SUPERSEDE
+
+
+def test_a_housemate_named_in_lower_case_changes_nothing_of_the_speakers() -> None:
+    """ "niamh moved to gomo" is the housemate's news when a neighbour introduces
+    Niamh, however the chat writes her name; and "Niamh thinks I've lost it" ends
+    nothing of hers: the ending has its own subject."""
+    house = "I rent a house with two housemates, Niamh, who's a teacher, and Tomás."
+    d = decide(
+        "niamh moved to gomo and won't shut up about it",
+        nb("m1", "I'm with tesco mobile, 15 a month.", 0.5),
+        nb("m2", house, 0.3),
+    )
+    assert d.action is Action.ADD
+    assert act("still doing the dips every weekend. niamh thinks i've lost it", house, 0.3) is (
+        Action.ADD
+    )
+    assert act("Tom and I split up.", "My partner is Tom.", 0.5) is Action.SUPERSEDE
+
+
 def test_a_value_that_ends_ends_the_speakers_fact_about_it() -> None:
     """ "Rex passed away" is about Rex, the value of "I have a dog named Rex", and
     ends it there; a value that goes elsewhere or loses its own thing goes on."""

@@ -210,10 +210,12 @@ from .slots import (
     change_cue,
     denial_before,
     different_things,
+    introduced_names,
     is_person,
     named_subject,
     now_for_long,
     past_state,
+    recased,
     says_changed,
     statement,
     subject_of,
@@ -884,26 +886,36 @@ def _denies_less(denying: _Text, denied: _Text) -> bool:
     return any(t.content and t.stem not in denied.content for t in between)
 
 
-#: How a text gives its subject's age: "I'm 34", "My son is 6", "I turned 35".
-#: The number stands alone (no unit after it: "I'm 34 sure" is no age); a time or a
-#: conjunction may follow.
+#: How a text gives its subject's age: "I'm 34", "My son is 6", "I turned 35",
+#: "Lina has just turned twelve". The number stands alone (no unit after it: "I'm 34
+#: sure" is no age); a time or a conjunction may follow.
+_AGE_NUMBER = r"[0-9]{1,3}|" + "|".join(
+    sorted(
+        _NUMBER_WORDS - {"hundred", "thousand"}
+        | frozenset(
+            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen sixty seventy "
+            "eighty ninety".split()
+        )
+    )
+)
 _AGE = re.compile(
-    r"\b(?:i'm|i am|is|turned|turning|turn)\s+(?P<n>[0-9]{1,3})"
-    r"(?=$|\s+(?:years?|now|today|yesterday|tomorrow|soon|this|last|next|on|in|and|but|so)\b)"
-    r"|\b(?P<m>[0-9]{1,3})\s+years?\s+old\b"
+    rf"\b(?:i'm|i am|is|turned|turning|turn)\s+(?P<n>{_AGE_NUMBER})"
+    r"(?=$|[.,;!]|\s+(?:years?|now|today|yesterday|tomorrow|soon|this|last|next|on|in|and|but|so)\b)"
+    rf"|\b(?P<m>{_AGE_NUMBER})\s+years?\s+old\b"
 )
 
 
 def _age(text: _Text) -> str | None:
     """The subject's age, when the text gives it."""
-    return _age_in(text.norm)
+    ages = _ages_in(text.norm)
+    return ages[0] if ages else None
 
 
 @functools.lru_cache(maxsize=50_000)
-def _age_in(norm: str) -> str | None:
-    """:func:`_age` of a normalised text, cached: each text is asked once per pair."""
-    m = _AGE.search(norm)
-    return (m["n"] or m["m"]) if m else None
+def _ages_in(norm: str) -> tuple[str, ...]:
+    """Every age a normalised text gives, in order; cached: each text is asked once
+    per pair."""
+    return tuple(m["n"] or m["m"] for m in _AGE.finditer(norm))
 
 
 def _clock(numbers: frozenset[str]) -> bool:
@@ -920,6 +932,11 @@ def _number_change(old: _Text, new: _Text) -> str | None:
     if a and b and a != b and old.subject == new.subject != "":
         return f"contradiction: age changed '{a}' -> '{b}'"
     gone, came = old.numbers - new.numbers, new.numbers - old.numbers
+    # an age counts nothing: "Lina has just turned twelve" is no new number of "We
+    # have two daughters, Noor and Lina"; ages are compared only with ages (above)
+    old_ages, new_ages = set(_ages_in(old.norm)), set(_ages_in(new.norm))
+    if bool(old_ages) != bool(new_ages):
+        gone, came = gone - old_ages, came - new_ages
     kinds = {_number_kind(w) for w in gone} & {_number_kind(w) for w in came}
     if (
         not kinds
@@ -1134,6 +1151,7 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
         gone_on = i + 1 < len(lows) and lows[i + 1] in _ELSEWHERE  # "is gone for the weekend"
         if (
             not gone_on
+            and not _own_subject(lows, start)
             and not (low in _CHANGE_VERBS and _with_the_speaker(old, new, lows, start))
             and old.values & set(lows[max(0, start - _ENDS_BEFORE) : start])
             and (
@@ -1157,6 +1175,23 @@ def _stops_by(lows: Sequence[str], i: int) -> bool:
     """Whether the ending at ``i`` is a stop on the way ("I stopped at ING to pay a
     bill", "stopped by Nokia to see old colleagues"), which ends nothing."""
     return lows[i] in ("stop", "stopped", "stops") and i + 1 < len(lows) and lows[i + 1] in _STOP_BY
+
+
+#: Pronouns that open a clause as its subject: "Niamh thinks I've lost it".
+_SUBJECT_PRONOUNS = frozenset(
+    "i i've i'd i'm we we've we'd we're you you've he he's she she's they they've".split()
+)
+
+
+def _own_subject(lows: Sequence[str], start: int) -> bool:
+    """Whether the ending opening at ``start`` has a pronoun of its own for subject
+    ("Niamh thinks I've lost it"): a value named before the pronoun is not what
+    ends. Not one joined to a value ("Tom and I split up")."""
+    return (
+        start > 0
+        and lows[start - 1] in _SUBJECT_PRONOUNS
+        and (start < 2 or lows[start - 2] != "and")
+    )
 
 
 def _past_auxiliaries(lows: Sequence[str], start: int) -> int:
@@ -3009,7 +3044,13 @@ class RuleReconciler(Reconciler):
     def decide(self, new: Incoming, near: Sequence[Neighbour]) -> Decision:
         """The decision for ``new``; see the module docstring for the rules."""
         k = self.knobs
-        text = _analysed(new.content, new.author)
+        # chat in lower case names people as words ("niamh moved to gomo"): each
+        # text is read with the names the texts introduce capitalised, so the
+        # housemate's change is hers, not the speaker's
+        known = frozenset(
+            n for c in (new.content, *(m.content for m in near)) for n in introduced_names(c)
+        )
+        text = _analysed(recased(new.content, known), new.author)
         if new.key is not None:
             same_key = [n for n in near if n.key == new.key]
             if same_key:
@@ -3021,7 +3062,7 @@ class RuleReconciler(Reconciler):
                 return Decision(Action.UPDATE, best.id, f"same key {new.key!r}", best.similarity)
         pool = [n for n in near if new.key is None or n.key is None or n.key == new.key]
         ranked = sorted(pool, key=lambda n: (-n.similarity, n.id))
-        olds = [(n, _analysed(n.content, n.author)) for n in ranked]
+        olds = [(n, _analysed(recased(n.content, known), n.author)) for n in ranked]
         for n, old in olds:  # exact text first, whatever the similarity says
             if old.norm == text.norm:
                 return Decision(Action.NOOP, n.id, "same text", n.similarity)

@@ -60,6 +60,7 @@ __all__ = [
     "past_state",
     "asked_relation",
     "question_subject",
+    "recased",
     "relation_names",
     "says_changed",
     "says_now",
@@ -178,7 +179,19 @@ _NOW_PHRASES = (("these", "days"), ("at", "the", "moment"), ("right", "now"), ("
 _BEFORE_WORDS = frozenset("before previous previously former formerly earlier old prior ex".split())
 _BEFORE_PHRASES = (("used", "to"),)
 #: Words of a past question that ask for the earliest value: "What was my first car?"
-_FIRST_WORDS = frozenset("first original originally earliest".split())
+_FIRST_WORDS = frozenset("first original originally earliest initially".split())
+#: Phrases of a past question that ask for the earliest value: "Which vet was
+#: Pepper with at the very start?", "What did I drive to begin with?".
+_FIRST_PHRASES = frozenset(
+    {
+        ("at", "first"),
+        ("very", "start"),
+        ("very", "beginning"),
+        ("to", "begin", "with"),
+        ("to", "start", "with"),
+        *((at, "the", when) for at in ("at", "from", "in") for when in ("start", "beginning")),
+    }
+)
 #: Verbs that end a value: "Which gym did I cancel?" asks for the one before.
 _ENDING = frozenset(
     "leave left quit sell sold cancel cancelled close closed replace replaced give lose "
@@ -654,7 +667,51 @@ def introduced_names(text: str) -> frozenset[str]:
         and _a_name(words[i + 2])
         and lows[i + 2].isalpha()
     }
-    return people_named(text) | called | owned
+    return people_named(text) | called | owned | _in_apposition(text)
+
+
+#: A name and, after a comma, the speaker's own noun of a few words: "And then
+#: there's Bran, my rescue lurcher, who is the actual boss", "Ana, our neighbour".
+_APPOSITION = re.compile(
+    r"\b([A-Z][\w'\u2019-]*),\s+(?:my|our)\s+(?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*(?=\s*(?:[,.;!]|$))"
+)
+
+
+def _in_apposition(text: str) -> set[str]:
+    """The names ``text`` introduces by the speaker's noun after a comma, folded
+    ("Bran, my rescue lurcher, ..."): not a greeting ("Thanks, my friend")."""
+    if ", my " not in text and ", our " not in text:
+        return set()
+    names = (
+        _unaccented(m[1]).replace("\u2019", "'").removesuffix("'s")
+        for m in _APPOSITION.finditer(text)
+    )
+    return {n.lower() for n in names if _a_name(n) and n.lower() not in COMMON_WORDS}
+
+
+@functools.lru_cache(maxsize=20_000)
+def recased(text: str, names: frozenset[str]) -> str:
+    """``text`` with each of ``names`` (folded) it writes in lower case capitalised:
+    "róisín's moving to dublin!" reads "Róisín's moving to dublin!" where the
+    memory knows Róisín as one of the speaker's people. Chat written in lower case
+    names people as it writes words, and a sentence about the sister would read as
+    the speaker's own; the names given elsewhere, with their capitals, tell them
+    apart. A name that is also a common word ("will", "may") is left as written."""
+    if not names or not any(c.islower() for c in text):
+        return text
+
+    def cap(m: re.Match[str]) -> str:
+        word = m[0]
+        if not word.islower() or _unaccented(word) not in names or word in _NOT_RECASED:
+            return word
+        return word[:1].upper() + word[1:]
+
+    return _LETTERS.sub(cap, text)
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+#: Words never read as a name in lower case, whatever the memory calls someone.
+_NOT_RECASED = COMMON_WORDS | frozenset("will may can must might mark bill hope".split())
 
 
 def _named_in_plural(text: str) -> set[str]:
@@ -739,7 +796,7 @@ def asked_relation(query: str) -> str | None:
 _PLURAL_RELATIONS = frozenset(
     "parents siblings children kids grandparents friends colleagues coworkers neighbours "
     "neighbors teenagers teens twins sons daughters boys girls grandchildren grandkids "
-    "brothers sisters cousins".split()
+    "brothers sisters cousins housemates flatmates roommates".split()
 )
 
 
@@ -1276,7 +1333,7 @@ def aspect_of(query: str) -> Aspect | None:
     )
     if past and not _ENDING_IN_QUESTION.isdisjoint(lows):
         return "before"
-    if past and not _FIRST_WORDS.isdisjoint(lows):
+    if past and (not _FIRST_WORDS.isdisjoint(lows) or any(g in _FIRST_PHRASES for g in grams)):
         return "first"
     if says_now(query):
         return "now"
@@ -1396,6 +1453,12 @@ _SUPPOSING_PHRASES = frozenset(
     }
 )
 _SUPPOSING_OPENERS = frozenset(a for a, _ in _SUPPOSING_PHRASES)
+#: A value looked for, not had: "need a new GP now we're out this side", "looking
+#: for another dentist", "need to find a new landlord".
+_WANTING = re.compile(
+    r"\b(?:needs?|looking\s+for)\s+(?:a\s+new|an\s*other|a\s+different|to\s+find)\b"
+)
+_WANTING_OPENERS = frozenset({"need", "needs", "looking"})
 #: An "if" that opens an aside or a concession, no condition: "if you can imagine",
 #: "if I'm honest", "if you ask me", "if memory serves"; "even if he does talk a mile
 #: a minute", "thorough, if a bit brusque", "one of the best, if not the best", "as
@@ -1519,6 +1582,8 @@ def _supposes(text: str) -> bool:
     if not _SUPPOSING_OPENERS.isdisjoint(present) and any(
         p in _SUPPOSING_PHRASES for p in zip(lows, lows[1:], strict=False)
     ):
+        return True
+    if not _WANTING_OPENERS.isdisjoint(present) and _WANTING.search(text.lower()):
         return True
     if _CHANGE.isdisjoint(present):
         return False  # no change to come
@@ -1655,6 +1720,9 @@ def question_subject(query: str) -> str:
     words = _split_clitic(_words(query))
     mine = any(_mine(w) for w in words)
     if found == "self":  # only when the question says "I", "my", "we" ...
+        named = _named_after_auxiliary(words)
+        if named and not any(w.lower() in _SPEAKING for w in words):
+            return named  # "Which company did Tomás leave us for?": Tomás left
         if mine:
             return "self"
     elif found:  # "my sister", not "Alice's sister" (that is Alice's business)
@@ -1665,8 +1733,25 @@ def question_subject(query: str) -> str:
     return ""
 
 
+#: First-person words that make the speaker a question's subject (not "me", "us").
+_SPEAKING = frozenset("i i'm i've i'd i'll we we're we've we'd".split())
+
+
+def _named_after_auxiliary(words: Sequence[str]) -> str:
+    """The name right after a question's auxiliary ("did Tomás", "does Cian"),
+    folded: the subject of the question's verb; else ""."""
+    for prev, w in zip(words, words[1:], strict=False):
+        if prev.lower() in _AUX and _a_name(w) and w.lower() not in _FIRST_PERSON:
+            return w.lower()
+    return ""
+
+
 _ASPECT_WORDS = (
-    _NOW_WORDS | _BEFORE_WORDS | _FIRST_WORDS | {"these", "days", "moment", "used"}
+    _NOW_WORDS
+    | _BEFORE_WORDS
+    | _FIRST_WORDS
+    | {"very", "start", "beginning", "begin"}
+    | {"these", "days", "moment", "used"}
 ) - {"old"}
 
 
@@ -1685,6 +1770,8 @@ def aspect_words(query: str) -> set[str]:
     out = {w for w in lows if w in _NOW_WORDS or w in _BEFORE_WORDS - {"old"}}
     if aspect == "first":
         out |= _FIRST_WORDS & set(lows)
+        grams = pairs | set(zip(lows, lows[1:], lows[2:], strict=False))
+        out |= {w for g in grams & _FIRST_PHRASES for w in g}
     if ("these", "days") in pairs:
         out |= {"these", "days"}
     if ("the", "moment") in pairs:
