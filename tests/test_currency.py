@@ -37,6 +37,7 @@ from kenning.lifecycle.slots import (
     left_words,
     people_named,
     question_subject,
+    recased,
     relation_names,
     renews_its_thing,
     says_changed,
@@ -159,6 +160,10 @@ def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> 
         # a question opening on an auxiliary is not the asker's own ("US" is no "us")
         ("Would Caroline pursue writing as a career?", "caroline"),
         ("Which US cities does John mention visiting?", "john"),
+        # the name after the auxiliary is the verb's subject; "us", "me" are objects
+        ("Which company did Tomás leave us for?", "tomas"),
+        ("Who did Tom leave me for?", "tom"),
+        ("Where did Cian and I go on holiday?", "self"),
     ],
 )
 def test_question_subject_needs_a_first_person_word_for_the_asker(query: str, who: str) -> None:
@@ -254,6 +259,26 @@ def test_update_cues_and_question_aspects() -> None:
     assert aspect_words("Which bank am I with these days?") == {"these", "days"}
     assert aspect_words("What was my previous car?") == {"previous"}
     assert aspect_words("I live here now.") == set()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Which vets was Pepper registered with at the very start?",
+        "What did I drive to begin with?",
+        "Who was my GP at first?",
+        "Where did I live initially?",
+        "Which gym did I go to at the start?",
+        "What car did I have in the beginning?",
+    ],
+)
+def test_a_question_for_the_start_asks_for_the_first_value(query: str) -> None:
+    assert aspect_of(query) == "first"
+
+
+def test_a_start_that_is_an_event_is_no_first_value() -> None:
+    assert aspect_of("When did I start at Siemens?") == "past"
+    assert aspect_words("What did I drive to begin with?") == {"begin"}
 
 
 @pytest.mark.parametrize(
@@ -2594,6 +2619,10 @@ def test_an_aside_if_supposes_nothing(make_memory: Callable[..., Memory]) -> Non
     assert not supposes("My GP is Dr. Ames, if I'm honest the best in town.")
     assert supposes("I'd switch to O2 if they had signal here.")
     assert supposes("If I moved to Lisbon I would be happier.")
+    # a value looked for is none had yet
+    assert supposes("need a new GP now we're out this side")
+    assert supposes("Looking for another dentist since Dr. Roth retired.")
+    assert not supposes("I need glasses now.")
     mem, _ = _ruled(
         make_memory,
         [
@@ -2981,3 +3010,86 @@ def test_the_askers_pet_is_told_of_and_its_introduction_is_its_fact(
     # further on ("I live in Leeds with my husband Tom") is the speaker's
     assert _opens_on("Our beagle Pepper is registered with Elm Vets.", "pepper")
     assert not _opens_on("I live in Leeds with my husband Tom.", "tom")
+
+
+def test_a_first_value_of_the_askers_pet_retired_on_write_answers_the_first_question(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the write retired Pepper's introduction (Elm Vets) and then Oakfield: whether
+    # Pepper is one of the asker's own is known only from the hits, so a question
+    # for a name's first value searches what was retired too
+    mem, (elm, oakfield, _, riverside) = _ruled(
+        make_memory,
+        [
+            ("Our beagle Pepper is registered with Elm Vets.", OLD),
+            ("Pepper is registered with Oakfield Vets now.", MID),
+            ("I bank with ING.", MID + timedelta(days=1)),
+            ("Pepper is now with Riverside Vets after Oakfield closed.", NEW),
+        ],
+    )
+    retired = {r.id for r in mem.list(filters={"statuses": ["superseded"]}).items}
+    assert {elm, oakfield} <= retired
+    assert "Elm Vets" in _first(mem, "Which vets was Pepper registered with at the very start?")
+    assert "Elm Vets" in _first(mem, "Which vet did Pepper go to first?")
+    assert _first(mem, "Which vet does Pepper go to now?") == mem.get(riverside).content
+
+
+def test_a_name_written_in_lower_case_is_read_as_the_name() -> None:
+    known = frozenset({"roisin", "niamh", "will"})
+    assert recased("róisín's moving to dublin!", known) == "Róisín's moving to dublin!"
+    assert recased("niamh moved to gomo, not me", known) == "Niamh moved to gomo, not me"
+    # a name that is also a common word stays a word; a name not known stays as written
+    assert recased("will do it tomorrow", known) == "will do it tomorrow"
+    assert recased("tomás got the job", known) == "tomás got the job"
+    # an introduction after a comma ("Bran, my rescue lurcher") and a list after a
+    # plural relation ("two housemates, Niamh, ..., and Tomás") name the speaker's own
+    assert introduced_names("And then there's Bran, my rescue lurcher, who is the boss.") == {
+        "bran"
+    }
+    assert introduced_names("I rent with two housemates, Niamh, a teacher, and Tomás.") == {
+        "niamh",
+        "tomas",
+    }
+    assert introduced_names("Thanks, my friend.") == frozenset()
+
+
+def test_chat_in_lower_case_keeps_the_sisters_moves_hers(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # written in lower case, "róisín's moving to dublin" read as the speaker's own
+    # move: it came first for "Where do I live now?", and the sister's first home
+    # for questions about hers
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My older sister Róisín lives in Galway and works as an accountant.", OLD),
+            ("I live in Douglas, in a rented house with Bran, my rescue lurcher.", OLD),
+            ("róisín's moving to dublin! got a new job up there.", MID),
+            (
+                "róisín's only gone and got a visa for australia, off to melbourne in september.",
+                NEW,
+            ),
+        ],
+    )
+    assert "Douglas" in _first(mem, "Where do I live now?")
+    assert "melbourne" in _first(mem, "Where does Róisín live now?")
+    assert "melbourne" in _first(mem, "Where's my sister living these days?")
+
+
+def test_what_goes_on_is_no_newer_value(make_memory: Callable[..., Memory]) -> None:
+    # "still hitting the gym" names no gym: the value it goes on with is the newest
+    # before it, which answers the question about now, and the one before that
+    # the question about before
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("joined flyefit on the new rd, 25 a month, went twice, there's no shame", OLD),
+            (
+                "new year new me. cancelled the old gym cos i never go and signed up to "
+                "energie, literally 5 mins walk",
+                MID,
+            ),
+            ("still hitting the gym 3 times a week!! who am i", NEW),
+        ],
+    )
+    assert "energie" in _first(mem, "Which gym am I a member of?")

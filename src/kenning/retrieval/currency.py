@@ -140,6 +140,7 @@ from ..lifecycle.slots import (
     left_words,
     people_named,
     question_subject,
+    recased,
     relation_names,
     says_changed,
     says_now,
@@ -270,7 +271,10 @@ def include_history(q: Question, opts: CurrencyRecall) -> bool:
         return False
     if opts.successors and q.reorders and q.aspect == "now":
         return True
-    earliest = q.aspect == "first" and q.reorders  # the asker's own: LoCoMo asks "first" of events
+    # and the first value, of the asker's or of a name: whether the name is one of
+    # the asker's people ("Which vet was Pepper with at the start?") only the hits
+    # say, after the search (a write may have retired the first value)
+    earliest = q.aspect == "first"
     return opts.history and (
         q.aspect == "before" or earliest or (q.window and q.aspect is not None)
     )
@@ -421,10 +425,20 @@ def current_first(
         hits = successors_answer(ctx, hits)
         before.update((h.memory.id, h.score) for h in hits if h.memory.id not in before)
     read = hits[: max(SCAN, k, opts.window)]
+    # chat in lower case names the asker's people as words ("róisín's moving to
+    # dublin"): each hit is read for whom it is about with the names the hits
+    # introduce capitalised
+    introduced = frozenset(n for h in read for n in introduced_names(h.memory.content))
+
+    def as_named(record: MemoryRecord) -> MemoryRecord:
+        text = recased(record.content, introduced)
+        return record if text == record.content else replace(record, content=text)
+
+    named = {h.memory.id: as_named(h.memory) for h in read}
     # a person the hits introduce as a relation ("My wife Priya ...") is that
     # relation wherever named: "Which group does Priya play with now?" asks of the
     # asker's wife, and "Priya has joined a quartet" is about her
-    names = dict(pair for h in read for pair in relation_names(h.memory.content))
+    names = dict(pair for r in named.values() for pair in relation_names(r.content))
     asked = q.subject if q.subject in names and not q.about_asker else None
     if asked is not None:  # and what the speaker says naming her is about her
         q = replace(q, subject=names[asked])
@@ -434,17 +448,17 @@ def current_first(
     # signed off my leave" states: the relation named there is the asker's value
     kin_asked = q.subject if is_person(q.subject) else None
     # and a name the hits give a person is someone's, whatever else it may name
-    people = frozenset(n for h in read for n in people_named(h.memory.content))
+    people = frozenset(n for r in named.values() for n in people_named(r.content))
     known = people | frozenset(names)
     about = {
-        h.memory.id: _subject(h.memory, fields, names, asked, q.relation, kin_asked, known)
-        for h in read
+        mid: _subject(r, fields, names, asked, q.relation, kin_asked, known)
+        for mid, r in named.items()
     }
     if (
         asked is None
         and not q.about_asker
         and _told_of(q.subject, about.values())
-        and any(q.subject in introduced_names(h.memory.content) for h in read)
+        and q.subject in introduced
     ):
         # one of the asker's people or pets ("our two teenagers, Ellie and Sam", "Our
         # spaniel Biscuit"), told of and no speaker: what the asker says naming them
@@ -452,8 +466,8 @@ def current_first(
         # people is left to the search)
         q, asked, names = replace(q, told_of=True), q.subject, {**names, q.subject: q.subject}
         about = {
-            h.memory.id: _subject(h.memory, fields, names, asked, q.relation, kin_asked, known)
-            for h in read
+            mid: _subject(r, fields, names, asked, q.relation, kin_asked, known)
+            for mid, r in named.items()
         }
     match = {
         mid: _matches(q.subject, *who, q.says_now, people, q.told_of) for mid, who in about.items()
@@ -504,7 +518,7 @@ def current_first(
         for h in top:  # a predecessor may come from below the hits read
             if h.memory.id not in about:
                 about[h.memory.id] = _subject(
-                    h.memory, fields, names, asked, q.relation, kin_asked, known
+                    as_named(h.memory), fields, names, asked, q.relation, kin_asked, known
                 )
                 match[h.memory.id] = _matches(
                     q.subject, *about[h.memory.id], q.says_now, people, q.told_of
@@ -1124,15 +1138,31 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
         key = _conversation(h.memory)
         told[key] = max(told.get(key, h.memory.said_at), h.memory.said_at)
 
-    def when(h: Hit) -> tuple[bool, datetime]:
+    def told_at(h: Hit) -> tuple[bool, datetime]:
         return not statement(h.memory.content).past, told[_conversation(h.memory)]
+
+    # what is "still" so is the value of the newest before it, no newer one: "still
+    # hitting the gym 3 times a week!!" after "cancelled the old gym ... signed up
+    # to energie" (for the present and the one before it; it ranks right after)
+    still = [h for h in group if _goes_on(h.memory.content)] if aspect != "first" else []
+    held = {
+        id(h): max(
+            (told_at(o) for o in group if o not in still and told_at(o) < told_at(h)), default=None
+        )
+        for h in still
+    }
+
+    def when(h: Hit) -> tuple[bool, datetime]:
+        return held.get(id(h)) or told_at(h)
 
     def best(h: Hit) -> float:
         """Within a session the best answer first; said at once outside any, the
         order they were written in (their ids) decides."""
         return answers(h) if h.memory.session_id else 0.0
 
-    newest = sorted(group, key=lambda h: (when(h), best(h), h.memory.id), reverse=True)
+    newest = sorted(
+        group, key=lambda h: (when(h), id(h) not in held, best(h), h.memory.id), reverse=True
+    )
     order = newest
     if aspect == "first":  # the oldest first: in a session its best answer, else the first written
         order = sorted(group, key=lambda h: (when(h), -best(h), h.memory.id))
@@ -1144,6 +1174,17 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
         order = [h for h in newest if h not in last] + last
     for h, value in zip(order, slots, strict=True):
         h.score = value
+
+
+#: A word that says a value goes on as it was.
+_STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+
+
+def _goes_on(text: str) -> bool:
+    """Whether ``text`` says a value goes on ("still hitting the gym 3 times a
+    week!!") and tells no change or news of its own ("My boss has transferred, so I
+    report to Desmond. Tom's manager is still a nightmare" tells one)."""
+    return _STILL.search(text) is not None and statement(text).cue is None
 
 
 def _named_before_news(newest: list[Hit]) -> list[Hit]:
