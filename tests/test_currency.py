@@ -140,6 +140,10 @@ NEW = datetime(2024, 5, 1, tzinfo=UTC)
         ("Really enjoyed the concert.", "self"),  # an adverb is no name
         # ... and a speaker who says "I" or "my" is the subject as before
         ("Mark joined TrainMore, so I did too. He keeps sending me his numbers.", "self"),
+        # a first sentence with a verb of its own is whom the text is about; one
+        # with none says nothing of its own
+        ("Health insurance renewed no bother. Cian's looking at Irish Life for himself.", "self"),
+        ("What a crazy week. Olga is at Heineken now.", "olga"),
     ],
 )
 def test_subject_of_tells_the_speaker_from_other_people(text: str, who: str) -> None:

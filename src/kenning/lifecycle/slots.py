@@ -387,8 +387,10 @@ def subject_of(text: str) -> str:
         return "self"
     # a name later in a sentence without a first person, followed by "is" or "was": a
     # fact rewritten about that person ("Home for Olga is Helsinki", "New job: Olga is
-    # at Heineken"), unless it is company ("Lunch with Tom was fun")
-    for i in range(1, len(lows) - 1):
+    # at Heineken"), unless it is company ("Lunch with Tom was fun"); in the first
+    # sentence when it says something of its own ("Health insurance renewed no
+    # bother. Cian's looking at Irish Life" is the speaker's renewal)
+    for i in range(1, min(len(lows), _first_sentence_words(text)) - 1):
         if (
             words[i][:1].isupper()
             and lows[i] not in _FUNCTION
@@ -697,7 +699,10 @@ def recased(text: str, names: frozenset[str]) -> str:
     names people as it writes words, and a sentence about the sister would read as
     the speaker's own; the names given elsewhere, with their capitals, tell them
     apart. A name that is also a common word ("will", "may") is left as written."""
-    if not names or not any(c.islower() for c in text):
+    if not names:
+        return text
+    folded = _unaccented(text).lower()
+    if not any(name in folded for name in names):
         return text
 
     def cap(m: re.Match[str]) -> str:
@@ -816,6 +821,21 @@ _IRREGULAR_PAST = frozenset(
 #: ("Yusuf quit Nokia and joined Unilever"), and they open requests ("Put me down
 #: for two tickets").
 _SAME_PAST = frozenset("quit put cut hurt shut split".split())
+
+
+def _first_sentence_words(text: str) -> int:
+    """How many of ``text``'s words (as :func:`_head` splits them) its first sentence
+    holds when it has a verb of its own ("Health insurance renewed no bother");
+    else all of them ("Big news!", "What a crazy week." say nothing of their own)."""
+    found = _SENTENCE.search(text)
+    if found is None or found.end() >= len(text.rstrip()):
+        return _HEAD + 2
+    lows = [w.lower() for w in _split_clitic(_head(found.group(0)))]
+    verb = any(
+        w in _IRREGULAR_PAST or w in _COPULAS or w in _AUX or (len(w) > 4 and w.endswith("ed"))
+        for w in lows
+    )
+    return len(lows) if verb else _HEAD + 2
 
 
 def _verb_like(lows: list[str], j: int) -> bool:
