@@ -901,8 +901,9 @@ _AGE_NUMBER = r"[0-9]{1,3}|" + "|".join(
 _AGE = re.compile(
     rf"\b(?:i'm|i am|is|turned|turning|turn)\s+(?P<n>{_AGE_NUMBER})"
     r"(?=$|[.,;!]|\s+(?:years?|now|today|yesterday|tomorrow|soon|this|last|next|on|in|and|but|so)\b)"
-    rf"|\b(?P<m>{_AGE_NUMBER})\s+years?\s+old\b"
 )
+#: "... 6 years old", "seven years old": read only in a text that says "old".
+_YEARS_OLD = re.compile(rf"\b(?P<m>{_AGE_NUMBER})\s+years?\s+old\b")
 
 
 def _age(text: _Text) -> str | None:
@@ -915,7 +916,10 @@ def _age(text: _Text) -> str | None:
 def _ages_in(norm: str) -> tuple[str, ...]:
     """Every age a normalised text gives, in order; cached: each text is asked once
     per pair."""
-    return tuple(m["n"] or m["m"] for m in _AGE.finditer(norm))
+    ages = [m["n"] for m in _AGE.finditer(norm)]
+    if " old" in norm:
+        ages += [m["m"] for m in _YEARS_OLD.finditer(norm)]
+    return tuple(ages)
 
 
 def _clock(numbers: frozenset[str]) -> bool:
@@ -2692,6 +2696,15 @@ def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
     return tuple(t for i, t in enumerate(toks) if i not in drop)
 
 
+def _known_names(texts: Sequence[str]) -> frozenset[str]:
+    """The names ``texts`` introduce (:func:`.slots.introduced_names`), when one of
+    them is written in lower case (opens on a small letter) and so may write a name
+    so; else none: a text written with capitals has its names' already."""
+    if not any(t[:1].islower() for t in texts):
+        return frozenset()
+    return frozenset(n for t in texts for n in introduced_names(t))
+
+
 def _analysed(text: str, author: str | None = None) -> _Text:
     """:meth:`_Text.of`, cached: a stored memory is compared with many new ones.
     ``author``: whom the text speaks for (its first name counts as "I")."""
@@ -3047,10 +3060,8 @@ class RuleReconciler(Reconciler):
         # chat in lower case names people as words ("niamh moved to gomo"): each
         # text is read with the names the texts introduce capitalised, so the
         # housemate's change is hers, not the speaker's
-        known = frozenset(
-            n for c in (new.content, *(m.content for m in near)) for n in introduced_names(c)
-        )
-        text = _analysed(recased(new.content, known), new.author)
+        known = _known_names([new.content, *(m.content for m in near)])
+        text = _analysed(recased(new.content, known) if known else new.content, new.author)
         if new.key is not None:
             same_key = [n for n in near if n.key == new.key]
             if same_key:
@@ -3062,7 +3073,10 @@ class RuleReconciler(Reconciler):
                 return Decision(Action.UPDATE, best.id, f"same key {new.key!r}", best.similarity)
         pool = [n for n in near if new.key is None or n.key is None or n.key == new.key]
         ranked = sorted(pool, key=lambda n: (-n.similarity, n.id))
-        olds = [(n, _analysed(recased(n.content, known), n.author)) for n in ranked]
+        olds = [
+            (n, _analysed(recased(n.content, known) if known else n.content, n.author))
+            for n in ranked
+        ]
         for n, old in olds:  # exact text first, whatever the similarity says
             if old.norm == text.norm:
                 return Decision(Action.NOOP, n.id, "same text", n.similarity)

@@ -390,14 +390,16 @@ def subject_of(text: str) -> str:
     # at Heineken"), unless it is company ("Lunch with Tom was fun"); in the first
     # sentence when it says something of its own ("Health insurance renewed no
     # bother. Cian's looking at Irish Life" is the speaker's renewal)
-    for i in range(1, min(len(lows), _first_sentence_words(text)) - 1):
+    for i in range(1, len(lows) - 1):
         if (
             words[i][:1].isupper()
             and lows[i] not in _FUNCTION
             and lows[i + 1] in _COPULAS
             and lows[i - 1] not in _COMPANY
         ):
-            return lows[i]
+            if i + 1 < _first_sentence_words(text):
+                return lows[i]
+            break
     # a sentence without a subject is the speaker's ("Got a new phone today");
     # one opening on a determiner or a question word says nothing about whom
     return "self" if lows and lows[0] not in _WH and lows[0] not in _FUNCTION else ""
