@@ -2699,7 +2699,7 @@ def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
 def _known_names(texts: Sequence[str]) -> frozenset[str]:
     """The names ``texts`` introduce (:func:`.slots.introduced_names`), when one of
     them is written in lower case (opens on a small letter) and so may write a name
-    so; else none: a text written with capitals has its names' already."""
+    so; else none: a text written with capitals has its names capitalised already."""
     if not any(t[:1].islower() for t in texts):
         return frozenset()
     return frozenset(n for t in texts for n in introduced_names(t))

@@ -1131,7 +1131,9 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
     was: minutes apart in one conversation, the later one is no newer value
     ("Picked up my new VanMoof from the bike shop" / "Picked up my Fiat Panda
     from the dealer"); among them, the one that ``answers`` the question best
-    (its cosine) comes first."""
+    (its cosine) comes first. What says a value goes on and tells no change
+    ("still hitting the gym 3 times a week!!") counts as said with the newest
+    before it, and comes right after it."""
     slots = sorted((h.score for h in group), reverse=True)
     told: dict[str, datetime] = {}
     for h in group:
@@ -1144,12 +1146,14 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
     # what is "still" so is the value of the newest before it, no newer one: "still
     # hitting the gym 3 times a week!!" after "cancelled the old gym ... signed up
     # to energie" (for the present and the one before it; it ranks right after)
-    still = [h for h in group if _goes_on(h.memory.content)] if aspect != "first" else []
+    still = {id(h) for h in group if aspect != "first" and _goes_on(h.memory.content)}
     held = {
         id(h): max(
-            (told_at(o) for o in group if o not in still and told_at(o) < told_at(h)), default=None
+            (told_at(o) for o in group if id(o) not in still and told_at(o) < told_at(h)),
+            default=None,
         )
-        for h in still
+        for h in group
+        if id(h) in still
     }
 
     def when(h: Hit) -> tuple[bool, datetime]:
