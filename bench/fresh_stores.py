@@ -20,7 +20,9 @@ the round's rules. And `twentyseventh-a` (a mother whose messages mix what
 her family did with her own changes), read once after the twenty-seventh
 round's rules, and `twentyeighth-a` (a father writing in his second
 language, with questions about his wife and children by name), read once
-after the twenty-eighth round's rules.
+after the twenty-eighth round's rules. And `twentyninth-a` (a nurse's tired
+chat after shifts, all in lower case, her housemates', sister's and dad's
+news beside her own), read once before the twenty-ninth round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the
