@@ -207,9 +207,11 @@ from ._fact_rules import _sentences
 from .knobs import ReconcileKnobs
 from .slots import (
     RELATIONS,
+    SUBJECT_PRONOUNS,
     change_cue,
     denial_before,
     different_things,
+    in_lower_case,
     introduced_names,
     is_person,
     named_subject,
@@ -1181,19 +1183,13 @@ def _stops_by(lows: Sequence[str], i: int) -> bool:
     return lows[i] in ("stop", "stopped", "stops") and i + 1 < len(lows) and lows[i + 1] in _STOP_BY
 
 
-#: Pronouns that open a clause as its subject: "Niamh thinks I've lost it".
-_SUBJECT_PRONOUNS = frozenset(
-    "i i've i'd i'm we we've we'd we're you you've he he's she she's they they've".split()
-)
-
-
 def _own_subject(lows: Sequence[str], start: int) -> bool:
     """Whether the ending opening at ``start`` has a pronoun of its own for subject
     ("Niamh thinks I've lost it"): a value named before the pronoun is not what
     ends. Not one joined to a value ("Tom and I split up")."""
     return (
         start > 0
-        and lows[start - 1] in _SUBJECT_PRONOUNS
+        and lows[start - 1] in SUBJECT_PRONOUNS
         and (start < 2 or lows[start - 2] != "and")
     )
 
@@ -2698,9 +2694,9 @@ def _slot(toks: Sequence[_Tok]) -> tuple[_Tok, ...]:
 
 def _known_names(texts: Sequence[str]) -> frozenset[str]:
     """The names ``texts`` introduce (:func:`.slots.introduced_names`), when one of
-    them is written in lower case (opens on a small letter) and so may write a name
-    so; else none: a text written with capitals has its names capitalised already."""
-    if not any(t[:1].islower() for t in texts):
+    them is written in lower case and so is read with them (:func:`.slots.recased`);
+    else none, and no text's introductions are read."""
+    if not any(in_lower_case(t) for t in texts):
         return frozenset()
     return frozenset(n for t in texts for n in introduced_names(t))
 

@@ -48,6 +48,7 @@ from ..graph.rules import COMMON_WORDS, HONORIFICS
 __all__ = [
     "Aspect",
     "RELATIONS",
+    "SUBJECT_PRONOUNS",
     "Statement",
     "aspect_of",
     "aspect_words",
@@ -59,6 +60,7 @@ __all__ = [
     "now_for_long",
     "past_state",
     "asked_relation",
+    "in_lower_case",
     "question_subject",
     "recased",
     "relation_names",
@@ -700,8 +702,10 @@ def recased(text: str, names: frozenset[str]) -> str:
     memory knows Róisín as one of the speaker's people. Chat written in lower case
     names people as it writes words, and a sentence about the sister would read as
     the speaker's own; the names given elsewhere, with their capitals, tell them
-    apart. A name that is also a common word ("will", "may") is left as written."""
-    if not names:
+    apart. Only a text written in lower case (:func:`in_lower_case`) is read so: one
+    that opens on a capital writes its names with theirs. A name that is also a
+    common word ("will", "may") is left as written."""
+    if not names or not in_lower_case(text):
         return text
     folded = _unaccented(text).lower()
     if not any(name in folded for name in names):
@@ -717,6 +721,15 @@ def recased(text: str, names: frozenset[str]) -> str:
 
 
 _LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def in_lower_case(text: str) -> bool:
+    """Whether ``text`` is written in lower case, as chat often is: its first letter
+    is a small one ("niamh moved to gomo", "3 beds! collected the keys")."""
+    first = _LETTERS.search(text)
+    return first is not None and first.group(0)[0].islower()
+
+
 #: Words never read as a name in lower case, whatever the memory calls someone.
 _NOT_RECASED = COMMON_WORDS | frozenset("will may can must might mark bill hope".split())
 
@@ -1757,6 +1770,10 @@ def question_subject(query: str) -> str:
 
 #: First-person words that make the speaker a question's subject (not "me", "us").
 _SPEAKING = frozenset("i i'm i've i'd i'll we we're we've we'd".split())
+#: Pronouns that open a clause as its subject ("Niamh thinks I've lost it").
+SUBJECT_PRONOUNS = (
+    _SPEAKING | _THIRD_PRONOUNS | frozenset("you you've you're he'd she'd they've".split())
+)
 
 
 def _named_after_auxiliary(words: Sequence[str]) -> str:
