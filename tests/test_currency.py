@@ -600,7 +600,9 @@ def test_a_question_or_request_never_answers_a_value_question(
         # an event in the passive is no state; a past clause after a present one
         # leaves the text present
         ("I was promoted to head nurse.", False, False),
-        ("I was born in Porto.", False, False),
+        # but where one was born, or grew up, is where one was, not where one is
+        ("I was born in Porto.", False, True),
+        ("I grew up in Porto.", False, True),
         ("I have a dog named Rex who was a rescue.", False, False),
         ("My dog's name was Rex.", False, True),
         # "had" before an event's participle is an event told before another, no
@@ -3097,3 +3099,199 @@ def test_what_goes_on_is_no_newer_value(make_memory: Callable[..., Memory]) -> N
         ],
     )
     assert "energie" in _first(mem, "Which gym am I a member of?")
+
+
+@pytest.mark.parametrize(
+    ("query", "aspect"),
+    [
+        ("Which provider held my retirement savings originally?", "first"),
+        ("Who initially ran my pension?", "first"),
+        ("Where is my earliest flat?", "first"),
+        # "first" alone asks for the earliest only in the past
+        ("What is my first name?", "now"),
+        ("Which bank am I with now?", "now"),
+        # nor is a supposition's "were" a past: it asks of now
+        ("If you were getting me a coffee, what should you order?", "now"),
+        ("What was my rabbit's name?", "past"),
+    ],
+)
+def test_an_adverb_of_the_earliest_asks_for_the_first_in_any_tense(query: str, aspect: str) -> None:
+    assert aspect_of(query) == aspect
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("As of today my health cover is with Techniker Krankenkasse.", "as of today"),
+        ("Starting Monday I work at Zeiss.", "starting monday"),
+        ("As of May I live in Graz.", "as of may"),
+        ("From today I'm vegan.", "from today"),
+        ("From this month my insurer is Ergo.", "from this month"),
+        # "from" a day opens a span, and "as far as" is no start
+        ("I was there from Monday to Friday.", None),
+        ("As far as I know the office is in Graz.", None),
+    ],
+)
+def test_a_day_from_which_a_value_holds_says_it_is_current(text: str, cue: str | None) -> None:
+    assert update_cue(text) == cue
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("Registered the dog at the AniCura clinic because it does weekend hours.", "registered"),
+        ("I registered with a new GP.", "registered"),
+        # being registered is how things are, not a change
+        ("I am registered with Dr. Rossi.", None),
+        ("I'm married to Sam.", None),
+    ],
+)
+def test_registering_is_a_change_being_registered_is_not(text: str, cue: str | None) -> None:
+    assert update_cue(text) == cue
+
+
+@pytest.mark.parametrize(
+    ("text", "now"),
+    [
+        ("I grew up in Villach.", False),
+        ("I was born in Graz.", False),
+        ("I was born in Graz and still live there.", True),
+        ("I live in Linz.", True),
+    ],
+)
+def test_where_one_grew_up_or_was_born_is_no_present_value(text: str, now: bool) -> None:
+    assert statement(text).states_now is now
+
+
+def test_a_childhood_home_said_later_is_no_newer_home(make_memory: Callable[..., Memory]) -> None:
+    # "I grew up in Villach", said after "I live in Linz", paired with it as a
+    # newer home and came first for the question about now
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I live in Linz.", OLD),
+            ("I grew up in Villach.", MID),
+            ("I'm a mechanical engineer.", MID),
+        ],
+    )
+    assert _first(mem, "Which city am I based in at the moment?") == "I live in Linz."
+
+
+def test_a_retired_value_answers_a_question_in_the_past_tense(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the write retired the rabbit when it died; "What was my rabbit's name?" asks
+    # of the past, so what was retired is searched too
+    mem, (hoppel, *_) = _ruled(
+        make_memory,
+        [
+            ("I have a rabbit called Hoppel.", OLD),
+            ("Our old bunny passed away in March.", MID),
+            ("Adopted a greyhound named Pixie from the shelter.", NEW),
+        ],
+    )
+    assert mem.get(hoppel).status is Status.SUPERSEDED
+    assert _first(mem, "What was my rabbit's name?") == "I have a rabbit called Hoppel."
+    assert "Pixie" in _first(mem, "Which animal lives with me now?")
+
+
+def test_a_question_for_the_original_value_in_the_present_tense_gets_the_first(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My pension is with Allianz.", OLD),
+            ("Transferred my retirement pot to Aegon.", MID),
+            ("Work has been really quiet this month.", MID + timedelta(days=3)),
+        ],
+    )
+    assert "Allianz" in _first(mem, "Which provider held my retirement savings originally?")
+    assert "Aegon" in _first(mem, "Who manages my pension now?")
+
+
+def test_a_cover_held_as_of_today_replaces_the_old_one(make_memory: Callable[..., Memory]) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I'm insured with AOK.", OLD),
+            ("As of today my health cover is with Techniker Krankenkasse.", MID),
+            ("My partner is with Barmer.", MID + timedelta(days=4)),
+        ],
+    )
+    assert "Techniker" in _first(mem, "Which health insurer am I with these days?")
+    assert "AOK" in _first(mem, "Who was my health insurance with before?")
+
+
+def test_a_couple_parting_ends_the_partner_and_the_next_one_is_current(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, (lukas, *_) = _ruled(
+        make_memory,
+        [
+            ("My partner is Lukas.", OLD),
+            ("We split up in the summer.", MID),
+            ("I've been seeing a woman called Sofia for a few months now.", NEW),
+        ],
+    )
+    assert mem.get(lukas).status is Status.SUPERSEDED
+    assert "Sofia" in _first(mem, "Who am I dating at the moment?")
+    assert "Lukas" in _first(mem, "Who was I with before?")
+
+
+def test_a_couple_parting_through_ingest_ends_the_partner(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # ingest draws "Kim and others split up" from Kim's "We split up": the same parting
+    mem = make_memory(settings=_rules())
+    _kim_says(mem, "My partner is Lukas.", OLD, "s1")
+    _kim_says(mem, "We split up in the summer.", MID, "s2")
+    _kim_says(mem, "I've been seeing a woman called Sofia for a few months now.", NEW, "s3")
+    retired = [r.content for r in mem.list(filters={"statuses": ["superseded"]}).items]
+    assert any("Lukas" in text for text in retired)
+    assert "Sofia" in _first(mem, "Who am I dating at the moment?")
+
+
+def test_before_the_one_described_asks_for_the_value_before_the_newest(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "before the electric one" tells the value held now by what it is like: no
+    # event to search a time around
+    q = question_of("What did I cycle on before the electric one?", False, "the electric one")
+    assert (q.aspect, q.window) == ("before", False)
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My bike is a Gazelle.", OLD),
+            ("Bought a second-hand Cube gravel bike and gave the old one to my nephew.", MID),
+            ("Treated myself to a VanMoof e-bike.", NEW),
+        ],
+    )
+    assert "Cube" in _first(mem, "What did I cycle on before the electric one?")
+    assert "VanMoof" in _first(mem, "Which bicycle do I ride now?")
+
+
+def test_a_chain_of_managers_linked_on_write_answers_now_and_before(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # "I report to Jonas" and "Ingrid is my boss" name holders of one role: the
+    # write links Petra -> Jonas -> Ingrid; "before the latest reshuffle" is the
+    # newest change, and the step before the value held now comes before the
+    # first even when the value held now is not among the hits
+    mem, (petra, jonas, _) = _ruled(
+        make_memory,
+        [
+            ("My manager is Petra.", OLD),
+            ("After the reorg I report to Jonas.", MID),
+            ("Another reshuffle: Ingrid is my boss as of this week.", NEW),
+        ],
+    )
+    assert mem.get(petra).status is Status.SUPERSEDED
+    assert mem.get(jonas).status is Status.SUPERSEDED
+    assert "Ingrid" in _first(mem, "Who do I report to now?")
+    assert "Jonas" in _first(mem, "Who was my line manager just before the latest reshuffle?")
+    assert "Petra" in _first(mem, "Who was my very first manager?")
+    q = question_of(
+        "Who was my manager before the latest reshuffle?", False, "the latest reshuffle"
+    )
+    assert (q.aspect, q.window) == ("before", False)

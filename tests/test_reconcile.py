@@ -2105,3 +2105,51 @@ def test_a_time_is_no_value_in_any_form() -> None:
     assert not time_name("Siemens")
     assert not names_a_value("Sara and I split up over Christmas.")
     assert only_ends("I quit the choir on Mondays.", "I sing in the choir.")
+
+
+def test_a_couple_parting_ends_the_speakers_partner() -> None:
+    """ "We split up" names the speaker's partner as surely as the name would: it
+    retires "My partner is Lukas" though the two share no word (cos 0.16). Another
+    couple's parting, or one with nobody the speaker partners, ends nothing."""
+    _retires(
+        ("We split up in the summer.", "My partner is Lukas.", 0.16),
+        ("We have separated.", "My husband is Ben.", 0.2),
+        ("We broke up last week.", "I'm dating Tom.", 0.2),
+        ("Kim and others split up in the summer.", "Kim's partner is Lukas.", 0.2, "Kim"),
+    )
+    _keeps(
+        ("They split up in the summer.", "My partner is Lukas.", 0.16),
+        ("My parents split up when I was ten.", "My partner is Lukas.", 0.16),
+        ("Tom and we split up the bill.", "My partner is Lukas.", 0.16),
+        ("We broke up last week.", "My sister is dating Tom.", 0.2),
+        ("We split up in the summer.", "I'm seeing Dr. Meier for my check-ups.", 0.16),
+    )
+
+
+def test_a_role_of_one_holder_changes_hands() -> None:
+    """A role the speaker has one holder of ("my manager", "my dentist", "my
+    landlord"), named with another holder, has changed hands, in other words for
+    the role ("boss" for "manager") and whatever else the text says ("After the
+    reorg ..."), which pulls the cosine below the contradiction's."""
+    _retires(
+        ("I have a new boss: Hannah.", "My manager is Ravi.", 0.38),
+        ("After the reorg my manager is Priya.", "My manager is Tom Becker.", 0.46),
+        ("Another reshuffle: Ingrid is my boss as of this week.", "My manager is Petra.", 0.36),
+        ("We have a new landlord: Vonovia.", "My landlord is Mr. Ferrari.", 0.4),
+        # whom one reports to is one's manager
+        ("After the reorg I report to Jonas.", "My manager is Petra.", 0.3),
+        # a title belongs to the name: "My dentist is Dr. ..." holds one dentist
+        ("My dentist is Dr. Meier.", "My dentist is Dr. Novak.", 0.78),
+    )
+    _keeps(
+        # the name is no holder of the role, or the role is another's
+        ("My manager let me leave early to see Hannah.", "My manager is Ravi.", 0.4),
+        ("My dentist's receptionist, Maria, is lovely.", "My dentist is Dr. Novak.", 0.4),
+        ("My sister's dentist is Dr. Meier.", "My dentist is Dr. Novak.", 0.6),
+        ("My sister reports to Jonas.", "My manager is Petra.", 0.3),
+        # a role of many holders, and one said to have been
+        ("My friend is Hannah.", "My friend is Ravi.", 0.3),
+        ("My manager was Hannah back then.", "My manager is Ravi.", 0.4),
+        # too far apart to be about one role at all
+        ("I have a new boss: Hannah.", "My manager is Ravi.", 0.2),
+    )

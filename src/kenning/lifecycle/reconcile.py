@@ -214,6 +214,7 @@ from .slots import (
     in_lower_case,
     introduced_names,
     is_person,
+    kin,
     named_subject,
     now_for_long,
     past_state,
@@ -989,7 +990,8 @@ def _template(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
 def _functional(prefix: Sequence[_Tok]) -> bool:
     """Whether the words before a slot say it holds one value ("is", "lives in", "named")."""
     words = list(prefix)
-    while words and words[-1].low in _DETERMINERS:
+    # a title belongs to the value: "My dentist is Dr. Novak" holds one dentist
+    while words and (words[-1].low in _DETERMINERS or words[-1].low in HONORIFICS):
         words.pop()
     if not words:
         return False
@@ -1126,6 +1128,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
     my prescription", where the value acts on something else."""
     if not new.open_endings:
         return False
+    if _couple_parted(old, new):
+        return True  # "We split up in the summer" / "My partner is Lukas"
     toks = new.toks
     lows = [t.low for t in toks]
     one_day = _one_day(new)  # one day's event ceases nothing named in lower case
@@ -1170,6 +1174,56 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
             )
         ):
             return True
+    return False
+
+
+#: Endings of a couple: "we split up", "we broke up", "we separated", "we got
+#: divorced", "we went our separate ways".
+_PARTINGS = frozenset({("split", "up"), ("broke", "up"), ("parted", "ways"), ("separate", "ways")})
+_PARTING_WORDS = frozenset("separated divorced".split())
+#: What names the speaker's partner: "My partner is Lukas", "I'm dating Tom".
+_PARTNER_NOUNS = frozenset(
+    "partner boyfriend girlfriend husband wife spouse fiance fiancee fiancé fiancée".split()
+)
+_COUPLING = frozenset("dating married engaged".split())
+
+
+def _couple_parted(old: _Text, new: _Text) -> bool:
+    """Whether ``new`` tells of the speaker's couple parting ("We split up in the
+    summer") and ``old`` names the speaker's partner ("My partner is Lukas"): "we"
+    names the partner as surely as the name would."""
+    lows = [t.low for t in new.toks]
+    return any(
+        _we_parted(lows, i, phrase, _past_auxiliaries(lows, _opening(lows, i, phrase)))
+        for i, phrase in new.open_endings
+    ) and _own_partner(old)
+
+
+def _we_parted(lows: Sequence[str], i: int, phrase: bool, start: int) -> bool:
+    """Whether the ending at ``i`` (opening at ``start``) is the speaker's couple
+    parting, "we" alone for subject: "We split up in the summer", "we've
+    separated", "Kim and others split up" (``ingest``'s "we"). Not "Tom and we
+    ..." nor "they split up"."""
+    parting = (lows[i - 1], lows[i]) in _PARTINGS if phrase else lows[i] in _PARTING_WORDS
+    if not parting or start < 1:
+        return False
+    if lows[start - 2 : start] == ["and", "others"]:  # "we" as ``ingest`` writes it
+        return start == 3
+    return lows[start - 1] in ("we", "we've", "we're") and (start < 2 or lows[start - 2] != "and")
+
+
+def _own_partner(old: _Text) -> bool:
+    """Whether ``old`` names the speaker's partner: "My partner is Lukas", "I'm
+    dating Tom", "I've been married to Sam for years", "Kim's partner is Lukas"
+    drawn from Kim's words (whom "we split up" parts from). Not "seeing", which
+    may be a doctor."""
+    lows = [t.low for t in old.toks]
+    mine = {"my", "our", f"{old.own_name}'s"} if old.own_name else {"my", "our"}
+    for i, w in enumerate(lows):
+        if w in _PARTNER_NOUNS and i and lows[i - 1] in mine:
+            return True
+        if w in _COUPLING and i and lows[i - 1] in ("i'm", "am", "been"):
+            return not {"i", "i'm", "i've"}.isdisjoint(lows[max(0, i - 3) : i])
     return False
 
 
@@ -2618,6 +2672,9 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     names_old = bool(old.values & new.values) or (
         new.ends and bool(old.content) and old.content <= new.content
     )
+    # "we" parting names the partner: "We split up in the summer" / "My partner is
+    # Lukas" (cos 0.16) share no word, but nothing else can part
+    parted = leaves and _couple_parted(old, new)
     if _keeps_values(old, new) and not _changes_to_another(old, new, cue):
         return None  # the same value again, not left: "My first lecture at ETH Zurich"
     if _brings_nothing(old, new):
@@ -2643,12 +2700,12 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # a value is ("I quit Nokia and joined Philips" / "I work at Nokia"; then "I
     # left Philips for Spotify")
     denied = old if old.negated else new
-    if sim < gate or (old.negated != new.negated and not denied.ends):
+    if (sim < gate and not parted) or (old.negated != new.negated and not denied.ends):
         return None
     # a change brings words of its own, or leaves the old value outright: "We moved
     # out of Berlin" says no more than where from
     brings = bool(new.content - old.content) or leaves
-    if not brings or not (names_old or old.content - new.content):
+    if not brings or not (names_old or parted or old.content - new.content):
         return None
     if not leaves and _news_of_the_change(old, new):
         return None  # "new stylist nailed it" / "my stylist moved away, trying Jules"
@@ -2938,7 +2995,9 @@ def ends_with_no_news(ending: str, ended: str, author: str | None = None) -> boo
     if not only_ends(ending, ended, author):
         return False
     new, old = _analysed(ending, author), _analysed(ended, author)
-    mine = {_stem(new.own_name)} if new.own_name else set()
+    # the author's name, and "others" of the "we" ``ingest`` writes ("Kim and
+    # others split up"), say who, not what
+    mine = {_stem(new.own_name), _stem("others")} if new.own_name else set()
     return not (new.content - old.content - _ENDING_NEWS - mine)
 
 
@@ -2981,7 +3040,84 @@ def _contradiction(
         reason = _slot_family(old, new, authors)
         if reason:
             return reason
+    if sim >= _ROLE_GATE:
+        reason = _role_changed(old, new)
+        if reason:
+            return reason
     return _update(old, new, sim, k)
+
+
+#: Roles of one holder at a time, by the speaker's word for them: whom "my
+#: manager is Ravi" names, "I have a new boss: Hannah" replaces.
+_ROLES = frozenset(
+    """manager boss partner husband wife spouse boyfriend girlfriend fiance fiancee fiancé
+    fiancée landlord landlady dentist doctor gp vet physio physiotherapist therapist
+    hairdresser barber accountant optician""".split()
+)
+#: Words between "my" and the role ("my new manager", "my current GP").
+_ROLE_ADJ = frozenset("new current line".split())
+#: Words between the role and the holder's name ("my manager is Ravi", "my dentist
+#: is now Dr. Meier").
+_ROLE_LINK = frozenset({"is", "now", *HONORIFICS})
+#: Below this cosine, two texts naming the role's holders are taken for unrelated
+#: ("My manager is Ravi" / "I have a new boss: Hannah" embed at 0.38, "My manager
+#: is Tom Becker" / "After the reorg my manager is Priya" at 0.46).
+_ROLE_GATE = 0.25
+
+
+def _role_holder(text: _Text) -> tuple[str, frozenset[str]] | None:
+    """The speaker's role of one holder the text names someone as, and the name:
+    "My manager is Tom Becker" → ("manager", {"tom", "becker"}), "Ingrid is my boss
+    as of this week", "I have a new boss: Hannah", "My dentist is Dr. Novak", "I
+    report to Jonas" (a manager). Not
+    "my dentist's receptionist, Maria" (another person), nor "My manager let me
+    go to see Hannah" (the name is no holder of the role)."""
+    toks = text.toks
+    for i, t in enumerate(toks):
+        if t.low in ("report", "reports") and i and toks[i - 1].low in ("i", "we"):
+            # "After the reorg I report to Jonas": whom one reports to manages one
+            if i + 2 < len(toks) and toks[i + 1].low == "to" and toks[i + 2].text[:1].isupper():
+                return "manager", frozenset({toks[i + 2].low}) & text.values
+            continue
+        if t.low not in _ROLES:
+            continue
+        j = i - 1
+        while j >= 0 and toks[j].low in _ROLE_ADJ:
+            j -= 1
+        mine = j >= 0 and toks[j].low in ("my", "our")
+        # "I have a new boss: Hannah", "We have a new landlord: Vonovia"
+        mine = mine or (j >= 1 and toks[j].low == "a" and toks[j + 1].low == "new")
+        if not mine:
+            continue
+        after = i + 1
+        while after < len(toks) and toks[after].low in _ROLE_LINK:
+            after += 1
+        name: list[_Tok] = []
+        while after < len(toks) and toks[after].text[:1].isupper():
+            name.append(toks[after])
+            after += 1
+        if not name and j >= 2 and toks[j - 1].low == "is" and toks[j - 2].text[:1].isupper():
+            name = [toks[j - 2]]  # "Ingrid is my boss"
+        held = frozenset(t.low for t in name) & text.values
+        if held:
+            return kin(t.low), held
+    return None
+
+
+def _role_changed(old: _Text, new: _Text) -> str | None:
+    """``new`` names another holder of a role of the speaker's that ``old`` names
+    ("My manager is Ravi" / "I have a new boss: Hannah", "My dentist is Dr. Novak" /
+    "My dentist is Dr. Meier"): a role of one holder at a time has changed hands,
+    whatever else the texts say ("After the reorg my manager is Priya")."""
+    if old.subject != "self" or new.subject != "self" or old.past or new.past:
+        return None
+    if new.negated or old.negated:
+        return None
+    a, b = _role_holder(old), _role_holder(new)
+    if a is None or b is None or a[0] != b[0] or a[1] & b[1]:
+        return None
+    was, now = " ".join(sorted(a[1])), " ".join(sorted(b[1]))
+    return f"contradiction: the speaker's {a[0]} changed ('{was}' -> '{now}')"
 
 
 #: Words that make a text one day's event: "The standup ran late again today" is

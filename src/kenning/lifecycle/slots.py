@@ -142,7 +142,8 @@ _CHANGE = frozenset(
     adopted became become turned swap swapped upgrade upgraded transfer transferred
     cancel cancelled canceled cancelling close closed closing retire retired resign
     resigned divorce divorced separated graduated enrolled accepted open opened opening
-    bought buy got picked brought hired married died passed port ported porting""".split()
+    bought buy got picked brought hired married died passed port ported porting register
+    registered registering""".split()
 )
 _CHANGE_WORDS = frozenset("new now anymore instead nowadays currently since first".split())
 #: Cues that say a value is new or current, not that one changed: "I tried a new
@@ -182,6 +183,9 @@ _BEFORE_WORDS = frozenset("before previous previously former formerly earlier ol
 _BEFORE_PHRASES = (("used", "to"),)
 #: Words of a past question that ask for the earliest value: "What was my first car?"
 _FIRST_WORDS = frozenset("first original originally earliest initially".split())
+#: ... of which these ask for it in any tense ("Who held my pension originally?";
+#: "first" needs a past: "What's my first name?").
+_EARLIEST = frozenset("originally initially earliest".split())
 #: Phrases of a past question that ask for the earliest value: "Which vet was
 #: Pepper with at the very start?", "What did I drive to begin with?".
 _FIRST_PHRASES = frozenset(
@@ -1024,11 +1028,11 @@ def _cues(lows: list[str], changes: bool) -> Iterator[str]:
             continue  # "for a while now", "seven years now", "for now"
         if changes and w == "got" and _got_no_value(lows, i):
             continue  # "got too excited", "got them checked", "I've got a dog"
-        if w in _STARTING and _starts_from(lows, i):  # "From this month my insurer is Aviva"
-            yield " ".join(lows[i : i + (4 if w == "as" else 3)])
+        if w in _STARTING and (n := _starts_from(lows, i)):  # "From this month my insurer is Aviva"
+            yield " ".join(lows[i : i + n])
             continue
-        if w in _PARTNERED and i and lows[i - 1] in _BEING:
-            continue  # "I'm married to Marcus": how things are, not a wedding
+        if w in _BEING_STATES and i and lows[i - 1] in _BEING:
+            continue  # "I'm married to Marcus", "I'm registered with Dr. Rossi": states
         if i and lows[i - 1] in _DETERMINERS and w.endswith("ed") and w in _CHANGE:
             continue  # "a retired math teacher", "the closed branch": what someone is
         if w in _CUES and denial_before(lows, i) is None:
@@ -1116,19 +1120,41 @@ def now_for_long(lows: Sequence[str], i: int) -> bool:
 #: month": a change to come is no change yet).
 _STARTING = frozenset("from starting as".split())
 _PERIODS = frozenset("day week month year term semester season".split())
+#: Days from which a value holds after a word of start: "from today", "as of now".
+_FROM_DAYS = frozenset("today tomorrow now".split())
+#: ... and, after "as of" or "starting" (not "from", which opens a span: "from May
+#: to July"), a named day or month.
+_DAY_NAMES = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march "
+    "april june july august september october november december".split()
+)
 #: The words that may open an update cue: a cue, a phrase's first word, a start.
 _CUE_OPENERS = _CUES | _PHRASE_HEADS | _STARTING | _WEAK_CUES
 
 
-def _starts_from(lows: Sequence[str], i: int) -> bool:
-    """Whether ``lows[i]`` opens a time from which a value holds ("From this month my
-    insurer is Aviva", "As of this week, I work from Lisbon")."""
-    rest = lows[i + 1 : i + 4]
-    if lows[i] not in _STARTING or len(rest) < 2:
-        return False
-    if lows[i] == "as":
-        rest = rest[1:] if rest[0] == "of" else []
-    return len(rest) >= 2 and rest[0] == "this" and rest[1] in _PERIODS
+def _starts_from(lows: Sequence[str], i: int) -> int:
+    """How many words at ``lows[i]`` open a time from which a value holds ("From this
+    month my insurer is Aviva", "As of this week, I work from Lisbon", "As of today
+    my health cover is with TK", "Starting Monday I work at Zeiss"); 0 for none."""
+    if lows[i] not in _STARTING:
+        return 0
+    at = i + 2 if lows[i] == "as" and lows[i + 1 : i + 2] == ["of"] else i + 1
+    if lows[i] == "as" and at == i + 1:
+        return 0
+    rest = lows[at : at + 2]
+    if rest and rest[0] in _FROM_DAYS and (rest[0] != "now" or lows[i] != "starting"):
+        return at - i + 1
+    # a named day or month after "as of" or "starting", not "from", which opens a
+    # span ("from May to July")
+    if (
+        rest
+        and lows[i] != "from"
+        and (rest[0] in _DAY_NAMES or (lows[i] == "as" and rest[0] == "may"))
+    ):
+        return at - i + 1
+    if len(rest) == 2 and rest[0] == "this" and rest[1] in _PERIODS:
+        return at - i + 2
+    return 0
 
 
 #: Nouns that make "first" part of a name, not a first time: "first aid", "first
@@ -1152,7 +1178,8 @@ _FIRST_RANKS = frozenset("choice choices pick option preference love".split())
 #: Words of change that take a value up ("got", "joined", "bought"), not end one.
 _TAKING = frozenset(
     "join joined joining start started starting adopt adopted became become bought buy got "
-    "picked brought hired opened open opening enrolled accepted".split()
+    "picked brought hired opened open opening enrolled accepted register registered "
+    "registering".split()
 )
 _TAKES_UP = "|".join(sorted(_TAKING | {"landed", "found", "signed", "gets", "getting"}))
 _WHOSE_FIRST = re.compile(
@@ -1363,12 +1390,17 @@ def aspect_of(query: str) -> Aspect | None:
     # a past verb of ending right after the question word asks of the past too:
     # "Which landlord sold the flat?", "Who left the team?"
     past = any(
-        w in _PAST_AUX or (w in _ENDED_IN_QUESTION and _PRESENT_AUX.isdisjoint(lows[:i]))
+        (w in _PAST_AUX and "if" not in lows[max(0, i - 2) : i])
+        or (w in _ENDED_IN_QUESTION and _PRESENT_AUX.isdisjoint(lows[:i]))
         for i, w in enumerate(lows[:4])
-    )
+    )  # (a supposition's "were" is no past: "If you were getting me a coffee, ...")
     if past and not _ENDING_IN_QUESTION.isdisjoint(lows):
         return "before"
     if past and (not _FIRST_WORDS.isdisjoint(lows) or any(g in _FIRST_PHRASES for g in grams)):
+        return "first"
+    # an adverb of the earliest asks for it whatever the tense: "Which provider held
+    # my retirement savings originally?"
+    if not _EARLIEST.isdisjoint(lows):
         return "first"
     if says_now(query):
         return "now"
@@ -1528,7 +1560,7 @@ _WEIGHING = frozenset(
 #: Verbs of a state in the simple past ("I was based in Munich", "I had a Volvo",
 #: "I lived in Paris"), and what makes one the present after all ("I have lived
 #: here since March", "I've had an account at N26 since I was a student").
-_PAST_STATES = frozenset("was were had lived worked owned studied used".split())
+_PAST_STATES = frozenset("was were had lived worked owned studied used grew".split())
 _PRESENT_AFTER_ALL = frozenset("since now currently still nowadays".split())
 #: Verbs of state in the present: the first one before any past one makes the text
 #: present ("I have a dog named Rex who was a rescue"). Not "'s", which may be a
@@ -1549,6 +1581,9 @@ _STATE_PARTICIPLES = frozenset(
 )
 #: Participles of being someone's partner: "I'm married to Marcus" is a state.
 _PARTNERED = frozenset({"married", "engaged"})
+#: Participles of change that name a state after a form of being ("I'm registered
+#: with Dr. Rossi"), not the change ("Registered the dog at AniCura").
+_BEING_STATES = _PARTNERED | {"registered"}
 _IRREGULAR_PARTICIPLES = frozenset(
     "born bitten chosen driven given hit hurt made paid sent shown stolen taken told "
     "thrown won written".split()
@@ -1645,7 +1680,8 @@ def _unrealised(lows: Sequence[str], original: Sequence[str], i: int) -> bool:
 def past_state(text: str) -> bool:
     """Whether ``text`` says how things were, not how they are: its first verb of
     state is in the simple past ("I was based in Munich until last year", "I
-    lived in Paris for two years"), and nothing says it holds now or changed
+    lived in Paris for two years", "I grew up in Villach", "I was born in Graz"),
+    and nothing says it holds now or changed
     ("Today was my first day at Philips" is an update; "I've had an account at
     N26 since I was a student" holds now). A passive event is no state ("I was
     promoted to head nurse"), nor is a past clause after a present one ("I have a
@@ -1666,6 +1702,8 @@ def past_state(text: str) -> bool:
         if w in _PAST_STATES:
             before = lows[i - 1] if i else ""
             after = lows[i + 1] if i + 1 < len(lows) else ""
+            if w in ("was", "were") and after == "born":
+                return True  # "I was born in Graz": a start that holds no more
             if w in ("was", "were") and _event_participle(after):
                 return False  # "I was promoted to head nurse" is an event
             if w == "had" and after not in _PAST_STATES | {"been"} and _event_participle(after):

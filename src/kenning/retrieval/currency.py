@@ -241,11 +241,22 @@ _THIS_ONE = frozenset({"this", "that", "this one", "that one"})
 def _the_change_itself(anchor: str) -> bool:
     """Whether a question's anchor is the change of the value it asks about ("before
     switching", "before the move", "before the career change": a word of change
-    that closes it) or the value held now ("before this one"); not an event of its
+    that closes it), the newest change ("before the latest reshuffle") or the value
+    held now ("before this one", "before the electric one"); not an event of its
     own ("before the trip") or one change of several, told as such ("before the
     move up to Scotland", "before the practice got taken over")."""
     low = anchor.lower()
-    return low in _THIS_ONE or change_cue(low.split()[-1]) is not None
+    words = low.split()
+    # "the new one", "my electric one": the value the asker holds now, told by what
+    # it is like
+    one = len(words) >= 3 and words[0] in ("the", "my", "our") and words[-1] == "one"
+    # "before the latest reshuffle", "before my most recent move": the newest change
+    latest = len(words) >= 2 and not _LATEST.isdisjoint(words[:-1])
+    return low in _THIS_ONE or one or latest or change_cue(words[-1]) is not None
+
+
+#: Words that make an anchor the newest change, whatever it is called.
+_LATEST = frozenset({"latest", "recent"})
 
 
 def value_anchor(anchor: str | None) -> str | None:
@@ -275,8 +286,11 @@ def include_history(q: Question, opts: CurrencyRecall) -> bool:
     # the asker's people ("Which vet was Pepper with at the start?") only the hits
     # say, after the search (a write may have retired the first value)
     earliest = q.aspect == "first"
+    # and a question in the past tense about the asker's own ("What was my rabbit's
+    # name?"): what held then may have been retired since
+    past_own = q.aspect == "past" and q.about_asker
     return opts.history and (
-        q.aspect == "before" or earliest or (q.window and q.aspect is not None)
+        q.aspect == "before" or earliest or past_own or (q.window and q.aspect is not None)
     )
 
 
@@ -775,7 +789,11 @@ def _predecessors_up(hits: list[Hit], top: list[Hit], walk: bool = False) -> boo
             moved.append(h)
     if not walk:  # nor does a value older still outrank it ("My phone is a Pixel 7")
         chain = {h.memory.id: h for h in hits}
-        for p in moved:
+        # (with no current value among the best, the latest step of a chain that is:
+        # "After the reorg I report to Jonas", which "... Ingrid is my boss" replaced,
+        # above "My manager is Petra", which it replaced)
+        latest = moved or [h for h in top if h.memory.status is Status.SUPERSEDED]
+        for p in latest:
             older = [h for h in top if h is not p and _leads_to(h, p.memory.id, chain)]
             first = max(older, key=lambda h: h.score, default=None)
             if first is not None and first.score > p.score:
