@@ -3054,6 +3054,8 @@ _ROLES = frozenset(
     fiancée landlord landlady dentist doctor gp vet physio physiotherapist therapist
     hairdresser barber accountant optician""".split()
 )
+#: The words a text must have to name a role's holder.
+_HOLDER_WORDS = _ROLES | {"report", "reports"}
 #: Words between "my" and the role ("my new manager", "my current GP").
 _ROLE_ADJ = frozenset("new current line".split())
 #: Words between the role and the holder's name ("my manager is Ravi", "my dentist
@@ -3072,6 +3074,8 @@ def _role_holder(text: _Text) -> tuple[str, frozenset[str]] | None:
     report to Jonas" (a manager). Not
     "my dentist's receptionist, Maria" (another person), nor "My manager let me
     go to see Hannah" (the name is no holder of the role)."""
+    if _HOLDER_WORDS.isdisjoint(text.named):
+        return None  # most texts
     toks = text.toks
     for i, t in enumerate(toks):
         if t.low in ("report", "reports") and i and toks[i - 1].low in ("i", "we"):
@@ -3113,7 +3117,8 @@ def _role_changed(old: _Text, new: _Text) -> str | None:
         return None
     if new.negated or old.negated:
         return None
-    a, b = _role_holder(old), _role_holder(new)
+    b = _role_holder(new)
+    a = _role_holder(old) if b is not None else None
     if a is None or b is None or a[0] != b[0] or a[1] & b[1]:
         return None
     was, now = " ".join(sorted(a[1])), " ".join(sorted(b[1]))

@@ -95,9 +95,10 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    restates (``ingest`` keeps both) is as stale as that fact, unless a
    current fact restates it too.
 
-Otherwise superseded memories are searched only for "before" questions and
-questions naming a time (:func:`include_history`); they never reach a "now"
-question. For those questions their priority reads their confidence as it was
+Otherwise superseded memories are searched only for "before" and "first"
+questions, questions in the past tense about the asker's own ("What was my
+rabbit's name?") and questions naming a time (:func:`include_history`); they
+never reach a "now" question. For those questions their priority reads their confidence as it was
 before the contradiction cut it (``RecallContext.history``), and the time
 signal counts a superseded memory as from every day it held. ``explain``
 shows the change as the ``currency`` signal (the priority added or taken),
@@ -275,9 +276,10 @@ def value_anchor(anchor: str | None) -> str | None:
 
 
 def include_history(q: Question, opts: CurrencyRecall) -> bool:
-    """Whether superseded memories are searched: questions about before or a time,
-    and (``successors``) questions about the present value, where a superseded
-    match hands its place to the memory that replaced it."""
+    """Whether superseded memories are searched: questions about before, the first
+    value, a time or, in the past tense, the asker's own; and (``successors``)
+    questions about the present value, where a superseded match hands its place
+    to the memory that replaced it."""
     if not opts.enabled:
         return False
     if opts.successors and q.reorders and q.aspect == "now":
