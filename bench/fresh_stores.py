@@ -22,7 +22,11 @@ round's rules, and `twentyeighth-a` (a father writing in his second
 language, with questions about his wife and children by name), read once
 after the twenty-eighth round's rules. And `twentyninth-a` (a nurse's tired
 chat after shifts, all in lower case, her housemates', sister's and dad's
-news beside her own), read once before the twenty-ninth round's rules.
+news beside her own), read once before the twenty-ninth round's rules. And
+`thirtieth-a` (a new user's plain one-sentence statements, capitalised, over
+46 kinds of attribute with regional brands and people, "I ported my number to
+Fonic", "Signed the lease on a flat in Graz"), read once before the thirtieth
+round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the
