@@ -3113,6 +3113,8 @@ def test_what_goes_on_is_no_newer_value(make_memory: Callable[..., Memory]) -> N
         # nor is a supposition's "were" a past: it asks of now
         ("If you were getting me a coffee, what should you order?", "now"),
         ("What was my rabbit's name?", "past"),
+        # and "again" asks to be reminded of the value now
+        ("What was my address again?", "now"),
     ],
 )
 def test_an_adverb_of_the_earliest_asks_for_the_first_in_any_tense(query: str, aspect: str) -> None:
@@ -3295,3 +3297,16 @@ def test_a_chain_of_managers_linked_on_write_answers_now_and_before(
         "Who was my manager before the latest reshuffle?", False, "the latest reshuffle"
     )
     assert (q.aspect, q.window) == ("before", False)
+
+
+@pytest.mark.parametrize(
+    ("text", "supposed"),
+    [
+        ("Hannah will be my new manager from next month.", True),
+        ("She'll be our new landlord.", True),
+        ("My new landlord will be Vonovia.", True),
+        ("Hannah is my new manager.", False),
+    ],
+)
+def test_a_new_value_to_come_is_supposed(text: str, supposed: bool) -> None:
+    assert supposes(text) is supposed

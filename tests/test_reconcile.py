@@ -2121,6 +2121,8 @@ def test_a_couple_parting_ends_the_speakers_partner() -> None:
         ("They split up in the summer.", "My partner is Lukas.", 0.16),
         ("My parents split up when I was ten.", "My partner is Lukas.", 0.16),
         ("Tom and we split up the bill.", "My partner is Lukas.", 0.16),
+        ("We split up the bill.", "My partner is Lukas.", 0.16),
+        ("We separated the recycling from the rubbish.", "My husband is Ben.", 0.2),
         ("We broke up last week.", "My sister is dating Tom.", 0.2),
         ("We split up in the summer.", "I'm seeing Dr. Meier for my check-ups.", 0.16),
     )
@@ -2152,4 +2154,20 @@ def test_a_role_of_one_holder_changes_hands() -> None:
         ("My manager was Hannah back then.", "My manager is Ravi.", 0.4),
         # too far apart to be about one role at all
         ("I have a new boss: Hannah.", "My manager is Ravi.", 0.2),
+    )
+
+
+def test_a_denial_of_another_value_and_a_holder_to_come_change_nothing() -> None:
+    """ "My dentist is not Dr. Meier" denies another value than Dr. Novak, no flip
+    of "My dentist is Dr. Novak"; "Hannah will be my new manager from next month"
+    is a change to come, not made. The same words of a value denied, or the new
+    holder named as now, still change it."""
+    _keeps(
+        ("My dentist is not Dr. Meier.", "My dentist is Dr. Novak.", 0.8),
+        ("Hannah will be my new manager from next month.", "My manager is Ravi.", 0.43),
+        ("My new landlord will be Vonovia.", "My landlord is Mr. Ferrari.", 0.5),
+    )
+    _retires(
+        ("I don't work at Nokia anymore.", "I work at Nokia.", 0.8),
+        ("Hannah is my new manager.", "My manager is Ravi.", 0.45),
     )

@@ -837,6 +837,8 @@ def _negation_flip(old: _Text, new: _Text, k: ReconcileKnobs) -> str | None:
     "Maria: Yeah John, Maria gets it")."""
     if old.negated == new.negated or old.for_a_while or new.for_a_while:
         return None
+    if old.values and new.values and old.values.isdisjoint(new.values):
+        return None  # "My dentist is not Dr. Meier" denies another value than Dr. Novak
     people = {_stem(w) for w in (old.subject, new.subject) if w and w != "self"}
     # the speaker named in a drawn fact, and the others of its "we" ("Andrew and
     # others"), are whom it is about too
@@ -1181,6 +1183,8 @@ def _leaves(old: _Text, new: _Text, reach: int = _ENDS_AFTER) -> bool:
 #: divorced", "we went our separate ways".
 _PARTINGS = frozenset({("split", "up"), ("broke", "up"), ("parted", "ways"), ("separate", "ways")})
 _PARTING_WORDS = frozenset("separated divorced".split())
+#: Words after a parting that make it a thing parted: "We split up the bill".
+_PARTED_OBJECTS = frozenset("the our my your his her their its it them into".split())
 #: What names the speaker's partner: "My partner is Lukas", "I'm dating Tom".
 _PARTNER_NOUNS = frozenset(
     "partner boyfriend girlfriend husband wife spouse fiance fiancee fiancé fiancée".split()
@@ -1205,8 +1209,8 @@ def _we_parted(lows: Sequence[str], i: int, phrase: bool, start: int) -> bool:
     separated", "Kim and others split up" (``ingest``'s "we"). Not "Tom and we
     ..." nor "they split up"."""
     parting = (lows[i - 1], lows[i]) in _PARTINGS if phrase else lows[i] in _PARTING_WORDS
-    if not parting or start < 1:
-        return False
+    if not parting or start < 1 or lows[i + 1 : i + 2] and lows[i + 1] in _PARTED_OBJECTS:
+        return False  # "We split up the bill", "we separated the recycling": no couple
     if lows[start - 2 : start] == ["and", "others"]:  # "we" as ``ingest`` writes it
         return start == 3
     return lows[start - 1] in ("we", "we've", "we're") and (start < 2 or lows[start - 2] != "and")

@@ -1404,7 +1404,7 @@ def aspect_of(query: str) -> Aspect | None:
         return "first"
     if says_now(query):
         return "now"
-    if past:
+    if past and lows[-1] != "again":  # "What was my address again?": remind me of it now
         return "past"
     return "now"
 
@@ -1655,11 +1655,21 @@ def _supposes(text: str) -> bool:
         return True
     if not _WANTING_OPENERS.isdisjoint(present) and _WANTING.search(text.lower()):
         return True
+    folded = text.lower().replace("\u2019", "'")
+    if ("will" in present or "'ll" in folded) and _NEW_TO_COME.search(folded):
+        return True  # "Hannah will be my new manager from next month": not yet
     if _CHANGE.isdisjoint(present):
         return False  # no change to come
     # every change it tells is to come ("I quit Nokia to join Philips" did quit)
     changes = [i for i, w in enumerate(lows) if w in _CHANGE]
     return bool(changes) and all(_unrealised(lows, original, i) for i in changes)
+
+
+#: A new value that will be, not one that is: "Hannah will be my new manager",
+#: "My new landlord will be Vonovia".
+_NEW_TO_COME = re.compile(
+    r"(?:\bwill|'ll)\s+be\s+(?:my|our|the)\s+new\b|\bnew\s+\w+\s+(?:will|'ll)\s+be\b"
+)
 
 
 def _unrealised(lows: Sequence[str], original: Sequence[str], i: int) -> bool:
