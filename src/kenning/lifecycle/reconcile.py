@@ -202,10 +202,10 @@ from typing import Any, NamedTuple
 from ..errors import ConfigError
 from ..graph.rules import HONORIFICS
 from ..llm.base import ChatModel, Message
-from ..retrieval.timeq import CALENDAR_NAMES as _CALENDAR
 from ._fact_rules import _sentences
 from .knobs import ReconcileKnobs
 from .slots import (
+    CALENDAR_NAMES,
     RELATIONS,
     SUBJECT_PRONOUNS,
     change_cue,
@@ -341,7 +341,7 @@ _STOP = frozenset(
 #: Words that deny a state, or say it stopped ("My son outgrew his egg allergy").
 #: Names of a time, not of a thing: months, weekdays and holidays ("Sara and I split
 #: up over Christmas" names no value of its own).
-_TIME_NAMES = _CALENDAR | frozenset(
+_TIME_NAMES = CALENDAR_NAMES | frozenset(
     "christmas xmas easter thanksgiving halloween hanukkah diwali ramadan eid".split()
 )
 _NEGATIONS = frozenset(
@@ -3053,10 +3053,9 @@ def _contradiction(
 
 #: Roles of one holder at a time, by the speaker's word for them: whom "my
 #: manager is Ravi" names, "I have a new boss: Hannah" replaces.
-_ROLES = frozenset(
-    """manager boss partner husband wife spouse boyfriend girlfriend fiance fiancee fiancé
-    fiancée landlord landlady dentist doctor gp vet physio physiotherapist therapist
-    hairdresser barber accountant optician""".split()
+_ROLES = _PARTNER_NOUNS | frozenset(
+    """manager boss landlord landlady dentist doctor gp vet physio physiotherapist
+    therapist hairdresser barber accountant optician""".split()
 )
 #: The words a text must have to name a role's holder.
 _HOLDER_WORDS = _ROLES | {"report", "reports"}
@@ -3084,8 +3083,8 @@ def _role_holder(text: _Text) -> tuple[str, frozenset[str]] | None:
     for i, t in enumerate(toks):
         if t.low in ("report", "reports") and i and toks[i - 1].low in ("i", "we"):
             # "After the reorg I report to Jonas": whom one reports to manages one
-            if i + 2 < len(toks) and toks[i + 1].low == "to" and toks[i + 2].text[:1].isupper():
-                return "manager", frozenset({toks[i + 2].low}) & text.values
+            if i + 2 < len(toks) and toks[i + 1].low == "to" and toks[i + 2].low in text.values:
+                return "manager", frozenset({toks[i + 2].low})
             continue
         if t.low not in _ROLES:
             continue

@@ -47,6 +47,7 @@ from ..graph.rules import COMMON_WORDS, HONORIFICS
 
 __all__ = [
     "Aspect",
+    "CALENDAR_NAMES",
     "RELATIONS",
     "SUBJECT_PRONOUNS",
     "Statement",
@@ -76,6 +77,11 @@ __all__ = [
 
 Aspect = Literal["now", "before", "first", "past"]
 
+#: Month and weekday names, lower case: words that name a time, not a thing.
+CALENDAR_NAMES: frozenset[str] = frozenset(
+    """january february march april may june july august september october november
+    december monday tuesday wednesday thursday friday saturday sunday""".split()
+)
 #: English kinship and social-role nouns: "my <relation>" introduces another person.
 RELATIONS: frozenset[str] = frozenset(
     """mother mom mum mommy mummy father dad daddy parent parents sister brother sibling
@@ -1122,12 +1128,6 @@ _STARTING = frozenset("from starting as".split())
 _PERIODS = frozenset("day week month year term semester season".split())
 #: Days from which a value holds after a word of start: "from today", "as of now".
 _FROM_DAYS = frozenset("today tomorrow now".split())
-#: ... and, after "as of" or "starting" (not "from", which opens a span: "from May
-#: to July"), a named day or month.
-_DAY_NAMES = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march "
-    "april june july august september october november december".split()
-)
 #: The words that may open an update cue: a cue, a phrase's first word, a start.
 _CUE_OPENERS = _CUES | _PHRASE_HEADS | _STARTING | _WEAK_CUES
 
@@ -1146,11 +1146,7 @@ def _starts_from(lows: Sequence[str], i: int) -> int:
         return at - i + 1
     # a named day or month after "as of" or "starting", not "from", which opens a
     # span ("from May to July")
-    if (
-        rest
-        and lows[i] != "from"
-        and (rest[0] in _DAY_NAMES or (lows[i] == "as" and rest[0] == "may"))
-    ):
+    if rest and lows[i] != "from" and rest[0] in CALENDAR_NAMES:
         return at - i + 1
     if len(rest) == 2 and rest[0] == "this" and rest[1] in _PERIODS:
         return at - i + 2
@@ -1653,9 +1649,9 @@ def _supposes(text: str) -> bool:
         p in _SUPPOSING_PHRASES for p in zip(lows, lows[1:], strict=False)
     ):
         return True
-    if not _WANTING_OPENERS.isdisjoint(present) and _WANTING.search(text.lower()):
-        return True
     folded = text.lower().replace("\u2019", "'")
+    if not _WANTING_OPENERS.isdisjoint(present) and _WANTING.search(folded):
+        return True
     if ("will" in present or "'ll" in folded) and _NEW_TO_COME.search(folded):
         return True  # "Hannah will be my new manager from next month": not yet
     if _CHANGE.isdisjoint(present):

@@ -98,8 +98,8 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
 Otherwise superseded memories are searched only for "before" and "first"
 questions, questions in the past tense about the asker's own ("What was my
 rabbit's name?") and questions naming a time (:func:`include_history`); they
-never reach a "now" question. For those questions their priority reads their confidence as it was
-before the contradiction cut it (``RecallContext.history``), and the time
+never reach a "now" question. For those questions their priority reads their
+confidence as it was before the contradiction cut it (``RecallContext.history``), and the time
 signal counts a superseded memory as from every day it held. ``explain``
 shows the change as the ``currency`` signal (the priority added or taken),
 beside the other signals.

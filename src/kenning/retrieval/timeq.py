@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, Protocol
 
-from ..lifecycle.slots import says_now
+from ..lifecycle.slots import CALENDAR_NAMES, says_now
 from ..models import as_utc
 
 __all__ = [
@@ -218,10 +218,6 @@ _MONTH_NAMES = (
 ).split()
 _MONTHS = {name[:3].lower(): i + 1 for i, name in enumerate(_MONTH_NAMES)}
 _WEEKDAYS = {w: i for i, w in enumerate("mon tue wed thu fri sat sun".split())}
-#: Month and weekday names, lower case: words that name a time, not a thing.
-CALENDAR_NAMES = frozenset(n.lower() for n in _MONTH_NAMES) | frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday".split()
-)
 _NUMBERS = {
     w: i + 1
     for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
