@@ -3310,3 +3310,171 @@ def test_a_chain_of_managers_linked_on_write_answers_now_and_before(
 )
 def test_a_new_value_to_come_is_supposed(text: str, supposed: bool) -> None:
     assert supposes(text) is supposed
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        # a sentence opening on a verb of change or a gerund names no one
+        ("Switched banks again, Macquarie's app is way nicer.", "self"),
+        ("Playing bass in a covers band called The Cheap Seats.", "self"),
+        # a first person after "and" with a verb of the same subject, or with "she",
+        # is that subject's to say ("keeps FaceTiming me")
+        ("Mum's upgraded to an iPhone 15 and keeps FaceTiming me by accident.", "mum"),
+        (
+            "Mum's book club is reading Boy Swallows Universe and she keeps texting me quotes.",
+            "mum",
+        ),
+        ("Mum upgraded to an iPhone and I got her old one.", "self"),
+        # a sentence with its subject left out goes on with the one before
+        ("Dad hit his 100th parkrun this morning. Got the shirt and everything.", "dad"),
+    ],
+)
+def test_whom_a_text_is_about_past_its_opening_word(text: str, who: str) -> None:
+    assert subject_of(text) == who
+
+
+def test_a_clause_on_what_was_said_is_not_the_speakers() -> None:
+    # "so that's become our lunch-date day" is about Jess's day off
+    text = "Jess's rostered day off is Wednesday now, so that's become our lunch-date day."
+    assert told_of(text, frozenset({"jess"})) == "jess"
+    assert (
+        told_of("Jess's day off is Wednesday, so I've moved my admin day.", frozenset({"jess"}))
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "past"),
+    [
+        ("Back when I paid for Adobe every month I spent half my time fighting pop-ups.", True),
+        ("Back in my Cheap Seats days I must have played Mr Brightside two hundred times.", True),
+        ("Wide Open Road was my second home for years, I used to basically live there.", True),
+        ("Back when I lived in Fitzroy I walked everywhere. Now we are in Coburg.", False),
+        ("Back at home now.", False),
+    ],
+)
+def test_looking_back_says_how_things_were(text: str, past: bool) -> None:
+    assert statement(text).past is past
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        # a capitalised word inside a sentence is a word of a name
+        ("Wide Open Road was my second home.", None),
+        ("My home is in New York.", None),
+        ("Big news: Moved to Leeds!", "moved"),
+        # "now that" gives a reason; taking up a pastime is a change
+        ("Now that the trains are in storage, Walter has taken up woodcarving.", "taken up"),
+        ("I fly Iberia now that Lufthansa dropped my route.", "now"),
+    ],
+)
+def test_a_name_and_a_reason_are_no_cue(text: str, cue: str | None) -> None:
+    assert update_cue(text) == cue
+
+
+@pytest.mark.parametrize(
+    ("query", "aspect"),
+    [
+        ("Back at the start, which bank did I have all my accounts with?", "first"),
+        ("Who gave me my first retainer?", "first"),
+        ("Which gym opened first?", "now"),
+    ],
+)
+def test_the_first_asked_past_a_fronted_phrase_or_in_the_simple_past(
+    query: str, aspect: str
+) -> None:
+    assert aspect_of(query) == aspect
+
+
+def test_a_correction_makes_the_corrected_value_current(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # Milo, the speaker's son, is no value of the news after the correction
+    mem, (_, bupa, *_) = _ruled(
+        make_memory,
+        [
+            ("My partner Jess and I have one son, Milo.", OLD - timedelta(days=30)),
+            (
+                "Sorted private health finally, we're with Bupa on a hospital plus extras policy.",
+                OLD,
+            ),
+            ("Actually I got that wrong, it's HCF we signed up with, not Bupa.", MID),
+            ("Claimed Milo's new glasses on the health fund today.", NEW),
+        ],
+    )
+    assert mem.get(bupa).status is Status.SUPERSEDED
+    assert "HCF" in _first(mem, "Which private health insurer are we with?")
+
+
+def test_anothers_news_naming_the_speaker_stays_below_the_speakers_value(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Cracked the screen on my iPhone 11 again. Third time.", OLD),
+            ("Got a Pixel 7. The camera is great for shooting mockups.", MID),
+            ("Mum's upgraded to an iPhone 15 and keeps FaceTiming me by accident.", NEW),
+        ],
+    )
+    assert "Pixel" in _first(mem, "What phone do I have?")
+    assert "iPhone 15" in _first(mem, "What phone did Mum get?")
+
+
+def test_a_look_back_at_an_old_haunt_is_no_newer_value(make_memory: Callable[..., Memory]) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My regular cafe is Wide Open Road in Brunswick.", OLD),
+            ("New local since the move: Brother Bean on Sydney Road.", MID),
+            ("Wide Open Road was my second home for years, I used to basically live there.", NEW),
+        ],
+    )
+    assert "Brother Bean" in _first(mem, "Which cafe is my local at the moment?")
+
+
+def test_news_naming_only_the_speaker_is_no_newer_value(make_memory: Callable[..., Memory]) -> None:
+    # "I've" is the speaker, no value: the news after the change does not outrank it
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("NBN through Telstra keeps dropping out every afternoon.", OLD),
+            ("Gave up on Telstra for the internet. Aussie Broadband installed the modem.", MID),
+            ("Internet has been rock solid for a year now, best decision I've made.", NEW),
+        ],
+    )
+    assert "Aussie Broadband" in _first(mem, "Who provides our home internet now?")
+
+
+def test_a_bank_chain_through_a_switch_opening_on_its_verb(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("All my accounts are with Commonwealth Bank.", OLD),
+            ("Moved my everyday banking to ubank. Closed the Commonwealth Bank accounts too.", MID),
+            ("Switched banks again, sorry ubank. Macquarie's app is way nicer.", NEW),
+        ],
+    )
+    assert "Macquarie" in _first(mem, "Who do I bank with currently?")
+    first = "Back at the start, which bank did I have all my accounts with?"
+    assert "Commonwealth" in _first(mem, first)
+
+
+def test_a_child_moved_to_another_school_goes_there_now(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, (oak, *_) = _ruled(
+        make_memory,
+        [
+            ("Ava goes to Oak School.", OLD),
+            ("We moved Ava to Elm School.", MID),
+            ("My nephew goes to Birch Academy.", NEW),
+        ],
+    )
+    assert mem.get(oak).status is Status.SUPERSEDED
+    assert "Elm School" in _first(mem, "Which school does Ava go to now?")
+    assert "Oak School" in _first(mem, "Where did Ava go to school before?")

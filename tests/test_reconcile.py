@@ -2171,3 +2171,97 @@ def test_a_denial_of_another_value_and_a_holder_to_come_change_nothing() -> None
         ("I don't work at Nokia anymore.", "I work at Nokia.", 0.8),
         ("Hannah is my new manager.", "My manager is Ravi.", 0.45),
     )
+
+
+def test_a_speakers_correction_retires_what_they_got_wrong() -> None:
+    """A correction ("Actually I got that wrong", "I said Telstra before ... it's
+    actually Optus") retires the statement of the value it denies, whomever that
+    statement was about ("Moved Milo's swimming to Tuesday"). An opinion set against
+    a value, a reminder, a denial of a value the old statement does not name, or
+    another speaker's words correct nothing."""
+    _retires(
+        (
+            "Actually I got that wrong, it's HCF we signed up with, not Bupa.",
+            "We're with Bupa for health insurance.",
+            0.62,
+        ),
+        (
+            "Sorry, I said Telstra before. It's actually Optus I'm on.",
+            "My phone plan is with Telstra.",
+            0.72,
+        ),
+        (
+            "Sorry, I told you Tuesday for swimming, but it's actually Wednesdays now.",
+            "Moved Milo's swimming to Tuesday afternoons.",
+            0.53,
+        ),
+    )
+    _keeps(
+        (
+            "Not Bupa, but HCF has the better dental cover, my sister says.",
+            "We're with Bupa for health insurance.",
+            0.55,
+        ),
+        ("I told you Tom works at Google.", "Tom works at Google.", 0.93),
+        ("My mistake, Tom's birthday is in June, not May.", "Tom works at Google.", 0.44),
+    )
+    said_by_another = decide(
+        "Sorry, I said Telstra before. It's actually Optus I'm on.",
+        nb("m1", "My phone plan is with Telstra.", 0.72, author="Ann"),
+        author="Bob",
+    )
+    assert said_by_another.action is not Action.SUPERSEDE
+
+
+def test_a_sentence_opening_on_a_verb_is_the_speakers_own() -> None:
+    """ "Switched banks again" and "Playing bass in a covers band" open on a verb, not
+    on someone's name: the speaker's facts, which change as the speaker's do."""
+    _retires(
+        ("Switched banks again, Macquarie's app is way nicer.", "I bank with ING.", 0.53),
+        (
+            "Quit The Cheap Seats. Joined Sunday Roast, an originals band.",
+            "Playing bass in a covers band called The Cheap Seats.",
+            0.56,
+        ),
+    )
+
+
+def test_from_one_value_to_another_is_a_change_whatever_the_verb() -> None:
+    """ "from Hostplus to Australian Ethical" says the value changed though "rolled
+    over" is no word of change; from the value to no other value changes nothing."""
+    _retires(
+        (
+            "Rolled my super over from Hostplus to Australian Ethical.",
+            "Consolidated all my old super accounts into Hostplus.",
+            0.4,
+        ),
+    )
+    _keeps(
+        (
+            "Got a lift from Hostplus to the city.",
+            "Consolidated all my old super accounts into Hostplus.",
+            0.4,
+        )
+    )
+
+
+def test_the_speaker_moving_someone_changes_their_value() -> None:
+    """The speaker moving a person the old fact is about, or a thing of theirs the
+    old fact names, to another value of its kind changes that person's fact ("We
+    moved Ava to Elm School" / "Ava goes to Oak School"). A value of another kind,
+    a thing the old fact does not name, or another person change nothing."""
+    _retires(
+        ("We moved Ava to Elm School.", "Ava goes to Oak School.", 0.68),
+        ("We moved our son to Elm School.", "My son goes to Oak School.", 0.55),
+        ("Switched Ava's piano lessons to Mr. Grant.", "Ava's piano teacher is Mrs. Hill.", 0.68),
+        (
+            "Moved Milo's swimming to Tuesday afternoons.",
+            "Milo's swimming lessons are on Saturday mornings.",
+            0.8,
+        ),
+    )
+    _keeps(
+        ("We moved Ava to Manchester.", "Ava goes to Oak School.", 0.46),
+        ("We moved Ava's bed to the attic.", "Ava sleeps in the blue room.", 0.62),
+        ("We moved our son to Elm School.", "My sister goes to Oak School.", 0.42),
+    )

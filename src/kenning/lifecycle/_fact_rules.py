@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from ..graph.rules import HONORIFICS
 from ..retrieval.timeq import TimeSpan, content_times
+from .slots import SAME_PAST
 
 # --------------------------------------------------------------------------- word lists
 
@@ -34,8 +35,6 @@ _IRREGULAR_PAST = frozenset(
     became forgot understood hung rode hid shot threw grew drew fought sought stuck struck swore
     shook spoke stole tore overcame gotten""".split()
 )
-#: Verbs whose simple past is their base form: "I quit Nokia" may be either.
-_SAME_PAST = frozenset("quit put set cut let hit shut spread cost hurt split bet upset".split())
 #: Words that make a present habitual ("I quit sugar every January").
 _HABITUAL = frozenset("every always usually often never sometimes each".split())
 _PARTICIPLES = frozenset(
@@ -486,7 +485,7 @@ def _said_in_past(verb: str, sentence: Sequence[str]) -> bool:
     """Whether ``verb``, whose past is its base form, is read as the past: said once,
     it is what happened ("I quit Nokia and joined Philips", "I quit my job"); only a
     habit is in the present ("I quit sugar every January")."""
-    if verb not in _SAME_PAST:
+    if verb not in SAME_PAST:
         return False
     return not any(w.lower() in _HABITUAL for w in sentence)
 

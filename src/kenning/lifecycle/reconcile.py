@@ -87,6 +87,11 @@ first rule with a candidate wins; among candidates, the most similar one):
      Nokia"). The reverse, the present after the same
      past ("I live in Berlin" / "I used to live in Berlin"), is no repeat: the
      user is back.
+   * *correction* — the new text corrects the speaker's own words ("Actually I
+     got that wrong, it's HCF ..., not Bupa"; "I said Telstra before. It's
+     actually Optus I'm on"), denying a value the old one names and naming
+     another, whoever the old one is about (:func:`_corrected`; same author,
+     from cosine 0.25).
    * *update* — both texts in the speaker's own words (:mod:`.slots`; the
      same author when known) or the new one about a value of the old one that
      ends there, with nothing after the ending but when and where from ("Rex
@@ -154,7 +159,12 @@ first rule with a candidate wins; among candidates, the most similar one):
 
    No signal links facts about different people: the speaker and someone else
    ("I live in Berlin" / "My sister just moved to Rome"), two different
-   relations, or two authors' own "I" (``author`` of the memories).
+   relations, or two authors' own "I" (``author`` of the memories). Two
+   signals cross that line: a change made to a thing is the thing's, whoever
+   makes it ("My boss moved my review to Monday"), and the speaker moving a
+   person, or a thing of theirs, to another value of its kind changes their
+   fact ("We moved Ava to Elm School" / "Ava goes to Oak School", "Switched
+   Ava's piano lessons to Mr. Grant" / "Ava's piano teacher is Mrs. Hill").
 
    If both said-at times are known and the new memory is *older* than the one
    it contradicts, it must not retire the newer fact: the decision is ``ADD``
@@ -193,7 +203,7 @@ import re
 import threading
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
@@ -605,6 +615,16 @@ def _number_kind(low: str) -> str:
 
 #: The speaker's "I" in its forms: capitalised, yet no value.
 _I_FORMS = frozenset("i i'm i've i'd i'll".split())
+#: A word opening a sentence after the first, capitalised.
+_OPENER = re.compile(r"[.!?]\s+([A-Z][a-z']*)")
+
+
+def _sentence_openers(text: str) -> frozenset[str]:
+    """Words capitalised only for opening a later sentence, folded: a function word or
+    a verb of change ("Closed the Commonwealth Bank accounts too", "My main client
+    now is Mr Black"), no value."""
+    found = {m.group(1).lower() for m in _OPENER.finditer(text)}
+    return frozenset(w for w in found if w in _STOP or w in _ENDINGS or w in _CHANGE_VERBS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -720,7 +740,8 @@ class _Text:
                 if t.number or ((i or _names_mine(lows, own_name)) and not t.text.islower())
             )
             - _I_FORMS
-            - HONORIFICS,  # "Dr." of "Dr. Hallam" and of "Dr. Ibarra" is no shared value
+            - HONORIFICS  # "Dr." of "Dr. Hallam" and of "Dr. Ibarra" is no shared value
+            - _sentence_openers(text),
             # a value's possessive names it too: "the Volvo's winter tyres"
             named=present | {w[:-2] for w in lows if w.endswith("'s")} if "'s" in norm else present,
             adds=_adds_another(lows)
@@ -1872,7 +1893,8 @@ def _changes_to_another(old: _Text, new: _Text, cue: str) -> bool:
     if word not in lows or _names_whose_thing(old, new.toks[: lows.index(word)]):
         return False
     at = lows.index(word)
-    if _from_to(old, new, lows, at):
+    # (the cue may be the "from" itself: "Rolled my super over from Hostplus to ...")
+    if _from_to(old, new, lows, at - (word == "from")):
         return True  # "I ported my number from Vodafone to O2"
     if word in _CHANGE_ADVERBS and at and _another_value(old, new, new.toks[at - 1]):
         return True  # the value is said before "now": "I fly Iberia now that Lufthansa ..."
@@ -1889,6 +1911,15 @@ def _from_to(old: _Text, new: _Text, lows: Sequence[str], at: int) -> bool:
     number from Vodafone to O2", "I moved my savings from ING to N26"; or, named in
     lower case, from a thing ``old`` says to one it does not: "I switched from
     medicine to biology" / "I study medicine at Charité"."""
+    found = _from_value_to(old, new, lows, at)
+    return found if found is not None else _from_thing(old, new, at)
+
+
+def _from_value_to(old: _Text, new: _Text, lows: Sequence[str], at: int = -1) -> bool | None:
+    """Whether ``new`` (``lows``: its words, folded), after its word at ``at``, goes
+    from one of ``old``'s values to another value ("Rolled my super over from
+    Hostplus to Australian Ethical"); None when it names none of them after a
+    "from"."""
     toks = new.toks
     for k in range(at + 1, len(toks) - 1):
         if lows[k] == "from" and lows[k + 1] in old.values:
@@ -1897,7 +1928,7 @@ def _from_to(old: _Text, new: _Text, lows: Sequence[str], at: int) -> bool:
                 return False
             to = k + 1 + later.index("to")
             return to + 1 < len(toks) and _another_value(old, new, toks[to + 1])
-    return _from_thing(old, new, at)
+    return None
 
 
 def _from_thing(old: _Text, new: _Text, at: int = 0) -> bool:
@@ -2562,9 +2593,65 @@ def _thing_ended(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str |
 
 
 def _thing_reason(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
-    """``new`` changes or stops a thing ``old`` names, whoever makes the change: the
-    reason, or None."""
-    return _thing_changed(old, new, sim, k) or _thing_ended(old, new, sim, k)
+    """``new`` changes or stops a thing ``old`` names, whoever makes the change, or
+    the speaker moves the person ``old`` is about: the reason, or None."""
+    return (
+        _thing_changed(old, new, sim, k)
+        or _thing_ended(old, new, sim, k)
+        or _moves_theirs(old, new, sim, k)
+    )
+
+
+#: Verbs by which the speaker changes someone else's value: "We moved Ava to Elm
+#: School", "Switched Ava's piano lessons to Mr. Grant".
+_MOVING_THEIRS = frozenset("moved switched changed transferred".split())
+
+
+def _moves_theirs(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None:
+    """The speaker moves the person ``old`` is about, or a thing of theirs ``old``
+    names, to another value of the kind ``old`` holds: "We moved Ava to Elm School"
+    / "Ava goes to Oak School", "We moved our son to Elm School" / "My son goes to
+    Oak School", "Switched Ava's piano lessons to Mr. Grant" / "Ava's piano teacher
+    is Mrs. Hill", "Moved Milo's swimming to Tuesday" / "Milo's swimming lessons
+    are on Saturday mornings". Their fact changed, though they did nothing. Not
+    "We moved Ava to Manchester" (no value of the kind), nor "We moved Ava's bed
+    to the attic" (a thing the old text does not name)."""
+    if sim < k.update_similarity - _NAMED_GATE or new.subject not in ("self", old.subject):
+        return None
+    if old.subject in ("", "self") or _MOVING_THEIRS.isdisjoint(new.named):
+        return None
+    toks = new.toks
+    for i, t in enumerate(toks):
+        if t.low not in _MOVING_THEIRS:
+            continue
+        j = i + 1 + (i + 1 < len(toks) and toks[i + 1].low in _MINE)  # "our son"
+        if j >= len(toks) or toks[j].low.removesuffix("'s") != old.subject:
+            continue
+        thing = list(itertools.takewhile(lambda x: x.low not in _TO, toks[j + 1 :]))
+        if thing and not {x.stem for x in thing if x.content} & old.content:
+            continue  # "We moved Ava's bed to the attic"
+        rest = toks[j + 1 + len(thing) :]
+        if not rest or rest[0].low != "to":
+            continue
+        target = [x for x in rest[1:] if x.low not in _DETERMINERS]
+        named = next((x for x in target if x.low not in HONORIFICS), None)  # "Mr. Grant"
+        if named and _another_value(old, new, named) and _of_its_kind(old, target):
+            return (
+                f"contradiction: the speaker moved {old.subject}'s value ('{t.low}', cos {sim:.2f})"
+            )
+    return None
+
+
+def _of_its_kind(old: _Text, target: Sequence[_Tok]) -> bool:
+    """Whether the value ``target`` opens (its words on from there) is of the kind
+    ``old`` holds: a word of a name both have ("Elm School" / "Oak School"), a person
+    by title for one by title ("Mr. Grant" / "Mrs. Hill"), a day for a day."""
+    name = [x.low for x in itertools.takewhile(lambda x: not x.text.islower(), target)]
+    if set(name[1:]) & old.values:
+        return True  # "Elm School" / "Oak School" (the first word is the new one's own)
+    if name and name[0] in HONORIFICS:
+        return _titled(old)
+    return bool(name) and name[0] in _TIME_NAMES and bool(old.values & _TIME_NAMES)
 
 
 def _value_kind(tok: _Tok) -> str | None:
@@ -2638,6 +2725,12 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # well as a cue does: "Today was my last day at Nokia", "Tom and I split up"
     # (not "My last day in the Berlin office is Friday" / "I live in Berlin")
     cue = new.cue or ("ends" if _leaves(old, new, reach=2) or _taken_from(old, new) else None)
+    if cue is None and "from" in new.named and _from_value_to(old, new, [t.low for t in new.toks]):
+        # whatever the verb, of the same thing: "Rolled my super over from Hostplus to
+        # Australian Ethical" / "... my old super accounts into Hostplus" (not "We
+        # drove from Hamburg to Berlin" / "I live in Hamburg")
+        values = {_stem(v) for v in old.values | new.values}
+        cue = "from" if (old.content & new.content) - values else None
     if _one_off(new):
         return None  # one day's exception: "Today I had tea instead of coffee"
     leaves = _leaves(old, new)
@@ -2905,18 +2998,21 @@ _NAME_SPAN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*
 
 @functools.lru_cache(maxsize=50_000)
 def _name_spans(text: str) -> frozenset[str]:
-    """The runs of capitalised words in ``text`` after its first word, lower-cased."""
-    return frozenset(m.group(0).lower() for m in _NAME_SPAN.finditer(text) if m.group(0) != "I")
+    """The runs of capitalised words in ``text`` after its first word, lower-cased;
+    the speaker's "I" ("I", "I've", "I'm") is none."""
+    spans = (m.group(0).lower().replace("\u2019", "'") for m in _NAME_SPAN.finditer(text))
+    return frozenset(s for s in spans if s not in _I_FORMS)  # "I've made" names no one
 
 
-def names_by_name(text: str) -> bool:
+def names_by_name(text: str, people: Collection[str] = ()) -> bool:
     """Whether ``text`` names a value by a capitalised word that opens no sentence,
     or a number, no month or day: "trying Jules at Rove Salon", "1418 Wexford Ave";
     not "new stylist nailed it. Booked a standing appt." (:func:`names_a_value`
     counts a sentence's opening word as a name too), nor "helped Mom move in" (a
-    relation called by name)."""
-    words = (w for span in _name_spans(text) for w in span.split())
-    return any(_is_value(w) and w not in RELATIONS for w in words)
+    relation called by name), nor a name of ``people`` (folded), whom the caller
+    knows for a person ("Claimed Milo's glasses on the health fund")."""
+    words = (w.removesuffix("'s") for span in _name_spans(text) for w in span.split())
+    return any(_is_value(w) and w not in RELATIONS and w not in people for w in words)
 
 
 def one_name_in_another(a: str, b: str) -> bool:
@@ -3022,6 +3118,11 @@ def _contradiction(
 
     Facts about different people never contradict each other; a change made to a
     thing is the thing's, whoever makes it (:func:`_thing_changed`)."""
+    # a speaker's correction of their own words, whoever those words were about
+    if sim >= _CORRECTION_GATE and authors[0] == authors[1]:
+        reason = _corrected(old, new)
+        if reason:
+            return reason
     others = _other_subjects(old, new, authors)
     if not others and sim >= k.contradiction_similarity:
         for reason in (
@@ -3049,6 +3150,58 @@ def _contradiction(
         if reason:
             return reason
     return _update(old, new, sim, k)
+
+
+#: Words that say the speaker got something wrong before: "Actually I got that
+#: wrong", "my mistake", "correction:".
+_CORRECTING = re.compile(
+    r"\b(?:got (?:that|it|this) wrong|i was wrong|my (?:mistake|bad)|correction|"
+    r"i meant|i misspoke|scratch that)\b"
+)
+#: Words after which the speaker quotes what they said before: "Sorry, I said
+#: Telstra before", "I told you Tuesday for swimming".
+_SAID = frozenset("said told mentioned wrote".split())
+#: Words that set what the speaker said against what holds: "..., but it's
+#: actually Wednesdays", "it's HCF we signed up with, not Bupa".
+_CONTRAST = frozenset("actually but not".split())
+#: How many words after "not", "said" or "told you" the value they deny may stand.
+_DENIED_WITHIN = 3
+#: Below this cosine a correction is taken for one of something else ("Actually I
+#: got that wrong, it's HCF ..., not Bupa" / "... we're with Bupa ..." embed at .49).
+_CORRECTION_GATE = 0.25
+
+
+def _denied_values(new: _Text) -> frozenset[str]:
+    """The values ``new`` says are not so or quotes as said before: "not Bupa", "I
+    said Telstra before", "I told you Tuesday for swimming"."""
+    toks, out = new.toks, set[str]()
+    for i, t in enumerate(toks):
+        if t.low == "not" or (t.low in _SAID and i and toks[i - 1].low in ("i", "we")):
+            after = toks[i + 1 : i + 1 + _DENIED_WITHIN]
+            out.update(a.low for a in after if a.low in new.values and a.low != "you")
+    return frozenset(out)
+
+
+def _corrected(old: _Text, new: _Text) -> str | None:
+    """``new`` corrects a value of ``old`` the speaker got wrong: it says so ("I got
+    that wrong", "my mistake") or sets what they said against what holds ("I said
+    Telstra before. It's actually Optus I'm on"), denies a value ``old`` names ("...
+    HCF we signed up with, not Bupa", "I told you Tuesday for swimming, but ...
+    it's actually Wednesdays") and names another. A correction is of the speaker's
+    own words, whomever they are about ("Moved Milo's swimming to Tuesday")."""
+    if _SAID.isdisjoint(new.named) and "not" not in new.named:
+        return None  # most texts
+    quotes = any(
+        t.low in _SAID and i and new.toks[i - 1].low in ("i", "we") for i, t in enumerate(new.toks)
+    )
+    if not (_CORRECTING.search(new.norm) or (quotes and not _CONTRAST.isdisjoint(new.named))):
+        return None  # "Not Bupa, but HCF has the better cover, my sister says": no correction
+    denied = _denied_values(new)
+    wrong = denied & old.values
+    right = new.values - denied - old.values
+    if not wrong or not right:
+        return None
+    return f"correction: the speaker said '{min(wrong)}' before and corrects it"
 
 
 #: Roles of one holder at a time, by the speaker's word for them: whom "my

@@ -174,6 +174,9 @@ _CHANGE_PHRASES = (
     ("separate", "ways"),
     # "I stepped down as team lead"
     ("stepped", "down"),
+    # a pastime begun: "Walter has taken up woodcarving"
+    ("took", "up"),
+    ("taken", "up"),
     # a return to an earlier value, being back or at the text's start: "Vegan was too
     # hard, I'm back to vegetarian", "Back to black coffee for me"
     ("back", "to"),
@@ -378,7 +381,10 @@ def subject_of(text: str) -> str:
             continue  # "Mrs. Kowalski sold the flat": the name after the title
         if low in _THIRD_PRONOUNS:
             return low.split("'")[0]
+        # a change verb or a gerund opening the sentence is no name: "Switched banks
+        # again", "Playing bass in a covers band" ("Fleming is my GP" is one)
         named = words[i][:1].isupper() and low not in _FUNCTION | _WH
+        named = named and not (i == 0 and (low in _CHANGE or _gerund(lows, i)))
         if named and _brings_me(lows, i + 1):
             return "self"  # "Anna talked me into joining FitX"
         if named and (whose := _relation_named(lows, words, i + 1)):
@@ -471,7 +477,7 @@ def _named_opener(words: list[str], lows: list[str]) -> str | None:
         if low in _LEADING:
             continue
         named = words[i][:1].isupper() and low.isalpha() and low not in _FUNCTION | _WH
-        if not named or low in _IRREGULAR_PAST or low in _SAME_PAST or low.endswith("ed"):
+        if not named or low in _IRREGULAR_PAST or low in SAME_PAST or low.endswith("ed"):
             return None
         j = _verb_at(lows, i + 1)
         # its verb not done to the speaker: "Tom got me the iPhone 15", "Anna talked
@@ -552,7 +558,7 @@ def _opening_person(text: str) -> tuple[str, bool] | None:
     clause = _first_clause(text)
     words = _split_clitic(_head(clause))
     lows = [w.lower() for w in words]
-    if not _FIRST_PERSON.isdisjoint(lows):
+    if not _FIRST_PERSON.isdisjoint(lows[: _own_verbs_end(lows)]):
         return None
     i = 0
     while i < len(lows) and lows[i] in _LEADING:
@@ -562,7 +568,7 @@ def _opening_person(text: str) -> tuple[str, bool] | None:
     if i >= len(lows) or not _a_name(words[i]) or not lows[i].isalpha():
         return None
     name = lows[i]
-    if name in _IRREGULAR_PAST or name in _SAME_PAST or name.endswith("ed") or name in _LEADING:
+    if name in _IRREGULAR_PAST or name in SAME_PAST or name.endswith("ed") or name in _LEADING:
         return None  # "Cancelled Spotify, ...": the speaker's doing
     after = i + 1
     two = (
@@ -577,7 +583,7 @@ def _opening_person(text: str) -> tuple[str, bool] | None:
     for opening, part in _later_clauses(text, len(clause)):
         if _TAKES_OVER.search(part):
             return None  # "Donna has retired ... Her niece Kim has taken over her chair"
-        if subject_of(part) != "self":
+        if subject_of(part) != "self" or not _speaker_in(part):
             continue
         cue = update_cue(part)
         # a word of change, or news said in the speaker's own first words ("..., and
@@ -587,6 +593,45 @@ def _opening_person(text: str) -> tuple[str, bool] | None:
             return None  # "..., so I'm now partnering with Jean": the speaker's change
     # a relation called by name is a person: "Dad's prescriptions are ..."
     return name, name in RELATIONS or not _TOLD_AS_PERSON.isdisjoint(lows[after:])
+
+
+#: Subjects of a clause after "and" that is the speaker's own: "... and I got her
+#: old one".
+_SPEAKER_SUBJECTS = frozenset("i i'm i've i'd i'll we we're we've we'd".split())
+
+
+def _own_verbs_end(lows: list[str]) -> int:
+    """Where the words of a clause's own subject end: before an "and" that goes on
+    with a verb of the same subject or with "he" or "she" ("Mum's upgraded to an
+    iPhone 15 and keeps FaceTiming me": the "me" is hers to call, no fact of the
+    speaker's), not before
+    one with a subject of its own ("... and I got her old one") or another name
+    ("Helen and Greg bank with PNC")."""
+    for j in range(2, len(lows) - 1):
+        if lows[j] != "and" or lows[j + 1] in _SPEAKER_SUBJECTS:
+            continue
+        if lows[j + 1] in _THIRD_PRONOUNS or _verb_like(lows, j + 1):
+            return j  # "... and she keeps texting me quotes", "... and keeps FaceTiming me"
+    return len(lows)
+
+
+#: Subjects that take up a thing said before: "so that's become our lunch-date day".
+_THAT = frozenset("that it this".split())
+
+
+def _speaker_in(clause: str) -> bool:
+    """Whether ``clause`` may speak of the speaker (:func:`subject_of` says whether
+    it does): not of a thing said before ("so that's become our lunch-date day" is
+    about what "that" is), nor with a subject left out and no first person ("Got
+    the shirt and everything" after "Dad hit his 100th parkrun")."""
+    lows = [w.lower() for w in _split_clitic(_head(clause))]
+    first = next((w for w in lows if w not in _LEADING), None)
+    if first is None or first in _THAT:
+        return False
+    if _first_person_anywhere(clause):
+        return True
+    # a verb first: its subject left out is the one told of before
+    return not (first in _IRREGULAR_PAST or first in SAME_PAST or first in _CHANGE)
 
 
 def _later_clauses(text: str, start: int) -> Iterator[tuple[str, str]]:
@@ -843,9 +888,9 @@ _IRREGULAR_PAST = frozenset(
     "sent sold spent stood swam taught told thought took went won wrote".split()
 )
 #: Verbs whose past is their base form: after a name they make it the subject
-#: ("Yusuf quit Nokia and joined Unilever"), and they open requests ("Put me down
-#: for two tickets").
-_SAME_PAST = frozenset("quit put cut hurt shut split".split())
+#: ("Yusuf quit Nokia and joined Unilever", "Dad hit his 100th parkrun"), and they
+#: open requests ("Put me down for two tickets").
+SAME_PAST = frozenset("quit put set cut let hit shut spread cost hurt split bet upset".split())
 
 
 def _first_sentence_words(text: str) -> int:
@@ -863,6 +908,19 @@ def _first_sentence_words(text: str) -> int:
     return len(lows) if verb else _HEAD + 2
 
 
+def _gerund(lows: list[str], i: int) -> bool:
+    """Whether the word at ``i`` reads as a gerund, not a name: "-ing", and no
+    auxiliary or copula after it ("Playing bass ...", not "Fleming is my GP")."""
+    after = lows[i + 1] if i + 1 < len(lows) else ""
+    return (
+        len(lows[i]) > 4
+        and lows[i].endswith("ing")
+        and after not in _AUX
+        and after not in _COPULAS
+        and after not in _IRREGULAR_PAST
+    )
+
+
 def _verb_like(lows: list[str], j: int) -> bool:
     """Whether the word at ``j`` reads as a verb after a name: an auxiliary or modal,
     an irregular past form, or "-s"/"-ed"."""
@@ -873,7 +931,7 @@ def _verb_like(lows: list[str], j: int) -> bool:
         w in _AUX
         or w in _COPULAS
         or w in _IRREGULAR_PAST
-        or w in _SAME_PAST
+        or w in SAME_PAST
         or w.endswith(("s", "ed"))
     )
 
@@ -951,6 +1009,11 @@ def _asks_name(lows: list[str], start: int, end: int) -> bool:
 
 
 _LOWER_WORD = re.compile(r"[a-z]+")
+#: A capitalised word inside a sentence (not after a full stop, a colon, a dash or
+#: an opening quote): a word of a name ("Wide Open Road", "New York"), no cue.
+_NAME_INSIDE = re.compile(
+    r"(?<![.!?:;\"\u201c(\n\u2013\u2014-]\s)(?<![.!?:;\"\u201c(\n\u2013\u2014-])(?<!^)\b[A-Z][a-z]+\b"
+)
 _CUES = _CHANGE | _CHANGE_WORDS
 _PHRASE_HEADS = frozenset(a for a, _ in _CHANGE_PHRASES)
 
@@ -992,6 +1055,13 @@ def change_cue(text: str) -> str | None:
     return _cue(text, True)
 
 
+def _unnamed(found: re.Match[str]) -> str:
+    """A word of a name (:data:`_NAME_INSIDE`) blanked, a month or a day kept: "As of
+    May ..." is a start."""
+    word = found.group(0)
+    return word if word.lower() in CALENDAR_NAMES else "x"
+
+
 def _cue(text: str, changes: bool) -> str | None:
     """The first cue of ``text``; ``changes``: only one that says a value changed or
     is new (:func:`change_cue`), not how long it has held. A "new" that a word of
@@ -1000,6 +1070,10 @@ def _cue(text: str, changes: bool) -> str | None:
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     if _CUE_OPENERS.isdisjoint(lows):
         return None  # most texts: no word that opens a cue
+    if _NAME_INSIDE.search(text):  # "Wide Open Road", "New York": a name, no cue
+        lows = _LOWER_WORD.findall(_NAME_INSIDE.sub(_unnamed, text).lower())
+        if _CUE_OPENERS.isdisjoint(lows):
+            return None
     weak = None
     cues = _cues(lows, changes)
     for w in cues:
@@ -1026,6 +1100,10 @@ def _cues(lows: list[str], changes: bool) -> Iterator[str]:
             continue
         if w == "first" and lows[i + 1 : i + 2] and lows[i + 1] in _FIRST_COMPOUNDS:
             continue  # "My evening class is first aid": no first time
+        if w == "now" and i == 0 and lows[1:2] == ["that"]:
+            # "Now that the trains are in storage, ...": a reason first, no cue ("I fly
+            # Iberia now that Lufthansa dropped my route" says what is now)
+            continue
         if w == "close" and _near(lows, i):
             continue  # "I've seen them up close", "close to home": nothing closed
         if changes and w == "since" and _since_a_clause(lows, i):
@@ -1385,14 +1463,22 @@ def aspect_of(query: str) -> Aspect | None:
         return "before"
     # a past verb of ending right after the question word asks of the past too:
     # "Which landlord sold the flat?", "Who left the team?"
+    # (from the question word on: "Back at the start, which bank did I have ...?")
+    wh = next((i for i, w in enumerate(lows) if w in _WH), 0)
     past = any(
         (w in _PAST_AUX and "if" not in lows[max(0, i - 2) : i])
         or (w in _ENDED_IN_QUESTION and _PRESENT_AUX.isdisjoint(lows[:i]))
-        for i, w in enumerate(lows[:4])
+        for i, w in enumerate(lows[: wh + 4])
+        if i >= wh or w in _PAST_AUX
     )  # (a supposition's "were" is no past: "If you were getting me a coffee, ...")
     if past and not _ENDING_IN_QUESTION.isdisjoint(lows):
         return "before"
-    if past and (not _FIRST_WORDS.isdisjoint(lows) or any(g in _FIRST_PHRASES for g in grams)):
+    # and a verb in the past right after the question word: "Who gave me my first
+    # retainer?" asks of the first as "Who did ..." does
+    told = wh + 1 < len(lows) and lows[wh] in _WH and _past_event(lows[wh + 1])
+    if (past or told) and (
+        not _FIRST_WORDS.isdisjoint(lows) or any(g in _FIRST_PHRASES for g in grams)
+    ):
         return "first"
     # an adverb of the earliest asks for it whatever the tense: "Which provider held
     # my retirement savings originally?"
@@ -1558,6 +1644,11 @@ _WEIGHING = frozenset(
 #: here since March", "I've had an account at N26 since I was a student").
 _PAST_STATES = frozenset("was were had lived worked owned studied used grew".split())
 _PRESENT_AFTER_ALL = frozenset("since now currently still nowadays".split())
+#: A text that opens by looking back: "Back when I paid for Adobe ...", "Back in my
+#: Cheap Seats days ...", "In our Fitzroy days ...": how things were, whatever verb.
+_LOOKING_BACK = re.compile(
+    r"\W*(?:back\s+when\b|(?:back\s+)?in\s+(?:my|our|the)\s+[^.!?,;]{1,40}?\bdays\b)"
+)
 #: Verbs of state in the present: the first one before any past one makes the text
 #: present ("I have a dog named Rex who was a rescue"). Not "'s", which may be a
 #: possessive ("My dog's name was Rex").
@@ -1684,7 +1775,9 @@ def _unrealised(lows: Sequence[str], original: Sequence[str], i: int) -> bool:
 
 @functools.lru_cache(maxsize=50_000)
 def past_state(text: str) -> bool:
-    """Whether ``text`` says how things were, not how they are: its first verb of
+    """Whether ``text`` says how things were, not how they are: it opens by looking
+    back ("Back when I paid for Adobe ...", "Back in my Cheap Seats days ...") and
+    says nothing of now, or its first verb of
     state is in the simple past ("I was based in Munich until last year", "I
     lived in Paris for two years", "I grew up in Villach", "I was born in Graz"),
     and nothing says it holds now or changed
@@ -1693,6 +1786,8 @@ def past_state(text: str) -> bool:
     promoted to head nurse"), nor is a past clause after a present one ("I have a
     dog who was a rescue")."""
     folded = text.lower()
+    if _LOOKING_BACK.match(folded):  # "Back when I paid for Adobe ...": how things were
+        return _PRESENT_AFTER_ALL.isdisjoint(w.lower() for w in _split_clitic(_words(text)))
     if not any(w in folded for w in _PAST_STATES):
         return False  # most texts: no verb of a past state, not even within a word
     lows = [w.lower() for w in _split_clitic(_words(text))]

@@ -556,7 +556,7 @@ def current_first(
         ]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
         for group in _groups(ctx, own, pool, about, opts, beyond, drawn=top):
-            _by_time(group, q.aspect, lambda h: meaning(ctx, h.memory.id))
+            _by_time(group, q.aspect, lambda h: meaning(ctx, h.memory.id), known)
         _whole_turns_up(ctx, top, fields)
         if q.anchor and q.aspect == "before":
             _before_the_named(ctx, top, q.anchor, [h for h in top if match[h.memory.id]], opts)
@@ -1142,7 +1142,12 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w for w in text.lower().split() if len(w) > 2)
 
 
-def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], float]) -> None:
+def _by_time(
+    group: list[Hit],
+    aspect: Aspect | None,
+    answers: Callable[[Hit], float],
+    people: Set[str] = frozenset(),
+) -> None:
     """Hand the group's priorities out by when each was said (see the module
     docstring): the newest first for a question about now, the one before it for
     "before", the oldest for "first"; a memory saying how things were ("I lived in
@@ -1153,7 +1158,8 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
     from the dealer"); among them, the one that ``answers`` the question best
     (its cosine) comes first. What says a value goes on and tells no change
     ("still hitting the gym 3 times a week!!") counts as said with the newest
-    before it, and comes right after it."""
+    before it, and comes right after it. ``people``: names of people the hits
+    give (:func:`_named_before_news`)."""
     slots = sorted((h.score for h in group), reverse=True)
     told: dict[str, datetime] = {}
     for h in group:
@@ -1191,7 +1197,7 @@ def _by_time(group: list[Hit], aspect: Aspect | None, answers: Callable[[Hit], f
     if aspect == "first":  # the oldest first: in a session its best answer, else the first written
         order = sorted(group, key=lambda h: (when(h), -best(h), h.memory.id))
     elif aspect in ("now", "before"):  # the value now: the news after a change are its
-        order = _named_before_news(newest)
+        order = _named_before_news(newest, people)
     if aspect == "before":  # the value now last: a turn and its drawn fact are one
         said, at = _said_as(order[0].memory), when(order[0])
         last = [h for h in newest if _said_as(h.memory) == said or when(h) >= at]
@@ -1211,7 +1217,7 @@ def _goes_on(text: str) -> bool:
     return _STILL.search(text) is not None and statement(text).cue is None
 
 
-def _named_before_news(newest: list[Hit]) -> list[Hit]:
+def _named_before_news(newest: list[Hit], people: Set[str] = frozenset()) -> list[Hit]:
     """``newest`` (newest first), the newest change that names its value ahead of the
     news after it that name none: "new carrier activated via eSIM, took 5 min"
     tells of the value "moving to Visible next month" named, so the named one
@@ -1222,7 +1228,9 @@ def _named_before_news(newest: list[Hit]) -> list[Hit]:
     stylist moved away, trying Jules at Rove Salon" / "new stylist nailed it"): a
     plain statement before news of a new one is the old value ("My phone is a
     Pixel 6" / "Got a new phone today!"); and another change or an ending after
-    it, named or not, is one of its own ("I've joined a padel club")."""
+    it, named or not, is one of its own ("I've joined a padel club"). A person of
+    ``people`` is no value: "Claimed Milo's glasses on the health fund today" is
+    news of the fund named before it."""
     news: set[str] = set()  # the words of change of the news read so far
     for i, h in enumerate(newest):
         if restated_turn(h.memory):
@@ -1230,7 +1238,7 @@ def _named_before_news(newest: list[Hit]) -> list[Hit]:
         text = h.memory.content
         cue = statement(text).cue
         changed = says_changed(cue)
-        if names_by_name(text):
+        if names_by_name(text, people):
             if i and changed and news <= {_root(cue or "")}:
                 return [h, *newest[:i], *newest[i + 1 :]]
             return newest
