@@ -26,7 +26,10 @@ news beside her own), read once before the twenty-ninth round's rules. And
 `thirtieth-a` (a new user's plain one-sentence statements, capitalised, over
 46 kinds of attribute with regional brands and people, "I ported my number to
 Fonic", "Signed the lease on a flat in Graz"), read once before the thirtieth
-round's rules.
+round's rules. And `thirtyfirst-a` (a freelance designer in Melbourne: two facts
+in one message, late looks back at an old value, corrections of a slip, "quit"
+then the new value, other people's news said last), read once before the
+thirty-first round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the
