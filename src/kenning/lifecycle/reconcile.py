@@ -3171,12 +3171,18 @@ _DENIED_WITHIN = 3
 _CORRECTION_GATE = 0.25
 
 
+def _quotes_at(toks: Sequence[_Tok], i: int) -> bool:
+    """Whether the word at ``i`` quotes the speaker's earlier words: "I said", "we
+    told"."""
+    return toks[i].low in _SAID and i > 0 and toks[i - 1].low in ("i", "we")
+
+
 def _denied_values(new: _Text) -> frozenset[str]:
     """The values ``new`` says are not so or quotes as said before: "not Bupa", "I
     said Telstra before", "I told you Tuesday for swimming"."""
     toks, out = new.toks, set[str]()
     for i, t in enumerate(toks):
-        if t.low == "not" or (t.low in _SAID and i and toks[i - 1].low in ("i", "we")):
+        if t.low == "not" or _quotes_at(toks, i):
             after = toks[i + 1 : i + 1 + _DENIED_WITHIN]
             out.update(a.low for a in after if a.low in new.values and a.low != "you")
     return frozenset(out)
@@ -3191,9 +3197,7 @@ def _corrected(old: _Text, new: _Text) -> str | None:
     own words, whomever they are about ("Moved Milo's swimming to Tuesday")."""
     if _SAID.isdisjoint(new.named) and "not" not in new.named:
         return None  # most texts
-    quotes = any(
-        t.low in _SAID and i and new.toks[i - 1].low in ("i", "we") for i, t in enumerate(new.toks)
-    )
+    quotes = any(_quotes_at(new.toks, i) for i in range(len(new.toks)))
     if not (_CORRECTING.search(new.norm) or (quotes and not _CONTRAST.isdisjoint(new.named))):
         return None  # "Not Bupa, but HCF has the better cover, my sister says": no correction
     denied = _denied_values(new)
