@@ -1243,7 +1243,7 @@ def _own_partner(old: _Text) -> bool:
     drawn from Kim's words (whom "we split up" parts from). Not "seeing", which
     may be a doctor."""
     lows = [t.low for t in old.toks]
-    mine = {"my", "our", f"{old.own_name}'s"} if old.own_name else {"my", "our"}
+    mine = _MINE | {f"{old.own_name}'s"} if old.own_name else _MINE
     for i, w in enumerate(lows):
         if w in _PARTNER_NOUNS and i and lows[i - 1] in mine:
             return True
@@ -3248,7 +3248,7 @@ def _role_holder(text: _Text) -> tuple[str, frozenset[str]] | None:
         j = i - 1
         while j >= 0 and toks[j].low in _ROLE_ADJ:
             j -= 1
-        mine = j >= 0 and toks[j].low in ("my", "our")
+        mine = j >= 0 and toks[j].low in _MINE
         # "I have a new boss: Hannah", "We have a new landlord: Vonovia"
         mine = mine or (j >= 1 and toks[j].low == "a" and toks[j + 1].low == "new")
         if not mine:

@@ -48,6 +48,8 @@ from ..graph.rules import COMMON_WORDS, HONORIFICS
 __all__ = [
     "Aspect",
     "CALENDAR_NAMES",
+    "MONTH_NAMES",
+    "WEEKDAY_NAMES",
     "RELATIONS",
     "SUBJECT_PRONOUNS",
     "Statement",
@@ -77,11 +79,14 @@ __all__ = [
 
 Aspect = Literal["now", "before", "first", "past"]
 
-#: Month and weekday names, lower case: words that name a time, not a thing.
-CALENDAR_NAMES: frozenset[str] = frozenset(
-    """january february march april may june july august september october november
-    december monday tuesday wednesday thursday friday saturday sunday""".split()
+#: Month names, January first.
+MONTH_NAMES = tuple(
+    "January February March April May June July August September October November December".split()
 )
+#: Weekday names, Monday first.
+WEEKDAY_NAMES = tuple("Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
+#: Month and weekday names, lower case: words that name a time, not a thing.
+CALENDAR_NAMES: frozenset[str] = frozenset(n.lower() for n in MONTH_NAMES + WEEKDAY_NAMES)
 #: English kinship and social-role nouns: "my <relation>" introduces another person.
 RELATIONS: frozenset[str] = frozenset(
     """mother mom mum mommy mummy father dad daddy parent parents sister brother sibling
@@ -477,7 +482,7 @@ def _named_opener(words: list[str], lows: list[str]) -> str | None:
         if low in _LEADING:
             continue
         named = words[i][:1].isupper() and low.isalpha() and low not in _FUNCTION | _WH
-        if not named or low in _IRREGULAR_PAST or low in SAME_PAST or low.endswith("ed"):
+        if not named or _past_form(low):
             return None
         j = _verb_at(lows, i + 1)
         # its verb not done to the speaker: "Tom got me the iPhone 15", "Anna talked
@@ -568,7 +573,7 @@ def _opening_person(text: str) -> tuple[str, bool] | None:
     if i >= len(lows) or not _a_name(words[i]) or not lows[i].isalpha():
         return None
     name = lows[i]
-    if name in _IRREGULAR_PAST or name in SAME_PAST or name.endswith("ed") or name in _LEADING:
+    if _past_form(name) or name in _LEADING:
         return None  # "Cancelled Spotify, ...": the speaker's doing
     after = i + 1
     two = (
@@ -906,6 +911,12 @@ def _first_sentence_words(text: str) -> int:
         for w in lows
     )
     return len(lows) if verb else _HEAD + 2
+
+
+def _past_form(low: str) -> bool:
+    """Whether ``low`` may be a verb in the simple past, never a name: "Cancelled",
+    "Quit", "Went"."""
+    return low in _IRREGULAR_PAST or low in SAME_PAST or low.endswith("ed")
 
 
 def _gerund(lows: list[str], i: int) -> bool:

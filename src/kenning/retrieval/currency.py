@@ -239,6 +239,10 @@ def question_of(query: str, window: bool, anchor: str | None = None) -> Question
 _THIS_ONE = frozenset({"this", "that", "this one", "that one"})
 
 
+#: Words that make an anchor the newest change, whatever it is called.
+_LATEST = frozenset({"latest", "recent"})
+
+
 def _the_change_itself(anchor: str) -> bool:
     """Whether a question's anchor is the change of the value it asks about ("before
     switching", "before the move", "before the career change": a word of change
@@ -254,10 +258,6 @@ def _the_change_itself(anchor: str) -> bool:
     # "before the latest reshuffle", "before my most recent move": the newest change
     latest = len(words) >= 2 and not _LATEST.isdisjoint(words[:-1])
     return low in _THIS_ONE or one or latest or change_cue(words[-1]) is not None
-
-
-#: Words that make an anchor the newest change, whatever it is called.
-_LATEST = frozenset({"latest", "recent"})
 
 
 def value_anchor(anchor: str | None) -> str | None:

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, Protocol
 
-from ..lifecycle.slots import CALENDAR_NAMES, says_now
+from ..lifecycle.slots import CALENDAR_NAMES, MONTH_NAMES, WEEKDAY_NAMES, says_now
 from ..models import as_utc
 
 __all__ = [
@@ -213,11 +213,8 @@ def _thirds(span: _Span, part: str) -> _Span:
 _Match = re.Match[str]
 _Resolver = Callable[[_Match, _Ctx], "_Span | None"]
 
-_MONTH_NAMES = (
-    "January February March April May June July August September October November December"
-).split()
-_MONTHS = {name[:3].lower(): i + 1 for i, name in enumerate(_MONTH_NAMES)}
-_WEEKDAYS = {w: i for i, w in enumerate("mon tue wed thu fri sat sun".split())}
+_MONTHS = {name[:3].lower(): i + 1 for i, name in enumerate(MONTH_NAMES)}
+_WEEKDAYS = {name[:3].lower(): i for i, name in enumerate(WEEKDAY_NAMES)}
 _NUMBERS = {
     w: i + 1
     for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
@@ -426,7 +423,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # "may" followed by what usually follows the verb is never the month ("2 may be").
 _MAY = r"may(?!\s+(?:be|have|not|also|well|never|still|just|want|need|help|get|take)\b)"
-_MON_FULL = "|".join(n.lower() for n in _MONTH_NAMES if n != "May") + f"|sept|{_MAY}"
+_MON_FULL = "|".join(n.lower() for n in MONTH_NAMES if n != "May") + f"|sept|{_MAY}"
 _MON = (
     rf"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|{_MAY}|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
@@ -439,7 +436,7 @@ _NUM = (
 )
 _UNITS = r"(?P<unit>day|week|month|year)s?"
 _SEASON = r"(?P<season>spring|summer|autumn|fall|winter)"
-_WEEKDAY = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WEEKDAY = rf"(?P<wd>{'|'.join(n.lower() for n in WEEKDAY_NAMES)})"
 _REL = r"(?P<rel>last|this|next|past)\s+"
 
 _RULES: tuple[_Rule, ...] = (
@@ -833,5 +830,5 @@ def overlaps(window: _Window, at: datetime) -> bool:
 def format_when(dt: datetime) -> str:
     """A short human date: "8 May 2023", with "14:05 UTC" appended when not midnight."""
     dt = as_utc(dt)
-    day = f"{dt.day} {_MONTH_NAMES[dt.month - 1]} {dt.year}"
+    day = f"{dt.day} {MONTH_NAMES[dt.month - 1]} {dt.year}"
     return day if (dt.hour, dt.minute) == (0, 0) else f"{day}, {dt:%H:%M} UTC"
