@@ -29,7 +29,11 @@ Fonic", "Signed the lease on a flat in Graz"), read once before the thirtieth
 round's rules. And `thirtyfirst-a` (a freelance designer in Melbourne: two facts
 in one message, late looks back at an old value, corrections of a slip, "quit"
 then the new value, other people's news said last), read once before the
-thirty-first round's rules.
+thirty-first round's rules. And `thirtysecond-a` (a bakery-cafe owner's quick
+messages from her phone: the old value dropped and the new one only implied, changes
+told through invoices and deliveries, several changes in one message, requests to
+the assistant, plans called off, changes back, and questions about the cafe's
+things that name no one), read once before the thirty-second round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the

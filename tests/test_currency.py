@@ -178,12 +178,14 @@ def test_only_questions_about_the_asker_or_a_relation_are_reordered() -> None:
     assert question_of("Would Caroline pursue writing?", False).reorders is False
     assert question_of("What is my current car?", False).reorders is True
     assert question_of("What car did I have in 2023?", True).reorders is False
-    # a question for an earlier value naming no one asks of the asker's own world;
-    # one about now stays a question of fact, and a search by keywords names no one
+    # a question for a value naming no one asks of the asker's own world, of a thing
+    # in it (what no one is said to hold answers it too); a search by keywords names
+    # no one
     assert question_of("Which bike was stolen?", False).reorders is True
     assert question_of("What was the previous build server?", False).subject == "self"
-    assert question_of("Where are build logs kept?", False).about_asker is False
+    assert question_of("Where are build logs kept?", False).thing is True
     assert question_of("build logs", False).subject == ""
+    assert question_of("build logs", False).thing is False
 
 
 @pytest.mark.parametrize(
@@ -2820,6 +2822,11 @@ def test_a_fronted_clause_names_whom_the_main_clause_is_about(text: str, who: st
         ("Where does Mum live now?", "mum"),
         ("Where does my sister live?", "sister"),
         ("Where does Alice's sister live now?", "alice"),
+        # an "'s" after a question word is "is", no owner's
+        ("Who's Mum's morning carer now?", "mum"),
+        ("Where's Dad living at the moment?", "dad"),
+        # a day is no one
+        ("Who covers Saturdays at the cafe?", ""),
     ],
 )
 def test_a_relation_called_by_name_in_a_question_is_the_askers(query: str, who: str) -> None:
@@ -3478,3 +3485,168 @@ def test_a_child_moved_to_another_school_goes_there_now(
     assert mem.get(oak).status is Status.SUPERSEDED
     assert "Elm School" in _first(mem, "Which school does Ava go to now?")
     assert "Oak School" in _first(mem, "Where did Ava go to school before?")
+
+
+@pytest.mark.parametrize(
+    ("query", "aspect"),
+    [
+        ("Which card machine company did we ditch?", "before"),
+        ("Which gym did I dump last year?", "before"),
+        ("Which card machine company do we use?", "now"),
+    ],
+)
+def test_ditching_in_a_question_asks_for_the_old_value(query: str, aspect: str) -> None:
+    # the question's auxiliary may stand past a long name of the thing asked of
+    assert aspect_of(query) == aspect
+
+
+@pytest.mark.parametrize(
+    ("query", "thing"),
+    [
+        ("Who insures the cafe now?", True),
+        ("What's the cafe website running on now?", True),
+        ("Which bike was stolen?", True),
+        ("Where do I live now?", False),
+        ("Where does my sister live now?", False),
+    ],
+)
+def test_a_question_naming_no_one_asks_of_the_askers_thing(query: str, thing: bool) -> None:
+    q = question_of(query, False)
+    assert q.thing is thing
+    assert q.subject == "self" or not thing
+
+
+def test_a_thing_of_the_askers_has_its_newest_value_first(
+    make_memory: Callable[..., Memory],
+) -> None:
+    # the old value is said of the website, no one's; the change is the speaker's
+    mem, (wix, _) = _ruled(
+        make_memory,
+        [
+            ("The cafe website runs on Wix.", OLD),
+            ("Rebuilt the cafe website on Squarespace over the weekend.", MID),
+        ],
+    )
+    assert mem.get(wix).status is Status.ACTIVE  # not linked on write
+    assert "Squarespace" in _first(mem, "What's the cafe website running on now?")
+
+
+def test_news_of_a_thing_that_tells_nothing_new_is_of_the_value_held(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("Mr Bhatt says he's selling the building but our lease carries over.", OLD),
+            (
+                "Letter from the new landlords, Hamilton Estates. Rent goes to them from 1 March.",
+                MID,
+            ),
+            ("Rent review notice came. +6%. Grr", NEW),
+        ],
+    )
+    assert "Hamilton" in _first(mem, "Who do we pay the rent to?")
+    mem, _ = _ruled(
+        make_memory,
+        [
+            (
+                "The shop's electricity contract with Opus ends Oct 31, the quote is awful.",
+                OLD,
+            ),
+            ("Signed a 2 year fixed with Crown Gas & Power for the shop.", MID),
+            (
+                "Fixed deal for the shop energy ends next week, they've offered another 2 years "
+                "at a lower rate, signed it.",
+                NEW,
+            ),
+        ],
+    )
+    assert "Crown" in _first(mem, "Who's the shop's energy supplier?")
+
+
+def test_what_the_speaker_says_of_themselves_is_no_news_of_an_older_value(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("For work trips I book Finnair.", OLD),
+            ("I go to woodwork lessons after work.", MID),
+        ],
+    )
+    assert "woodwork" in _first(mem, "What evening class do I take now?")
+    # nor is news naming the value of the older one
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("I work at Siemens as a data analyst.", OLD),
+            ("Siemens promoted me to lead analyst.", MID),
+        ],
+    )
+    assert "lead analyst" in _first(mem, "What's my job title now?")
+
+
+def test_a_person_named_only_as_company_is_no_subject_and_no_value(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, (bakery, *_) = _ruled(
+        make_memory,
+        [
+            ("I run the bakery with my business partner Jonah Whitlock.", OLD - timedelta(days=30)),
+            (
+                "Sundays are officially my day off now, Kasia's doing the weekend bake with Jonah.",
+                OLD,
+            ),
+            ("Jonah's taking Thursdays off now his little one's started nursery.", NEW),
+        ],
+    )
+    # the day off changes no bakery, and Jonah is no partner of the speaker's
+    assert mem.get(bakery).status is Status.ACTIVE
+    assert "Thursdays" in _first(mem, "When's Jonah's day off?")
+    assert "Sundays" in _first(mem, "Which day do I have off?")
+    assert relation_names("I run it with my business partner Jonah.") == (
+        ("jonah", "business partner"),
+    )
+
+
+def test_a_relation_called_by_name_in_news_about_no_one_is_theirs(
+    make_memory: Callable[..., Memory],
+) -> None:
+    mem, _ = _ruled(
+        make_memory,
+        [
+            ("My mum Lakshmi has a carer, Sheila, weekday mornings.", OLD),
+            ("The agency has handed Mum over to someone new today, Grace.", MID),
+            ("My sister's carer is Beth.", NEW),
+        ],
+    )
+    assert "Grace" in _first(mem, "Who's Mum's morning carer now?")
+
+
+def test_swapping_a_day_is_a_change(make_memory: Callable[..., Memory]) -> None:
+    mem, (sundays, _) = _ruled(
+        make_memory,
+        [
+            ("Sundays are officially my day off now.", OLD),
+            ("Swapping my day off to Wednesdays from next week.", MID),
+        ],
+    )
+    assert mem.get(sundays).status is Status.SUPERSEDED
+    assert "Wednesdays" in _first(mem, "Which day do I get off these days?")
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        (
+            "Moving day done. Mum's in flat 12 at Brookside Court now. She brought 14 boxes, I "
+            "counted.",
+            "mum",
+        ),
+        ("Big news! Tom got the job at Siemens.", "tom"),
+        ("Moved house! Loving Leeds.", "self"),
+        ("My exams are over. Tom moved to Leeds.", "self"),
+    ],
+)
+def test_a_short_exclamation_heading_news_names_no_one(text: str, who: str) -> None:
+    assert subject_of(text) == who

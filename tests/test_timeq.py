@@ -438,6 +438,9 @@ CONTENT = [
         ],
     ),
     ("She may come by later", []),
+    # a thing of the weekend is no time
+    ("Kasia's doing the weekend bake with Jonah", []),
+    ("I worked the weekend shift", []),
 ]
 
 

@@ -87,6 +87,13 @@ MONTH_NAMES = tuple(
 WEEKDAY_NAMES = tuple("Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
 #: Month and weekday names, lower case: words that name a time, not a thing.
 CALENDAR_NAMES: frozenset[str] = frozenset(n.lower() for n in MONTH_NAMES + WEEKDAY_NAMES)
+
+
+def _calendar(low: str) -> bool:
+    """Whether a folded word names a month or a day ("may", "saturdays")."""
+    return low in CALENDAR_NAMES or low.removesuffix("s") in CALENDAR_NAMES
+
+
 #: English kinship and social-role nouns: "my <relation>" introduces another person.
 RELATIONS: frozenset[str] = frozenset(
     """mother mom mum mommy mummy father dad daddy parent parents sister brother sibling
@@ -124,8 +131,11 @@ def kin(word: str) -> str:
 #: Words that may sit between "my" and the relation noun ("my older sister").
 _RELATION_ADJ = frozenset(
     "best old older oldest young younger youngest little big baby twin eldest late new "
-    "former ex close closest dear".split()
+    "former ex close closest dear business work school childhood".split()
 )
+#: Of those, the ones that make another relation ("my best friend", "my business
+#: partner" is no spouse); the rest only describe one ("my work friend" is a friend).
+_RELATION_KIND_ADJ = frozenset("best ex late business".split())
 #: Of those, the ones that name a person on their own ("my ex", "my twin").
 _RELATION_NOUN_ADJ = frozenset({"ex", "twin"})
 #: Words by which the speaker speaks of themselves ("US", the country, is not one).
@@ -150,7 +160,8 @@ _CHANGE = frozenset(
     """move moved moving relocate relocated relocating switch switched switching change
     changed changing replace replaced replacing sell sold selling trade traded trading
     quit quitting leave left leaving join joined joining start started starting adopt
-    adopted became become turned swap swapped upgrade upgraded transfer transferred
+    adopted became become turned swap swapped swapping upgrade upgraded upgrading transfer
+    transferred transferring
     cancel cancelled canceled cancelling close closed closing retire retired resign
     resigned divorce divorced separated graduated enrolled accepted open opened opening
     bought buy got picked brought hired married died passed port ported porting register
@@ -223,8 +234,12 @@ _ENDED = frozenset("left quit sold cancelled closed replaced lost dropped stoppe
 #: car got wrecked?"): in a statement "crash" or "break" is as often a noun ("in
 #: the crash", "a lunch break") as the end of a value.
 _LOST_IN_QUESTION = frozenset("stole stolen broke broken crashed wrecked totalled".split())
-_ENDED_IN_QUESTION = _ENDED | _LOST_IN_QUESTION
-_ENDING_IN_QUESTION = _ENDING | _LOST_IN_QUESTION
+#: Everyday words for dropping a thing, read in a question ("Which card machine
+#: company did we ditch?"); their past forms are in :data:`_DITCHED`.
+_DITCHING = frozenset("ditch ditched dump dumped scrap scrapped axe axed".split())
+_DITCHED = frozenset(w for w in _DITCHING if w.endswith("ed"))
+_ENDED_IN_QUESTION = _ENDED | _LOST_IN_QUESTION | _DITCHED
+_ENDING_IN_QUESTION = _ENDING | _LOST_IN_QUESTION | _DITCHING
 _PRESENT_AUX = frozenset("do does am is are 's have has 're 'm".split())
 _PAST_AUX = frozenset("did was were had".split())
 _AUX = _PRESENT_AUX | _PAST_AUX | frozenset("would will can could should may might".split())
@@ -313,10 +328,24 @@ _NEWS = frozenset("news update updates phew fyi psst yay ugh wow guess".split())
 _HEADING_WORDS, _HEADING_CHARS = 5, 60
 
 
+#: Last words of a short exclamation that heads news: "Moving day done.", "Exams
+#: over!", "It's official!".
+_HEADLINE_ENDS = frozenset("done sorted over official".split())
+_HEADLINE = re.compile(r"\s*((?:[\w'\u2019]+\s+){0,2}[\w'\u2019]+)\s*[.!]+\s+(?=\S)")
+
+
 def _without_heading(text: str) -> str:
     """``text`` after a heading of news of no one's (:data:`_NEWS`) before a colon
     and a space; "My news: ..." is the speaker's heading, and "car ins: ..." a
-    topic, kept."""
+    topic, kept. So is a short exclamation of news first: "Moving day done. Mum's in
+    flat 12 now" is Mum's news; "Moved house!" tells the speaker's own."""
+    head = _HEADLINE.match(text)
+    if head:
+        words = head.group(1).lower().replace("\u2019", "'").split()
+        if (words[-1] in _HEADLINE_ENDS or not _NEWS.isdisjoint(words)) and not any(
+            _mine(w) for w in words
+        ):
+            return text[head.end() :]
     colon = text.find(":", 0, _HEADING_CHARS)
     if colon < 0 or not text[colon + 1 : colon + 2].isspace():
         return text  # most texts; "at 12:30" is no heading
@@ -972,7 +1001,7 @@ def _relation_at(lows: list[str], start: int) -> tuple[str | None, int]:
         adjs.append(lows[j])
         j += 1
     if j < len(lows) and lows[j] in RELATIONS:
-        keep = [a for a in adjs if a in ("best", "ex", "late")]
+        keep = [a for a in adjs if a in _RELATION_KIND_ADJ]
         return " ".join([*keep, lows[j]]), j + 1
     if adjs and adjs[-1] in _RELATION_NOUN_ADJ:
         return adjs[-1], j  # "my ex works at BMW", "my twin lives in Oslo"
@@ -1476,10 +1505,13 @@ def aspect_of(query: str) -> Aspect | None:
     # "Which landlord sold the flat?", "Who left the team?"
     # (from the question word on: "Back at the start, which bank did I have ...?")
     wh = next((i for i, w in enumerate(lows) if w in _WH), 0)
+    # up to the question's auxiliary, however long the thing asked of ("Which card
+    # machine company did we ditch?")
+    aux = next((i for i in range(wh + 1, len(lows)) if lows[i] in _AUX), wh)
     past = any(
         (w in _PAST_AUX and "if" not in lows[max(0, i - 2) : i])
         or (w in _ENDED_IN_QUESTION and _PRESENT_AUX.isdisjoint(lows[:i]))
-        for i, w in enumerate(lows[: wh + 4])
+        for i, w in enumerate(lows[: max(wh + 4, aux + 1)])
         if i >= wh or w in _PAST_AUX
     )  # (a supposition's "were" is no past: "If you were getting me a coffee, ...")
     if past and not _ENDING_IN_QUESTION.isdisjoint(lows):
@@ -1886,12 +1918,17 @@ def is_person(subject: str) -> bool:
 def called_by_name(text: str, relation: str) -> bool:
     """Whether ``text`` calls someone by ``relation`` as by a name, capitalised and
     nobody's: "helped Mom move in", "Mum's given up her shifts", "Who is Dad's GP
-    now?"; not "my mum", "Alice's Dad"."""
+    now?", "Who's Mum's carer now?" (an "'s" after a question word is "is"); not "my
+    mum", "Alice's Dad"."""
     words = _split_clitic(_words(text))
+
+    def owned(i: int) -> bool:  # "Alice's Dad", not "Who's Mum's"
+        return words[i - 1] == "'s" and words[i - 2].lower() not in _WH | _FUNCTION
+
     return any(
         w[:1].isupper()
         and kin(w.lower()) == kin(relation)
-        and (i == 0 or (words[i - 1] != "'s" and words[i - 1].lower() not in _DETERMINERS))
+        and (i == 0 or (not owned(i) and words[i - 1].lower() not in _DETERMINERS))
         for i, w in enumerate(words)
     )
 
@@ -1912,9 +1949,10 @@ def question_subject(query: str) -> str:
             return "self"
     elif found:  # "my sister", not "Alice's sister" (that is Alice's business)
         return found if mine or found not in RELATIONS or called_by_name(query, found) else ""
-    for w in words[1:]:
-        if w[:1].isupper() and w.lower() not in _FUNCTION and w.lower() not in _FIRST_PERSON:
-            return w.lower()
+    for w in words[1:]:  # a day or a month is no one: "Who covers Saturdays?"
+        low = w.lower()
+        if w[:1].isupper() and low not in _FUNCTION | _FIRST_PERSON and not _calendar(low):
+            return low
     return ""
 
 

@@ -29,7 +29,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    commute?" states no way of commuting, "I might move to Lisbon" no home),
    and for a question about now, statements of how things are before those of
    how they were ("I lived in Paris for two years"). Among them, statements
-   about the question's subject that answer it alike form a group (a question,
+   about the question's subject (for a question that names no one, "Who insures
+   the cafe now?", the asker's and what is said of a thing with no one named,
+   "The cafe's insurance is with Aviva") that answer it alike form a group (a question,
    request or supposition is no newer value, whatever words of change it has:
    "Remind me to buy milk"; nor, for a question about now, a past state):
    their embeddings' cosine (for a fact ``ingest`` drew from a turn, at most
@@ -82,6 +84,8 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    activated via eSIM" after "moving to Visible next month"), and the end of
    what it calls the old one ("old checking closed" after "switched bank ->
    Ally"), tell of the value that change named: for "now" the change goes first.
+   So does news of the thing that tells nothing new ("Rent review notice came"
+   after "Letter from the new landlords, Hamilton Estates"), whatever named it.
 
 0. **Which memory holds the value now** (first, for a "now" question about
    the asker or their relation; ``successors``). Superseded memories are
@@ -185,6 +189,10 @@ class Question:
     #: ("Which team does Sam play for now?" of "Sam's moved to Whalley Range");
     #: set by :func:`current_first` from the hits.
     told_of: bool = False
+    #: The question names no one and asks of a thing ("Who insures the cafe now?"):
+    #: the asker's, as is a memory of that thing that names no one ("The cafe's
+    #: insurance is with Aviva").
+    thing: bool = False
 
     @property
     def about_asker(self) -> bool:
@@ -219,19 +227,27 @@ def question_of(query: str, window: bool, anchor: str | None = None) -> Question
     aspect = aspect_of(query)
     value = value_anchor(anchor) if aspect == "before" else None
     subject = question_subject(query)
-    # a question for an earlier value that names no one asks of the asker's own
-    # world: in one's own memory, "Which bike was stolen?" is one's own bike (a
-    # question about now, "Where are build logs kept?", stays a question of fact)
-    if not subject and aspect in ("before", "first"):
+    # a question for a value that names no one asks of the asker's own world: in
+    # one's own memory, "Which bike was stolen?" is one's own bike, and "Who
+    # insures the cafe now?" the asker's cafe (in a store of facts nobody states as
+    # their own, "Where are build logs kept?", no memory is the asker's either)
+    thing = not subject and aspect in ("now", "before", "first")
+    if thing:
         subject = "self"
     own = subject == "self" or is_person(subject)
     relation = asked_relation(query) if subject == "self" else None
     if aspect == "before" and own and anchor and _the_change_itself(anchor):
-        return Question(aspect, subject, window, says_now(query), relation=relation)
+        return Question(aspect, subject, window, says_now(query), relation=relation, thing=thing)
     if value is not None and own:
-        return Question(aspect, subject, window and not anchor, says_now(query), value, relation)
+        window = window and not anchor
+        return Question(aspect, subject, window, says_now(query), value, relation, thing=thing)
     return Question(
-        aspect, subject, window or anchor is not None, says_now(query), relation=relation
+        aspect,
+        subject,
+        window or anchor is not None,
+        says_now(query),
+        relation=relation,
+        thing=thing,
     )
 
 
@@ -322,8 +338,8 @@ def _subject(
     who = statement(record.content).subject
     if who == "self" and known:  # "Walter sees a dermatologist too now, ... and I ..."
         who = told_of(record.content, known) or who
-    if kin_asked and who == "self" and called_by_name(record.content, kin_asked):
-        who = kin_asked
+    if kin_asked and who in ("self", "") and called_by_name(record.content, kin_asked):
+        who = kin_asked  # and "The agency has handed Mum over to someone new, Grace"
     if own_relation and kin(who) == kin(own_relation):
         # "My boss is Harriet" names the asker's boss, and "My boss has transferred to
         # London, so I report to Desmond" says who holds the role changed
@@ -338,8 +354,12 @@ def _subject(
             # not where the speaker only introduces her further on: "I live in
             # Chorlton with my husband Martin" is the speaker's home, and "We have a
             # cat called Pickle" no fact of Pickle's ("Our spaniel Biscuit is
-            # registered with Riverside Vets" opens on her, and is hers)
-            if asked not in introduced_names(record.content) or _opens_on(record.content, asked):
+            # registered with Riverside Vets" opens on her, and is hers); nor where
+            # she is only company ("... doing the weekend bake with Jonah")
+            if _opens_on(record.content, asked) or (
+                asked not in introduced_names(record.content)
+                and not _in_company(record.content, asked)
+            ):
                 who = names[asked]
     author = speaker_of(record, fields)
     name = author.split()[0].lower() if author else None
@@ -356,6 +376,16 @@ def _opens_on(text: str, name: str) -> bool:
     Biscuit is ...", "My wife Priya plays ..."): the text is about them."""
     words = _NAME_WORD.findall(text[:80].lower().replace("\u2019", "'"))[:3]
     return any(w.removesuffix("'s") == name for w in words)
+
+
+def _in_company(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` only as company, after "with": "Sundays are
+    my day off now, Kasia's doing the weekend bake with Jonah" is the speaker's day
+    off, not news of Jonah's."""
+    words = _NAME_WORD.findall(text.lower().replace("\u2019", "'"))
+    at = [i for i, w in enumerate(words) if w.removesuffix("'s") == name]
+    # "with Maya's new piano teacher" is Maya's teacher, no company
+    return bool(at) and all(i and words[i - 1] == "with" and words[i] == name for i in at)
 
 
 def _names_in(text: str) -> set[str]:
@@ -386,13 +416,15 @@ def _matches(
     now: bool = False,
     people: Set[str] = frozenset(),
     told: bool = False,
+    thing: bool = False,
 ) -> bool | None:
     """True: about the question's subject; False: about someone else; None: can't say.
     ``people``: names known as people's (:func:`.slots.people_named`), whose
     statements are someone's ("Keisha's new mentor is Aaron Blum"), where a name
     alone may be a thing ("Tesco's prices went up"); ``told``: ``q`` is a person
     the asker tells of (:attr:`Question.told_of`), so the asker's own facts are not
-    theirs.
+    theirs; ``thing``: ``q`` asks of a thing of the asker's (:attr:`Question.thing`),
+    which a memory about no one tells of.
 
     ``now``: the question asks about the present in so many words, so another
     speaker's own words are about that speaker ("Melanie: I live in Munich" for
@@ -401,7 +433,7 @@ def _matches(
     speaker's turn is often the evidence about the other."""
     person = is_person(who) or who in people
     if q == "self":
-        if who == "self":
+        if who == "self" or (thing and not who):
             return True
         return False if person else None
     if is_person(q):
@@ -486,7 +518,8 @@ def current_first(
             for mid, r in named.items()
         }
     match = {
-        mid: _matches(q.subject, *who, q.says_now, people, q.told_of) for mid, who in about.items()
+        mid: _matches(q.subject, *who, q.says_now, people, q.told_of, q.thing)
+        for mid, who in about.items()
     }
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
@@ -537,7 +570,7 @@ def current_first(
                     as_named(h.memory), fields, names, asked, q.relation, kin_asked, known
                 )
                 match[h.memory.id] = _matches(
-                    q.subject, *about[h.memory.id], q.says_now, people, q.told_of
+                    q.subject, *about[h.memory.id], q.says_now, people, q.told_of, q.thing
                 )
     if q.reorders:  # what states no value is no newer one
         own = [h for h in top if match[h.memory.id] and states(h)]
@@ -1217,6 +1250,23 @@ def _goes_on(text: str) -> bool:
     return _STILL.search(text) is not None and statement(text).cue is None
 
 
+def _capitals(text: str, inside: bool = False) -> set[str]:
+    """The capitalised words of ``text`` but "I", folded, a possessive's "'s" dropped;
+    ``inside``: only those within a sentence, names ("Rent goes to them" opens on none)."""
+    found = (_CAPITAL_INSIDE if inside else _CAPITAL).findall(text)
+    return {w.lower().replace("\u2019", "'").removesuffix("'s") for w in found} - {"i"}
+
+
+_CAPITAL = re.compile(r"\b[A-Z][\w'\u2019-]*")
+_CAPITAL_INSIDE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'\u2019-]*")
+#: A text opening on the speaker ("I go to ...", "We're with ...", "My phone is ...")
+#: or on what it says a capitalised thing is ("Viaplay is the only app I pay for"):
+#: a value stated, no news.
+_STATES_OPENING = re.compile(
+    r"\s*(?:(?i:i|we|my|our)\b|[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*\s+(?:is|are|was|were)\b)"
+)
+
+
 def _named_before_news(newest: list[Hit], people: Set[str] = frozenset()) -> list[Hit]:
     """``newest`` (newest first), the newest change that names its value ahead of the
     news after it that name none: "new carrier activated via eSIM, took 5 min"
@@ -1230,22 +1280,48 @@ def _named_before_news(newest: list[Hit], people: Set[str] = frozenset()) -> lis
     Pixel 6" / "Got a new phone today!"); and another change or an ending after
     it, named or not, is one of its own ("I've joined a padel club"). A person of
     ``people`` is no value: "Claimed Milo's glasses on the health fund today" is
-    news of the fund named before it."""
+    news of the fund named before it.
+
+    News of a thing that tells nothing new at all (no word of change, "new" or "now")
+    and shares a word with a memory naming a value is news of that value, whatever
+    named it: "Rent review notice came. +6%" after "Letter from the new landlords,
+    Hamilton Estates", "Fixed deal for the cafe energy ends next week, they've
+    offered another 2 years, signed it" after "Signed a 2 year fixed with Crown Gas
+    & Power". What the speaker says of themselves states a value of its own ("I go
+    to woodwork lessons after work"), so does what a name is said to be ("Viaplay
+    is the only streaming app I pay for now"), and so does news naming what the
+    named one names ("Siemens promoted me to lead analyst" after "I work at Siemens
+    as a data analyst")."""
     news: set[str] = set()  # the words of change of the news read so far
+    quiet = True  # the news read so far tell nothing new
+    told: set[str] = set()  # their capitalised words
+    about: set[str] = set()  # and their content words
     for i, h in enumerate(newest):
         if restated_turn(h.memory):
-            continue  # a drawn fact stands with its turn ("Kim's" is no value)
+            # a drawn fact stands with its turn ("Kim's" is no value); one naming
+            # anything or telling a change is no quiet news
+            said = h.memory.content
+            quiet = quiet and change_cue(said) is None and not _capitals(said, inside=True)
+            continue
         text = h.memory.content
         cue = statement(text).cue
         changed = says_changed(cue)
         if names_by_name(text, people):
-            if i and changed and news <= {_root(cue or "")}:
+            if i and (
+                (changed and news <= {_root(cue or "")})
+                or (quiet and about & _stems(text) and not told & _capitals(text, inside=True))
+            ):
                 return [h, *newest[:i], *newest[i + 1 :]]
             return newest
         if _ends_the_old(text):
+            quiet = False
             continue  # "old checking closed": the end of the value before the change
         if says_an_end(text):
             return newest
+        # ("I got to do my whole speech about the farm" gets nothing new)
+        quiet = quiet and change_cue(text) is None and not _STATES_OPENING.match(text)
+        told |= _capitals(text)
+        about |= _stems(text)
         if changed:  # the change told again ("helped Mom move in"), or one of its own
             news.add(_root(cue or ""))  # ("I've joined a padel club")
     return newest

@@ -439,6 +439,12 @@ _SEASON = r"(?P<season>spring|summer|autumn|fall|winter)"
 _WEEKDAY = rf"(?P<wd>{'|'.join(n.lower() for n in WEEKDAY_NAMES)})"
 _REL = r"(?P<rel>last|this|next|past)\s+"
 
+#: Things "the weekend" names, no time: "Kasia's doing the weekend bake".
+_WEEKEND_THINGS = (
+    "bakes?|baking|shifts?|rota|crowd|staff|market|jobs?|team|brunch|menu|papers?|edition"
+    "|special|trip|break|getaway|warrior"
+)
+
 _RULES: tuple[_Rule, ...] = (
     _Rule(_rx(r"(?P<y>\d{4})([-/])(?P<m>\d{1,2})\2(?P<d>\d{1,2})"), _r_iso),
     _Rule(_rx(rf"(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MON}(?:,?\s+{_YEAR})?"), _r_date),
@@ -454,7 +460,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rx(rf"(?:the\s+)?{_SEASON}(?:\s+of|,)?\s+{_YEAR}"), _r_season),
     _Rule(_rx(rf"(?:the\s+)?{_SEASON}"), _r_season, weak=True),
     _Rule(_rx(rf"(?:(?P<rel>last|this|next|past|coming)\s+)?{_WEEKDAY}"), _r_weekday),
-    _Rule(_rx(r"the\s+weekend"), _r_weekend),
+    _Rule(_rx(rf"the\s+weekend(?!\s+(?:{_WEEKEND_THINGS})\b)"), _r_weekend),
     _Rule(_rx(rf"{_WEEKDAY}\s+(?:of\s+)?(?P<rel>last|this|next)\s+week"), _r_weekday_of),
     _Rule(
         _rx(
