@@ -28,6 +28,7 @@ from kenning.lifecycle.slots import (
     aspect_words,
     asserts,
     change_cue,
+    company_only,
     cue_things,
     different_things,
     first_of_its_kind,
@@ -3607,6 +3608,19 @@ def test_a_person_named_only_as_company_is_no_subject_and_no_value(
     assert relation_names("I run it with my business partner Jonah.") == (
         ("jonah", "business partner"),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("I run the bakery with my business partner Jonah Whitlock.", {"jonah"}),
+        ("Kasia's doing the weekend bake with Jonah.", {"jonah"}),
+        ("Jonah's off on Thursdays, so I work with Jonah less.", set()),
+        ("First lesson with Maya's new piano teacher, Mr. Delacroix.", set()),
+    ],
+)
+def test_company_is_a_name_only_ever_after_with(text: str, names: set[str]) -> None:
+    assert company_only(text) == names
 
 
 def test_a_relation_called_by_name_in_news_about_no_one_is_theirs(

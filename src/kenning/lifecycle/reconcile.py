@@ -219,6 +219,7 @@ from .slots import (
     RELATIONS,
     SUBJECT_PRONOUNS,
     change_cue,
+    company_only,
     denial_before,
     different_things,
     in_lower_case,
@@ -2768,7 +2769,7 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     # leaves all the old text says: "I switched from paleo to sugar-free" / "I'm paleo"
     # (one the speaker is with in both is company, no value: "I run the bakery with
     # my business partner Jonah" / "Sundays are my day off now, Kasia bakes with Jonah")
-    shared = old.values & new.values - (_with(old) & _with(new))
+    shared = old.values & new.values - (company_only(old.text) & company_only(new.text))
     names_old = bool(shared) or (new.ends and bool(old.content) and old.content <= new.content)
     # "we" parting names the partner: "We split up in the summer" / "My partner is
     # Lukas" (cos 0.16) share no word, but nothing else can part
@@ -2808,25 +2809,6 @@ def _update(old: _Text, new: _Text, sim: float, k: ReconcileKnobs) -> str | None
     if not leaves and _news_of_the_change(old, new):
         return None  # "new stylist nailed it" / "my stylist moved away, trying Jules"
     return f"contradiction: the same subject's value changed ('{cue}', cos {sim:.2f})"
-
-
-def _with(text: _Text) -> set[str]:
-    """The names ``text`` puts right after "with", or after "with" and a relation of
-    the speaker's ("with my business partner Jonah"), folded: whom the speaker is
-    with, or what they are with ("I bank with Monzo")."""
-    out, toks = set(), text.toks
-    for i, t in enumerate(toks):
-        if t.low != "with":
-            continue
-        j = i + 1
-        if j < len(toks) and toks[j].low in _MINE:  # "my (business) partner"
-            rel = next(
-                (n for n in range(j + 1, min(j + 4, len(toks))) if toks[n].low in RELATIONS), None
-            )
-            j = rel + 1 if rel is not None else len(toks)
-        if j < len(toks) and not toks[j].text.islower():
-            out.add(toks[j].low)
-    return out
 
 
 def _titled(text: _Text) -> bool:

@@ -846,6 +846,32 @@ def _a_name(word: str) -> bool:
     return word[:1].isupper() and word.lower() not in _FUNCTION | _WH | _FIRST_PERSON
 
 
+@functools.lru_cache(maxsize=20_000)
+def company_only(text: str) -> frozenset[str]:
+    """The names, folded, that ``text`` gives only as company: every mention right
+    after "with", or after "with" and a relation of the speaker's ("Kasia's doing
+    the weekend bake with Jonah", "I run the bakery with my business partner
+    Jonah"). Such a name is neither whom the text is about nor a value of it; "with
+    Maya's new piano teacher" names Maya's teacher, no company."""
+    words = _split_clitic(_words(text))
+    lows = [w.lower() for w in words]
+    company: set[int] = set()
+    for i, low in enumerate(lows):
+        if low != "with":
+            continue
+        j = i + 1
+        if lows[j : j + 1] in (["my"], ["our"]):  # "with my (business) partner Jonah"
+            rel = next(
+                (n for n in range(j + 1, min(j + 4, len(lows))) if lows[n] in RELATIONS), None
+            )
+            j = rel + 1 if rel is not None else len(lows)
+        if j < len(words) and _a_name(words[j]) and lows[j + 1 : j + 2] != ["'s"]:
+            company.add(j)
+    named = {lows[j] for j in company}
+    elsewhere = {low for i, low in enumerate(lows) if low in named and i not in company}
+    return frozenset(named - elsewhere)
+
+
 def _introduced(text: str, values: bool) -> tuple[tuple[str, str], ...]:
     """(name, relation) of the people ``text`` introduces by relation and name, with
     ``values`` also those named as the relation's value ("My best friend is Keisha")."""

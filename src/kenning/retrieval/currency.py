@@ -136,6 +136,7 @@ from ..lifecycle.slots import (
     aspect_of,
     called_by_name,
     change_cue,
+    company_only,
     different_things,
     first_of_its_kind,
     introduced_names,
@@ -358,7 +359,7 @@ def _subject(
             # she is only company ("... doing the weekend bake with Jonah")
             if _opens_on(record.content, asked) or (
                 asked not in introduced_names(record.content)
-                and not _in_company(record.content, asked)
+                and asked not in company_only(record.content)
             ):
                 who = names[asked]
     author = speaker_of(record, fields)
@@ -376,16 +377,6 @@ def _opens_on(text: str, name: str) -> bool:
     Biscuit is ...", "My wife Priya plays ..."): the text is about them."""
     words = _NAME_WORD.findall(text[:80].lower().replace("\u2019", "'"))[:3]
     return any(w.removesuffix("'s") == name for w in words)
-
-
-def _in_company(text: str, name: str) -> bool:
-    """Whether ``text`` names ``name`` only as company, after "with": "Sundays are
-    my day off now, Kasia's doing the weekend bake with Jonah" is the speaker's day
-    off, not news of Jonah's."""
-    words = _NAME_WORD.findall(text.lower().replace("\u2019", "'"))
-    at = [i for i, w in enumerate(words) if w.removesuffix("'s") == name]
-    # "with Maya's new piano teacher" is Maya's teacher, no company
-    return bool(at) and all(i and words[i - 1] == "with" and words[i] == name for i in at)
 
 
 def _names_in(text: str) -> set[str]:
