@@ -262,14 +262,17 @@ def test_a_keyed_write_takes_its_turn_among_the_writes(rig: _Rig) -> None:
 
 
 class _Threads:
-    """Wraps an engine method: the thread each call ran on."""
+    """Wraps an engine method: the thread each call ran on, and for whom."""
 
     def __init__(self, real: Callable[..., Any]) -> None:
         self.real = real
         self.seen: list[int] = []
+        self.users: list[str | None] = []
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
         self.seen.append(threading.get_ident())
+        principal = kw.get("principal")
+        self.users.append(principal.user_id if principal is not None else None)
         return self.real(*args, **kw)
 
 
@@ -323,13 +326,14 @@ def test_an_audited_read_keeps_a_thread_with_reads_on_the_loop(rig: _Rig) -> Non
             rig.send("POST", "/v1/hint", "alice", json={"query": "tea"}),
         ]
         answers = await asyncio.wait_for(asyncio.gather(*sent), 30)
-        on_loop = [t == loop_thread for t in recalls.seen]
-        hinted = [t == loop_thread for t in hints.seen]
+        # whose read ran where (under load either may reach the engine first)
+        on_loop = dict(zip(recalls.users, (t == loop_thread for t in recalls.seen), strict=True))
+        hinted = dict(zip(hints.users, (t == loop_thread for t in hints.seen), strict=True))
         return _codes(answers), on_loop, hinted
 
     codes, on_loop, hinted = rig.run(reads)
     assert codes == [200, 200, 200, 200]
-    assert on_loop == [False, True] and hinted == [False, True]
+    assert on_loop == {"root": False, "alice": True} and hinted == {"root": False, "alice": True}
     # the admin's reads were audited
     lines = rig.served.call("GET", "/v1/admin/audit?action=memory.recall", key=rig.keys["root"])
     assert lines.status_code == 200, lines.text

@@ -544,7 +544,10 @@ def current_first(
             return cos + weight * coverage(h.memory, terms)
         return cos
 
-    if q.reorders and opts.by_meaning:  # someone else's facts, and questions, stay below
+    # someone else's facts, and questions, stay below; a question of a thing keeps the
+    # search's order but for the groups below (what else the priority weighs, such
+    # as a memory's strength, still counts: "Where are build logs kept?")
+    if q.reorders and opts.by_meaning and not q.thing:
         _hand_out(top, lambda h: (match[h.memory.id] is not False, states(h), answers(h)))
     if q.reorders and now and opts.by_meaning:
         _past_the_end(ctx, top, lambda h: bool(match[h.memory.id]) and states(h), opts)

@@ -298,8 +298,11 @@ def order_scores(
 
 def runs_for(ctx: RecallContext, question: Question) -> bool:
     """Whether the step reads this recall: ``retrieval.learned_weight`` is above 0
-    and the query is not about the asker (see the module docstring)."""
-    return ctx.settings.retrieval.learned_weight > 0 and not question.about_asker
+    and the query is not about the asker (see the module docstring); a question
+    about now that names no one is read too, as it may ask of someone written in
+    lower case ("what does alice drink")."""
+    asker = question.about_asker and not (question.thing and question.aspect == "now")
+    return ctx.settings.retrieval.learned_weight > 0 and not asker
 
 
 def learned_relevance(
