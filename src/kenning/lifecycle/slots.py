@@ -49,6 +49,7 @@ __all__ = [
     "Aspect",
     "CALENDAR_NAMES",
     "MONTH_NAMES",
+    "NAME_INSIDE",
     "WEEKDAY_NAMES",
     "RELATIONS",
     "SUBJECT_PRONOUNS",
@@ -861,10 +862,8 @@ def company_only(text: str) -> frozenset[str]:
             continue
         j = i + 1
         if lows[j : j + 1] in (["my"], ["our"]):  # "with my (business) partner Jonah"
-            rel = next(
-                (n for n in range(j + 1, min(j + 4, len(lows))) if lows[n] in RELATIONS), None
-            )
-            j = rel + 1 if rel is not None else len(lows)
+            rel, end = _relation_at(lows, j + 1)
+            j = end if rel is not None else len(lows)
         if j < len(words) and _a_name(words[j]) and lows[j + 1 : j + 2] != ["'s"]:
             company.add(j)
     named = {lows[j] for j in company}
@@ -1077,7 +1076,7 @@ def _asks_name(lows: list[str], start: int, end: int) -> bool:
 _LOWER_WORD = re.compile(r"[a-z]+")
 #: A capitalised word inside a sentence (not after a full stop, a colon, a dash or
 #: an opening quote): a word of a name ("Wide Open Road", "New York"), no cue.
-_NAME_INSIDE = re.compile(
+NAME_INSIDE = re.compile(
     r"(?<![.!?:;\"\u201c(\n\u2013\u2014-]\s)(?<![.!?:;\"\u201c(\n\u2013\u2014-])(?<!^)\b[A-Z][a-z]+\b"
 )
 _CUES = _CHANGE | _CHANGE_WORDS
@@ -1122,7 +1121,7 @@ def change_cue(text: str) -> str | None:
 
 
 def _unnamed(found: re.Match[str]) -> str:
-    """A word of a name (:data:`_NAME_INSIDE`) blanked, a month or a day kept: "As of
+    """A word of a name (:data:`NAME_INSIDE`) blanked, a month or a day kept: "As of
     May ..." is a start."""
     word = found.group(0)
     return word if word.lower() in CALENDAR_NAMES else "x"
@@ -1136,8 +1135,8 @@ def _cue(text: str, changes: bool) -> str | None:
     lows: list[str] = _LOWER_WORD.findall(text.lower())
     if _CUE_OPENERS.isdisjoint(lows):
         return None  # most texts: no word that opens a cue
-    if _NAME_INSIDE.search(text):  # "Wide Open Road", "New York": a name, no cue
-        lows = _LOWER_WORD.findall(_NAME_INSIDE.sub(_unnamed, text).lower())
+    if NAME_INSIDE.search(text):  # "Wide Open Road", "New York": a name, no cue
+        lows = _LOWER_WORD.findall(NAME_INSIDE.sub(_unnamed, text).lower())
         if _CUE_OPENERS.isdisjoint(lows):
             return None
     weak = None

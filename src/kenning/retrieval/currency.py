@@ -130,6 +130,7 @@ from ..lifecycle.reconcile import (
     word_stem,
 )
 from ..lifecycle.slots import (
+    NAME_INSIDE,
     OLD_WORDS,
     Aspect,
     asked_relation,
@@ -1247,12 +1248,11 @@ def _goes_on(text: str) -> bool:
 def _capitals(text: str, inside: bool = False) -> set[str]:
     """The capitalised words of ``text`` but "I", folded, a possessive's "'s" dropped;
     ``inside``: only those within a sentence, names ("Rent goes to them" opens on none)."""
-    found = (_CAPITAL_INSIDE if inside else _CAPITAL).findall(text)
+    found = (NAME_INSIDE if inside else _CAPITAL).findall(text)
     return {w.lower().replace("\u2019", "'").removesuffix("'s") for w in found} - {"i"}
 
 
 _CAPITAL = re.compile(r"\b[A-Z][\w'\u2019-]*")
-_CAPITAL_INSIDE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'\u2019-]*")
 #: A text opening on the speaker ("I go to ...", "We're with ...", "My phone is ...")
 #: or on what it says a capitalised thing is ("Viaplay is the only app I pay for"):
 #: a value stated, no news.
