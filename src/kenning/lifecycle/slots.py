@@ -67,6 +67,7 @@ __all__ = [
     "in_lower_case",
     "question_subject",
     "recased",
+    "told_in_person",
     "relation_names",
     "says_changed",
     "says_now",
@@ -148,6 +149,8 @@ _COPULAS = frozenset("is was are were 's".split())
 _NAMING = frozenset("called named".split())
 #: Words after which a name is company, not the subject ("Lunch with Tom was fun").
 _COMPANY = frozenset("with and".split())
+#: Prepositions after which a name's "'s" is whose, not "is": "put it next to Dickie's boat".
+_BEFORE_WHOSE = frozenset("to at from of for by near into onto in on off behind past".split())
 _LEADING = frozenset(
     "sadly so also just finally well oh today yesterday anyway honestly actually and but "
     "then now recently lately really seriously literally basically totally definitely "
@@ -442,13 +445,17 @@ def subject_of(text: str) -> str:
     # fact rewritten about that person ("Home for Olga is Helsinki", "New job: Olga is
     # at Heineken"), unless it is company ("Lunch with Tom was fun"); in the first
     # sentence when it says something of its own ("Health insurance renewed no
-    # bother. Cian's looking at Irish Life" is the speaker's renewal)
+    # bother. Cian's looking at Irish Life" is the speaker's renewal); in a sentence
+    # opening on a verb in the past, whose subject is left out, an "'s" after a
+    # preposition is whose ("put the mooring in, same spot next to Dickie's boat")
+    doing = bool(lows) and _past_form(lows[0])
     for i in range(1, len(lows) - 1):
         if (
             words[i][:1].isupper()
             and lows[i] not in _FUNCTION
             and lows[i + 1] in _COPULAS
             and lows[i - 1] not in _COMPANY
+            and not (doing and lows[i + 1] == "'s" and lows[i - 1] in _BEFORE_WHOSE)
         ):
             if i + 1 < _first_sentence_words(text):
                 return lows[i]
@@ -696,9 +703,14 @@ def _speaker_changes_later(text: str) -> bool:
     """Whether a clause after ``text``'s first says, as the speaker's, that a value
     changed ("My daughter Helen insisted I change, ..., so as of this month my
     pharmacy is the Kroger instead"), not that it may ("My colleague Jorge pays
-    only 50 dollars. I am thinking to port my number" is Jorge's)."""
+    only 50 dollars. I am thinking to port my number" is Jorge's), nor a clause
+    with its subject left out, which is the first one's ("My daughter Kristin is a
+    physical therapist, married to Dave, ..." is hers)."""
     return any(
-        subject_of(part) == "self" and says_changed(change_cue(part)) and not _supposes(part)
+        subject_of(part) == "self"
+        and _speaker_in(part)
+        and says_changed(change_cue(part))
+        and not _supposes(part)
         for _, part in _later_clauses(text, len(_first_clause(text)))
     )
 
@@ -763,7 +775,35 @@ def introduced_names(text: str) -> frozenset[str]:
         and _a_name(words[i + 2])
         and lows[i + 2].isalpha()
     }
-    return people_named(text) | called | owned | _in_apposition(text)
+    return people_named(text) | called | owned | _in_apposition(text) | _companions(words)
+
+
+def told_in_person(text: str, name: str) -> bool:
+    """Whether the speaker of ``text`` names ``name`` (folded) beside themselves ("Arnie's
+    back! they got a condo in Ellsworth, came over for the fireworks with us"): one
+    they tell of, so not the "I" of their own words."""
+    words = {w.lower().removesuffix("'s") for w in _words(text.replace("\u2019", "'"))}
+    return name in words and _first_person_anywhere(text)
+
+
+#: The speaker beside a companion: "Arnie and me went out", "me and Arnie".
+_ME_AND = frozenset("me i".split())
+
+
+def _companions(words: Sequence[str]) -> set[str]:
+    """The names the speaker pairs with themselves, folded: "Arnie and me went out
+    for mackerel", "Me and Dot drove up": whoever the speaker does things with is
+    one of theirs, and no one the speaker is."""
+    lows = [w.lower() for w in words]
+    found = set()
+    for i in range(len(lows) - 2):
+        if lows[i + 1] != "and":
+            continue
+        if lows[i + 2] in _ME_AND and _a_name(words[i]):
+            found.add(lows[i])
+        if lows[i] in _ME_AND and _a_name(words[i + 2]) and (lows[i] == "me" or i == 0):
+            found.add(lows[i + 2])
+    return {n for n in found if n.isalpha() and n not in COMMON_WORDS}
 
 
 #: A name and, after a comma, the speaker's own noun of a few words: "And then
@@ -786,7 +826,7 @@ def _in_apposition(text: str) -> set[str]:
 
 
 @functools.lru_cache(maxsize=20_000)
-def recased(text: str, names: frozenset[str]) -> str:
+def recased(text: str, names: frozenset[str], anywhere: bool = False) -> str:
     """``text`` with each of ``names`` (folded) it writes in lower case capitalised:
     "róisín's moving to dublin!" reads "Róisín's moving to dublin!" where the
     memory knows Róisín as one of the speaker's people. Chat written in lower case
@@ -794,8 +834,9 @@ def recased(text: str, names: frozenset[str]) -> str:
     the speaker's own; the names given elsewhere, with their capitals, tell them
     apart. Only a text written in lower case (:func:`in_lower_case`) is read so: one
     that opens on a capital writes its names with theirs. A name that is also a
-    common word ("will", "may") is left as written."""
-    if not names or not in_lower_case(text):
+    common word ("will", "may") is left as written. ``anywhere``: a text opening on
+    a capital is read so too (a question: "Who is eli dating now?")."""
+    if not names or not (anywhere or in_lower_case(text)):
         return text
     folded = _unaccented(text).lower()
     if not any(name in folded for name in names):
@@ -1177,6 +1218,8 @@ def _cues(lows: list[str], changes: bool) -> Iterator[str]:
             continue  # "for a while now", "seven years now", "for now"
         if changes and w == "got" and _got_no_value(lows, i):
             continue  # "got too excited", "got them checked", "I've got a dog"
+        if w == "got" and _has_got(lows, i):
+            continue  # nor is having got new: "I've got two grandkids, Owen and Junie"
         if w in _STARTING and (n := _starts_from(lows, i)):  # "From this month my insurer is Aviva"
             yield " ".join(lows[i : i + n])
             continue
@@ -1237,6 +1280,14 @@ _STATUS = frozenset(
     """married engaged divorced separated hired promoted fired sacked laid adopted accepted
     transferred admitted enrolled elected appointed""".split()
 )
+
+
+def _has_got(lows: Sequence[str], i: int) -> bool:
+    """Whether "got" at ``i`` is having ("I've got two grandkids", "she's got three
+    cats"), not getting for someone ("the broker's got us a five-year fix")."""
+    return (
+        i > 0 and lows[i - 1] in _HAVE and lows[i + 1 : i + 2] != [] and lows[i + 1] not in _DONE_TO
+    )
 
 
 def _got_no_value(lows: Sequence[str], i: int) -> bool:
@@ -1520,7 +1571,9 @@ def aspect_of(query: str) -> Aspect | None:
     if not lows:
         return None
     question = query.rstrip().endswith("?") or lows[0] in _WH or lows[0] in _PRESENT_AUX
-    if not question:
+    # chat leaves the mark off after a lead: "besides metformin what am I taking now"
+    lead = lows[0] in _QUESTION_LEADS and not _WH.isdisjoint(lows[1:5])
+    if not (question or lead):
         return None
     grams = [tuple(lows[i : i + n]) for n in (2, 3) for i in range(len(lows) - n + 1)]
     before = [w for i, w in enumerate(lows) if w in _BEFORE_WORDS and lows[i - 1 : i] != ["how"]]
@@ -1557,6 +1610,11 @@ def aspect_of(query: str) -> Aspect | None:
     if past and lows[-1] != "again":  # "What was my address again?": remind me of it now
         return "past"
     return "now"
+
+
+#: Words that may lead a question before its question word: "besides metformin
+#: what am I taking", "apart from Tucker which dogs", "so what's my band called".
+_QUESTION_LEADS = frozenset("besides apart aside except other so ok okay hey btw also and".split())
 
 
 def says_now(query: str) -> bool:

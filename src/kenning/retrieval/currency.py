@@ -19,6 +19,15 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    play with now?" asks of the asker's wife (and is ordered like any question
    about a relation), "Ana plays beach volleyball" is the sister's, not the
    asker's, and what the speaker says naming the one asked about is about her.
+   So is one the speaker names beside themselves ("Arnie and me went out",
+   "Arnie's back! ... came over with us"): the speaker's own facts are not
+   his. A question in lower case names whom the hits introduce ("who's
+   tucker's vet now?" of "My dog Tucker is an old black lab"). What someone
+   else does with the asker's own thing asked of is the asker's ("Kristin's
+   friend Marcy is a CPA, she's doing my taxes this year" for "Who does my
+   taxes now?"), and for a question of a thing of the asker's a named holder's
+   news is of that thing ("Dickie stepped down, the town hired Amy Robbins as
+   harbormaster").
 2. **Which value.** For a question about the asker or the asker's relation,
    the best ``window`` hits take their priorities in the order of their cosine
    to the question (``by_meaning``; one that says its value is new or changed
@@ -86,6 +95,9 @@ question about a value (:func:`~kenning.lifecycle.slots.aspect_of`):
    Ally"), tell of the value that change named: for "now" the change goes first.
    So does news of the thing that tells nothing new ("Rent review notice came"
    after "Letter from the new landlords, Hamilton Estates"), whatever named it.
+   The end of an old value said after the new one was named ("opened a
+   checking account at Downeast Credit Union", then "closed out the Bar Harbor
+   account finally") leaves the new one first.
 
 0. **Which memory holds the value now** (first, for a "now" question about
    the asker or their relation; ``successors``). Superseded memories are
@@ -152,6 +164,7 @@ from ..lifecycle.slots import (
     says_changed,
     says_now,
     statement,
+    told_in_person,
     told_of,
 )
 from ..models import EXTRACTED, Hit, MemoryRecord, Status
@@ -195,6 +208,8 @@ class Question:
     #: the asker's, as is a memory of that thing that names no one ("The cafe's
     #: insurance is with Aviva").
     thing: bool = False
+    #: The query as asked (a name written in lower case is read again, :func:`current_first`).
+    text: str = ""
 
     @property
     def about_asker(self) -> bool:
@@ -238,18 +253,20 @@ def question_of(query: str, window: bool, anchor: str | None = None) -> Question
         subject = "self"
     own = subject == "self" or is_person(subject)
     relation = asked_relation(query) if subject == "self" else None
+    now = says_now(query)
     if aspect == "before" and own and anchor and _the_change_itself(anchor):
-        return Question(aspect, subject, window, says_now(query), relation=relation, thing=thing)
+        return Question(aspect, subject, window, now, relation=relation, thing=thing, text=query)
     if value is not None and own:
         window = window and not anchor
-        return Question(aspect, subject, window, says_now(query), value, relation, thing=thing)
+        return Question(aspect, subject, window, now, value, relation, thing=thing, text=query)
     return Question(
         aspect,
         subject,
         window or anchor is not None,
-        says_now(query),
+        now,
         relation=relation,
         thing=thing,
+        text=query,
     )
 
 
@@ -394,6 +411,39 @@ def _name_of(relation: str, names: Mapping[str, str]) -> str | None:
     return next(iter(known)) if len(known) == 1 else None
 
 
+def _named_in_lower_case(q: Question, introduced: frozenset[str]) -> Question:
+    """``q``, a question that seemed to name no one, about the person or pet it names
+    in lower case when the hits introduce them ("who's tucker's vet now?" of "My dog
+    Tucker is an old black lab"): chat writes names as words."""
+    subject = question_subject(recased(q.text, introduced, anywhere=True))
+    if not subject or subject == "self":
+        return q
+    return replace(q, subject=subject, thing=False, relation=None)
+
+
+#: The speaker's own thing, named after "my" or "our": "doing my taxes".
+_MY_THING = re.compile(r"\b(?:my|our)\s+([a-z][\w-]*)", re.IGNORECASE)
+
+
+def _does_mine(text: str, terms: frozenset[str]) -> bool:
+    """Whether ``text`` names, as the speaker's, a thing a question asks of (its search
+    ``terms``), no person of theirs, in a clause of someone else's doing: "she's doing
+    my taxes this year" for "Who does my taxes now?", not "my sister lives in Rome"
+    for "Where do I live?" nor the speaker's aside in another's news ("niamh's
+    started biking, i'm staying on my bus")."""
+    return any(
+        term_stem(m[1].lower()) in terms and not is_person(m[1].lower())
+        for clause in _CLAUSE.split(text)
+        if clause and _THEIR_DOING.match(clause)
+        for m in _MY_THING.finditer(clause)
+    )
+
+
+#: A clause of someone else's doing: "she's doing ...", "Marcy does ...", not the
+#: speaker's own aside in another's news ("i'm staying on my bus").
+_THEIR_DOING = re.compile(r"\s*(?:(?i:she|he|they)\b|[A-Z][a-z]+\b(?!['\u2019]s\b))")
+
+
 def _told_of(name: str, about: Collection[tuple[str, str | None]]) -> bool:
     """Whether the hits (whom each is about, and its speaker) tell of ``name`` and
     none is in their own words: a person the asker tells of, no speaker of the memory."""
@@ -425,7 +475,7 @@ def _matches(
     speaker's turn is often the evidence about the other."""
     person = is_person(who) or who in people
     if q == "self":
-        if who == "self" or (thing and not who):
+        if who == "self" or (thing and not person):
             return True
         return False if person else None
     if is_person(q):
@@ -475,6 +525,8 @@ def current_first(
         return record if text == record.content else replace(record, content=text)
 
     named = {h.memory.id: as_named(h.memory) for h in read}
+    if q.thing and q.text:  # "who's tucker's vet now?": of one the hits introduce
+        q = _named_in_lower_case(q, introduced)
     # a person the hits introduce as a relation ("My wife Priya ...") is that
     # relation wherever named: "Which group does Priya play with now?" asks of the
     # asker's wife, and "Priya has joined a quartet" is about her
@@ -498,12 +550,16 @@ def current_first(
         asked is None
         and not q.about_asker
         and _told_of(q.subject, about.values())
-        and q.subject in introduced
+        and (
+            q.subject in introduced
+            or any(told_in_person(r.content, q.subject) for r in named.values())
+        )
     ):
         # one of the asker's people or pets ("our two teenagers, Ellie and Sam", "Our
-        # spaniel Biscuit"), told of and no speaker: what the asker says naming them
-        # is about them too, as for a relation (a name in a store of facts about
-        # people is left to the search)
+        # spaniel Biscuit"), or one the asker names beside themselves ("Arnie's back!
+        # ... came over with us"), told of and no speaker: what the asker says naming
+        # them is about them too, as for a relation (a name in a store of facts
+        # about people, where no one says "I", is left to the search)
         q, asked, names = replace(q, told_of=True), q.subject, {**names, q.subject: q.subject}
         about = {
             mid: _subject(r, fields, names, asked, q.relation, kin_asked, known)
@@ -513,6 +569,11 @@ def current_first(
         mid: _matches(q.subject, *who, q.says_now, people, q.told_of, q.thing)
         for mid, who in about.items()
     }
+    if q.subject == "self" and terms:  # "she's doing my taxes this year" of "Kristin's
+        # friend Marcy Dow is a CPA": another's doing with the asker's own thing asked of
+        for mid, same in match.items():
+            if same is False and _does_mine(named[mid].content, terms):
+                match[mid] = True
     ctx.elsewhere.update(mid for mid, same in match.items() if same is False)
     if opts.other_subject_factor < 1:  # not only the window: none below it may outrank
         for h in read:
@@ -1286,6 +1347,7 @@ def _named_before_news(newest: list[Hit], people: Set[str] = frozenset()) -> lis
     is the only streaming app I pay for now"), and so does news naming what the
     named one names ("Siemens promoted me to lead analyst" after "I work at Siemens
     as a data analyst")."""
+    newest = _new_before_the_end(newest, people)
     news: set[str] = set()  # the words of change of the news read so far
     quiet = True  # the news read so far tell nothing new
     told: set[str] = set()  # their capitalised words
@@ -1319,6 +1381,66 @@ def _named_before_news(newest: list[Hit], people: Set[str] = frozenset()) -> lis
         if changed:  # the change told again ("helped Mom move in"), or one of its own
             news.add(_root(cue or ""))  # ("I've joined a padel club")
     return newest
+
+
+def _new_before_the_end(newest: list[Hit], people: Set[str]) -> list[Hit]:
+    """``newest`` (newest first) with the newest value named between an old one and
+    the end of that old one first: the end says the old one is gone, not which
+    holds now ("opened a checking account at Downeast Credit Union, moving things
+    over bit by bit", then "closed out the Bar Harbor account finally" of "Bar
+    Harbor Bank charged me $15 for paper statements")."""
+    if len(newest) < 3:
+        return newest
+    end = newest[0].memory.content
+    for j in range(len(newest) - 1, 1, -1):
+        gone = newest[j].memory.content
+        if not _ends_named(end, gone):
+            continue
+        for i in range(1, j):
+            text = newest[i].memory.content
+            if newest[i].memory.said_at <= newest[j].memory.said_at:
+                continue  # the old value told again (a turn and its drawn fact)
+            if names_by_name(text, people) and not _ends_named(text, gone):
+                return [newest[i], *newest[:i], *newest[i + 1 :]]
+        return newest
+    return newest
+
+
+def _ends_named(end: str, old: str) -> bool:
+    """Whether ``end`` ends what ``old`` tells of and names nothing ``old`` does not:
+    "ok verizon is officially cancelled" / "verizon bill went up again"."""
+    if not says_an_end(end) or not _stems(end) & _stems(old):
+        return False
+    # and it opens on the end ("Helen has been promoted to office manager, so she
+    # isn't doing much nursing anymore" tells a new value first), nor tells a start
+    # beside it ("not going back to Billings this winter, the town hired me to plow")
+    parts = [p for p in _CLAUSE.split(end) if p and p.strip()]
+    if not parts or not says_an_end(parts[0]):
+        return False
+    if (change_cue(parts[0]) or "").split(" ")[0] in _SWITCHES:
+        return False  # a switch tells of a next value: "Kim switched banks again, sorry ubank"
+    if any(change_cue(p) and not says_an_end(p) for p in parts):
+        return False
+    return _named_inside(end) <= _capitals(old.title())
+
+
+def _named_inside(text: str) -> set[str]:
+    """The capitalised words of ``text`` past each sentence's first, folded: "AARP",
+    "UnitedHealthcare" and "Bar Harbor" are names where "Closed" opens a sentence."""
+    return {
+        w.lower().replace("\u2019", "'").removesuffix("'s")
+        for sentence in re.split(r"[.!?]+", text)
+        for w in _CAPITAL.findall(sentence)[1 if sentence.lstrip()[:1].isupper() else 0 :]
+    } - {"i"}
+
+
+#: Words of an ending that goes on to another value: "switched banks", "moved to".
+_SWITCHES = frozenset(
+    "moved moving switched switching changed replaced relocated swapped traded "
+    "transferred upgraded ported porting".split()
+)
+#: Where a clause ends: a mark, or "and" / "but" opening the next.
+_CLAUSE = re.compile(r"[,.;:!?]+|\b(?:and|but)\b")
 
 
 def _root(cue: str) -> str:
