@@ -45,6 +45,7 @@ from kenning.lifecycle.slots import (
     statement,
     subject_of,
     supposes,
+    told_in_person,
     told_of,
     update_cue,
 )
@@ -3737,6 +3738,13 @@ def test_whom_the_speaker_pairs_with_themselves_is_one_of_theirs(
     text: str, names: set[str]
 ) -> None:
     assert introduced_names(text) == names
+
+
+def test_a_transcripts_speaker_is_no_one_the_asker_tells_of() -> None:
+    # "Caroline: I went ..." is Caroline's own "I", no friend of the asker's
+    assert not told_in_person("Caroline: I went to the support group yesterday", "caroline")
+    assert told_in_person("Arnie's back! they got a condo, came over for a beer with us", "arnie")
+    assert introduced_names("Melanie: Caroline and I went hiking") == set()
 
 
 @pytest.mark.parametrize(

@@ -775,15 +775,25 @@ def introduced_names(text: str) -> frozenset[str]:
         and _a_name(words[i + 2])
         and lows[i + 2].isalpha()
     }
-    return people_named(text) | called | owned | _in_apposition(text) | _companions(words)
+    # (in a transcript's line the speaker is the one its label names, no one of the
+    # asker's: see :func:`told_in_person`)
+    companions = set() if _SPEAKER_LABEL.match(text) else _companions(words)
+    return people_named(text) | called | owned | _in_apposition(text) | companions
 
 
 def told_in_person(text: str, name: str) -> bool:
     """Whether the speaker of ``text`` names ``name`` (folded) beside themselves ("Arnie's
     back! they got a condo in Ellsworth, came over for the fireworks with us"): one
-    they tell of, so not the "I" of their own words."""
+    they tell of, so not the "I" of their own words. Not in a line of a transcript
+    ("Caroline: I went to the support group"), whose "I" is the speaker it names."""
+    if _SPEAKER_LABEL.match(text):
+        return False
     words = {w.lower().removesuffix("'s") for w in _words(text.replace("\u2019", "'"))}
     return name in words and _first_person_anywhere(text)
+
+
+#: A transcript's speaker label: "Caroline: ...", "Dr. Lee: ...".
+_SPEAKER_LABEL = re.compile(r"\s*[A-Z][\w'\u2019.-]*(?:\s+[A-Z][\w'\u2019.-]*)?\s*:\s")
 
 
 #: The speaker beside a companion: "Arnie and me went out", "me and Arnie".

@@ -644,7 +644,7 @@ def current_first(
             if h.memory.id in beyond or meaning(ctx, h.memory.id) >= best - _band(h, opts)
         ]
         pool = [h.memory for h in hits if match.get(h.memory.id)]
-        for group in _groups(ctx, own, pool, about, opts, beyond, drawn=top):
+        for group in _groups(ctx, own, pool, about, opts, beyond, drawn=top, thing=q.thing):
             _by_time(group, q.aspect, lambda h: meaning(ctx, h.memory.id), known)
         _whole_turns_up(ctx, top, fields)
         if q.anchor and q.aspect == "before":
@@ -913,6 +913,7 @@ def _groups(
     opts: CurrencyRecall,
     beyond: Set[str] = frozenset(),
     drawn: Sequence[Hit] = (),
+    thing: bool = False,
 ) -> list[list[Hit]]:
     """Connected groups (two or more) of hits answering alike: the same speaker (or
     one unknown), each with content words the other lacks, and a cosine of at least
@@ -935,7 +936,13 @@ def _groups(
     it shares a content word with ("My usual coffee order is a cold brew"): the
     word it shares says it is the same attribute where its meaning does not.
     ``drawn``: hits (the window read) whose facts drawn from a grouped turn join
-    that turn's group, whether or not they were judged the speaker's own."""
+    that turn's group, whether or not they were judged the speaker's own.
+
+    ``thing``: the question asks of a thing of the asker's (:attr:`Question.thing`),
+    where no one's words tie two statements to one attribute: below
+    ``pair_similarity`` two pair only if they share a content word ("Rebuilt the
+    cafe website on Squarespace" / "The cafe website runs on Wix"; not "The standup
+    moved to Thursdays" / "The helpdesk answers between 8am and 6pm")."""
     if len(own) < 2 or ctx.store is None or ctx.view is None:
         return []
     floors = {h.memory.id: _pair_floor(statement(h.memory.content).cue, opts) for h in own}
@@ -973,6 +980,7 @@ def _groups(
             later = _said_apart(own[n].memory, own[older].memory)
             floor = floors[own[n].memory.id] if later else opts.pair_similarity
             far = own[i].memory.id in beyond or own[j].memory.id in beyond
+            far = far or (thing and sims[i, j] < opts.pair_similarity)
             if far and not stems[i] & stems[j]:
                 continue
             if sims[i, j] < opts.pair_similarity and _leaves_another(own[n], own[older]):
