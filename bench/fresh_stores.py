@@ -33,7 +33,10 @@ thirty-first round's rules. And `thirtysecond-a` (a bakery-cafe owner's quick
 messages from her phone: the old value dropped and the new one only implied, changes
 told through invoices and deliveries, several changes in one message, requests to
 the assistant, plans called off, changes back, and questions about the cafe's
-things that name no one), read once before the thirty-second round's rules.
+things that name no one), read once before the thirty-second round's rules. And
+`thirtythird-a` (a widowed lobsterman's lower-case chat: diary lines without
+pronouns, friends and family told of by name, ends of old values said after the
+new one, questions in lower case), read once before the thirty-third round's rules.
 
 Each store is a fresh SQLite memory with the rules reconciling on write: its
 set's background facts ("I bank with ING.", ...) said on 2022-01-10, the
