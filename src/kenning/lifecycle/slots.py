@@ -43,6 +43,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..graph.extractor import speaker_prefix
 from ..graph.rules import COMMON_WORDS, HONORIFICS
 
 __all__ = [
@@ -777,7 +778,7 @@ def introduced_names(text: str) -> frozenset[str]:
     }
     # (in a transcript's line the speaker is the one its label names, no one of the
     # asker's: see :func:`told_in_person`)
-    companions = set() if _SPEAKER_LABEL.match(text) else _companions(words)
+    companions = set() if speaker_prefix(text) else _companions(words)
     return people_named(text) | called | owned | _in_apposition(text) | companions
 
 
@@ -786,14 +787,10 @@ def told_in_person(text: str, name: str) -> bool:
     back! they got a condo in Ellsworth, came over for the fireworks with us"): one
     they tell of, so not the "I" of their own words. Not in a line of a transcript
     ("Caroline: I went to the support group"), whose "I" is the speaker it names."""
-    if _SPEAKER_LABEL.match(text):
+    if speaker_prefix(text):
         return False
     words = {w.lower().removesuffix("'s") for w in _words(text.replace("\u2019", "'"))}
     return name in words and _first_person_anywhere(text)
-
-
-#: A transcript's speaker label: "Caroline: ...", "Dr. Lee: ...".
-_SPEAKER_LABEL = re.compile(r"\s*[A-Z][\w'\u2019.-]*(?:\s+[A-Z][\w'\u2019.-]*)?\s*:\s")
 
 
 #: The speaker beside a companion: "Arnie and me went out", "me and Arnie".
@@ -1226,10 +1223,10 @@ def _cues(lows: list[str], changes: bool) -> Iterator[str]:
             continue  # "since we last talked", "ever since I was a kid", "since I'm allergic"
         if changes and w == "now" and now_for_long(lows, i):
             continue  # "for a while now", "seven years now", "for now"
-        if changes and w == "got" and _got_no_value(lows, i):
-            continue  # "got too excited", "got them checked", "I've got a dog"
-        if w == "got" and _has_got(lows, i):
-            continue  # nor is having got new: "I've got two grandkids, Owen and Junie"
+        if w == "got" and (_has_got(lows, i) or (changes and _got_no_value(lows, i))):
+            # having got is nothing new ("I've got two grandkids, Owen and Junie"), nor,
+            # for a change, "got too excited", "got them checked"
+            continue
         if w in _STARTING and (n := _starts_from(lows, i)):  # "From this month my insurer is Aviva"
             yield " ".join(lows[i : i + n])
             continue
